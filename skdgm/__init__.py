@@ -1,0 +1,5 @@
+"""skdgm: scikit-learn compatible Bayesian deep generative models with MCMC training."""
+
+__version__ = "0.1.0.dev0"
+
+__all__ = []

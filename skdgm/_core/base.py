@@ -1,0 +1,157 @@
+"""Estimator plumbing shared by the four wings.
+
+Validation that names the problem, one verbose format, a ``history_`` of
+per-iteration metrics, minibatch iteration, and the divergence guard. Only the
+estimator modules import this; kernels never do.
+"""
+
+import time
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..exceptions import DivergenceError
+
+__all__ = [
+    "BaseGenerativeModel",
+    "check_binary",
+    "check_counts",
+    "check_finite_params",
+    "iter_minibatches",
+]
+
+
+def _values(X):
+    return X.data if sp.issparse(X) else np.asarray(X)
+
+
+def check_binary(X, *, allow_nan=False, what="this estimator"):
+    """Raise a clear ``ValueError`` unless every entry of ``X`` is 0 or 1.
+
+    ``allow_nan`` admits NaN as a missing-value marker (for imputation).
+    """
+    v = _values(X)
+    ok = (v == 0) | (v == 1)
+    if allow_nan:
+        ok |= np.isnan(v)
+    if not np.all(ok):
+        bad = v[~ok]
+        raise ValueError(
+            f"{what} requires binary data (0/1); found {bad.size} other value(s), "
+            f"e.g. {bad.ravel()[0]!r}. Binarise first, e.g. with "
+            f"sklearn.preprocessing.Binarizer."
+        )
+    return X
+
+
+def check_counts(X, *, what="this estimator"):
+    """Raise a clear ``ValueError`` unless ``X`` holds finite non-negative integers."""
+    v = _values(X)
+    if not np.all(np.isfinite(v)):
+        raise ValueError(f"{what} requires finite counts; the input contains NaN or inf")
+    if np.any(v < 0):
+        raise ValueError(f"{what} requires non-negative integer counts; found negative values")
+    if np.issubdtype(v.dtype, np.floating) and np.any(v != np.floor(v)):
+        raise ValueError(
+            f"{what} requires non-negative integer counts; found non-integer values"
+        )
+    return X
+
+
+def check_finite_params(params, where):
+    """Raise :class:`skdgm.exceptions.DivergenceError` if any array is not finite.
+
+    Estimators call this on the *candidate* parameters of an update before
+    committing them, so a diverging run never leaves NaN parameters behind.
+    """
+    for name, value in params.items():
+        arrays = value if isinstance(value, (list, tuple)) else [value]
+        for a in arrays:
+            if not np.all(np.isfinite(a)):
+                raise DivergenceError(
+                    f"{where}: parameter {name!r} became non-finite; the update was "
+                    f"discarded and the last finite parameters kept. Lower the step "
+                    f"size / learning rate or check the input scale."
+                )
+
+
+def iter_minibatches(n_samples, batch_size, rng=None):
+    """Slices or index arrays covering ``range(n_samples)`` in minibatches.
+
+    With ``rng`` the rows are shuffled first (one permutation per pass).
+    """
+    if n_samples == 0:
+        return
+    batch_size = max(1, min(int(batch_size), n_samples))
+    order = rng.permutation(n_samples) if rng is not None else None
+    for start in range(0, n_samples, batch_size):
+        stop = min(start + batch_size, n_samples)
+        yield slice(start, stop) if order is None else np.sort(order[start:stop])
+
+
+class BaseGenerativeModel(TransformerMixin, BaseEstimator):
+    """Mixin of the plumbing every skdgm estimator shares.
+
+    Subclasses define ``score_samples``; ``score`` is its mean. They record
+    per-iteration metrics with :meth:`_log_iteration`, which also prints the one
+    verbose format: ``[ClassName] Iteration 3, metric = ..., time = 0.42s``.
+    """
+
+    def _validate_input(self, X, *, reset, dtype=(np.float64, np.float32),
+                        accept_sparse=False, ensure_all_finite=True, binary=False,
+                        counts=False, allow_nan=False):
+        """``validate_data`` plus the model's own checks, with messages that name the problem."""
+        if not reset:
+            check_is_fitted(self)
+        X = validate_data(
+            self, X, reset=reset, dtype=dtype, accept_sparse=accept_sparse,
+            ensure_all_finite="allow-nan" if allow_nan else ensure_all_finite,
+        )
+        if binary:
+            check_binary(X, allow_nan=allow_nan, what=type(self).__name__)
+        if counts:
+            check_counts(X, what=type(self).__name__)
+        return X
+
+    def _check_partial_fit_features(self, X):
+        """A clear error when the feature count changes between ``partial_fit`` calls."""
+        n = X.shape[1]
+        if hasattr(self, "n_features_in_") and n != self.n_features_in_:
+            raise ValueError(
+                f"X has {n} features, but {type(self).__name__} was fitted with "
+                f"{self.n_features_in_} features in earlier partial_fit calls"
+            )
+
+    def _start_history(self):
+        self.history_ = {}
+        self.n_iter_ = 0
+        self._t_start = time.perf_counter()
+
+    def _log_iteration(self, **metrics):
+        """Append metrics to ``history_`` and print them when ``verbose``."""
+        if not hasattr(self, "history_"):
+            self._start_history()
+        self.n_iter_ = getattr(self, "n_iter_", 0) + 1
+        elapsed = time.perf_counter() - getattr(self, "_t_start", time.perf_counter())
+        for k, v in metrics.items():
+            self.history_.setdefault(k, []).append(v)
+        self.history_.setdefault("time", []).append(elapsed)
+        if getattr(self, "verbose", 0):
+            parts = ", ".join(f"{k} = {_fmt(v)}" for k, v in metrics.items())
+            sep = ", " if parts else ""
+            print(f"[{type(self).__name__}] Iteration {self.n_iter_}{sep}{parts}, "
+                  f"time = {elapsed:.2f}s", flush=True)
+
+    def score(self, X, y=None):
+        """Mean of :meth:`score_samples` over the rows of ``X`` (higher is better)."""
+        return float(np.mean(self.score_samples(X)))
+
+
+def _fmt(v):
+    if isinstance(v, (float, np.floating)):
+        return f"{v:.4f}" if abs(v) < 1e5 else f"{v:.4e}"
+    return str(v)
+
+
