@@ -122,8 +122,9 @@ def _read_verified_npz(spec, path):
     raw = Path(path).read_bytes()  # read once: what is checked is what is used
     found = hashlib.sha256(raw).hexdigest()
     if found == spec.sha256:
-        with np.load(io.BytesIO(raw), allow_pickle=False) as npz:
-            return {key: npz[key] for key in npz.files}
+        # Lazy: arrays are decompressed when asked for, from the verified bytes
+        # in memory (not from the file, which could change after the check).
+        return np.load(io.BytesIO(raw), allow_pickle=False)
     arrays, content = None, None
     try:
         with np.load(io.BytesIO(raw), allow_pickle=False) as npz:
@@ -187,9 +188,10 @@ def load_dataset(spec, data_home=None, download_if_missing=True):
 
     Returns
     -------
-    arrays : dict of ndarray
-        All arrays of a file whose SHA-256 matched; only ``spec.content_keys`` of
-        a file accepted by its content digest.
+    arrays : mapping of str to ndarray
+        All arrays of a file whose SHA-256 matched (a lazy ``NpzFile`` over the
+        verified bytes); only ``spec.content_keys`` of a file accepted by its
+        content digest.
     path : pathlib.Path
     """
     data_home = get_data_home(data_home)
