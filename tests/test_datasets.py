@@ -431,10 +431,11 @@ def test_read_idx_rejects_bad_files(tmp_path):
 
 
 @pytest.mark.parametrize("text, match", [
-    ("0 1 1\n1 0\n", "different lengths"),
-    ("0 1 2\n", "unexpected byte"),
-    ("0 0.5 1\n", "unexpected byte"),
-    ("0 10 1\n", "longer than one digit"),
+    ("0 1 1\n1 0\n", "number of columns changed"),
+    ("0 1 2\n", "other than 0 and 1"),
+    ("0 0.5 1\n", "could not convert"),
+    ("0 10 1\n", "other than 0 and 1"),
+    ("0 -1 1\n", "could not convert"),
     ("\n\n", "no values"),
 ])
 def test_read_amat_rejects_bad_files(tmp_path, text, match):
