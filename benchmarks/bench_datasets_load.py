@@ -5,8 +5,9 @@ Three measurements, printed as they are made:
 1. For every dataset present in ``--data-home`` (default: ``../shared/data`` beside
    the checkout): the wall time of the ``fetch_*`` call (median of ``--repeat``)
    and, inside it, of the SHA-256 over the file's bytes.
-2. ``read_amat`` (``numpy.loadtxt`` plus its 0/1 checks) against bare ``numpy.loadtxt`` on the same
-   synthetic Bernoulli(0.13) text file of ``--rows`` x 784 values, side by side.
+2. ``read_amat`` (``numpy.loadtxt`` plus its 0/1 checks) against bare
+   ``numpy.loadtxt`` on the same synthetic Bernoulli(0.13) text file of
+   ``--rows`` x 784 values, side by side.
 3. With ``--source-dir`` holding public source files under their canonical names
    (``20news_data.mat``, ``binarized_mnist_{train,valid,test}.amat``, MNIST idx
    files, ``caltech101_silhouettes_28.mat``): each complete set is converted and
