@@ -79,6 +79,9 @@ def test_fetch_mnist_shared(no_network):
     assert test.data.shape == (10000, 784) and test.data.dtype == np.float32
     assert 0.0 <= test.data.min() and test.data.max() == 1.0
     np.testing.assert_array_equal(test.target[:3], [7, 2, 1])
+    X, y = fetch_mnist(data_home=SHARED, subset="test", return_X_y=True)
+    assert X.shape == (10000, 784) and X.dtype == np.uint8
+    np.testing.assert_array_equal(y, test.target)
     everything = fetch_mnist(data_home=SHARED, subset="all")
     assert everything.data.shape == (70000, 784)
     np.testing.assert_array_equal(everything.data[60000:], (test.data * 255).round())
@@ -122,6 +125,9 @@ def test_fetch_caltech_shared(no_network):
     assert b.data.shape == (8671, 784) and b.data.max() == 1 and b.data.min() == 0
     assert b.target.min() == 0 and b.target.max() == 100 and len(b.target_names) == 101
     np.testing.assert_array_equal(b.images[5].T.ravel(), b.data[5])
+    X, y = fetch_caltech101_silhouettes(data_home=SHARED, return_X_y=True)
+    np.testing.assert_array_equal(X, b.data)
+    np.testing.assert_array_equal(y, b.target)
     split = caltech101_silhouettes_split(len(b.data), random_state=0)
     assert [len(split[k]) for k in ("train", "valid", "test")] == [4100, 2264, 2307]
 

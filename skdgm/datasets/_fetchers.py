@@ -124,7 +124,7 @@ def _unpack(bits, n_features):
 
 
 def fetch_mnist(*, data_home=None, subset="train", dtype=np.uint8,
-                download_if_missing=True):
+                download_if_missing=True, return_X_y=False):
     """LeCun's MNIST digits: 28 x 28 grey levels, 60,000 train and 10,000 test.
 
     Read from ``data_home/mnist.npz`` after checking its SHA-256; when absent,
@@ -143,6 +143,8 @@ def fetch_mnist(*, data_home=None, subset="train", dtype=np.uint8,
         them divided by 255 (in [0, 1]).
     download_if_missing : bool, default=True
         If False, a missing file raises ``OSError`` instead of being downloaded.
+    return_X_y : bool, default=False
+        Return ``(data, target)`` instead of the Bunch.
 
     Returns
     -------
@@ -165,7 +167,12 @@ def fetch_mnist(*, data_home=None, subset="train", dtype=np.uint8,
     parts = ("train", "test") if subset == "all" else (subset,)
     images = np.concatenate([arrays[f"x_{p}"] for p in parts])
     target = np.concatenate([arrays[f"y_{p}"] for p in parts]).astype(np.int64)
-    images = images.astype(dtype) / dtype.type(255) if dtype.kind == "f" else images.astype(dtype)
+    if dtype.kind == "f":
+        images = images.astype(dtype) / dtype.type(255)
+    else:
+        images = images.astype(dtype)
+    if return_X_y:
+        return images.reshape(len(images), -1), target
     return Bunch(
         data=images.reshape(len(images), -1),
         images=images,
@@ -277,7 +284,8 @@ def fetch_20newsgroups_bow(*, data_home=None, dtype=np.float64, download_if_miss
     )
 
 
-def fetch_caltech101_silhouettes(*, data_home=None, download_if_missing=True):
+def fetch_caltech101_silhouettes(*, data_home=None, download_if_missing=True,
+                                 return_X_y=False):
     """CalTech 101 Silhouettes at 28 x 28 (Marlin et al., 2010), all 8,671 images.
 
     Read from ``data_home/caltech101_silhouettes_28_full.npz`` after checking
@@ -293,6 +301,8 @@ def fetch_caltech101_silhouettes(*, data_home=None, download_if_missing=True):
         See :func:`fetch_mnist`.
     download_if_missing : bool, default=True
         If False, a missing file raises ``OSError`` instead of being downloaded.
+    return_X_y : bool, default=False
+        Return ``(data, target)`` instead of the Bunch.
 
     Returns
     -------
@@ -305,10 +315,13 @@ def fetch_caltech101_silhouettes(*, data_home=None, download_if_missing=True):
     """
     arrays, path = load_dataset(CALTECH101_SILHOUETTES, data_home, download_if_missing)
     data = _unpack(arrays["X_bits"], arrays["n_features"])
+    target = arrays["y"].astype(np.int64) - 1
+    if return_X_y:
+        return data, target
     return Bunch(
         data=data,
         images=data.reshape(len(data), 28, 28).transpose(0, 2, 1),
-        target=arrays["y"].astype(np.int64) - 1,
+        target=target,
         target_names=arrays["classnames"],
         filename=str(path),
         DESCR=_CALTECH_DESCR,
