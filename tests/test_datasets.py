@@ -355,6 +355,20 @@ def test_interrupted_download_leaves_nothing_usable(sources, tmp_path, monkeypat
     assert os.listdir(home) == []
 
 
+def test_damaged_download_is_rejected_and_not_stored(sources, tmp_path, monkeypatch):
+    server, _ = sources
+    spec, _ = _spec_accepting(_fetchers.MNIST, server)
+    monkeypatch.setattr(_fetchers, "MNIST", spec)
+    name = server / "train-images-idx3-ubyte.gz"
+    name.write_bytes(name.read_bytes()[:-20])  # a truncated transfer
+    monkeypatch.setattr(_base, "_urlopen", _serve_from(server, []))
+    home = tmp_path / "home"
+    with pytest.raises(ChecksumError, match="could not be converted") as info:
+        fetch_mnist(data_home=home)
+    assert "train-images-idx3-ubyte.gz" in str(info.value)
+    assert os.listdir(home) == []
+
+
 def test_offline_and_absent_is_a_clear_error(tmp_path, no_network):
     with pytest.raises(OSError) as info:
         fetch_20newsgroups_bow(data_home=tmp_path)

@@ -16,6 +16,7 @@ corrupted download never leaves a file under the final name.
 """
 
 import hashlib
+import http.client
 import io
 import logging
 import os
@@ -37,10 +38,11 @@ _TIMEOUT = 60.0
 
 
 class ChecksumError(OSError):
-    """A data file, or data converted from a download, has the wrong digest.
+    """A data file, or the data converted from a download, is not the expected data.
 
-    The offending data is never returned; a downloaded file that fails is not
-    stored.
+    Raised when a file's digest is wrong, when it cannot be read, and when
+    downloaded source files cannot be converted or convert to other data. The
+    offending data is never returned; a download that fails is not stored.
     """
 
 
@@ -158,8 +160,10 @@ def _download(remote, folder):
             with _urlopen(url, timeout=_TIMEOUT) as response, open(target, "wb") as out:
                 shutil.copyfileobj(response, out)
             return target
-        except OSError as exc:  # URLError, HTTPError and timeouts are all OSErrors
-            errors.append(f"{url}: {exc}")
+        except (OSError, http.client.HTTPException) as exc:
+            # URLError, HTTPError and timeouts are OSErrors; a connection dropped
+            # mid-body is an IncompleteRead (HTTPException).
+            errors.append(f"{url}: {type(exc).__name__}: {exc}")
     raise OSError("; ".join(errors))
 
 
@@ -217,7 +221,14 @@ def load_dataset(spec, data_home=None, download_if_missing=True):
                             spec, data_home, f"downloading it failed ({exc})"
                         )
                     ) from exc
-        arrays = spec.convert(local)
+        try:
+            arrays = spec.convert(local)
+        except Exception as exc:  # noqa: BLE001 - truncated gzip, bad .mat, ...
+            raise ChecksumError(
+                f"the source files {', '.join(map(str, local.values()))} could not be "
+                f"converted to {spec.filename} ({type(exc).__name__}: {exc}); they are "
+                f"damaged or not the expected files, and nothing was stored."
+            ) from exc
         found = content_sha256(arrays, spec.content_keys)
         if found != spec.content_sha256:
             raise ChecksumError(

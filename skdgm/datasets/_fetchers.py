@@ -27,7 +27,7 @@ __all__ = [
 # where the source was at hand (see each spec).
 
 _MNIST_MIRRORS = (
-    "https://yann.lecun.com/exdb/mnist/",
+    "http://yann.lecun.com/exdb/mnist/",
     # LeCun's server often answers 403 nowadays; PyTorch's mirror of the same files.
     "https://ossci-datasets.s3.amazonaws.com/mnist/",
 )
