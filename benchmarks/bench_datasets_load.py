@@ -26,23 +26,28 @@ from pathlib import Path
 import numpy as np
 
 from skdgm.datasets import (
+    _convert,
+    _fetchers,
     fetch_20newsgroups_bow,
     fetch_binarized_mnist,
     fetch_caltech101_silhouettes,
     fetch_mnist,
 )
-from skdgm.datasets import _convert, _fetchers
 from skdgm.datasets._base import content_sha256, file_sha256
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 FETCHERS = [
     (_fetchers.MNIST, lambda home: fetch_mnist(data_home=home, subset="all")),
-    (_fetchers.BINARIZED_MNIST, lambda home: fetch_binarized_mnist(data_home=home,
-                                                                    subset="all")),
+    (
+        _fetchers.BINARIZED_MNIST,
+        lambda home: fetch_binarized_mnist(data_home=home, subset="all"),
+    ),
     (_fetchers.NEWS20, lambda home: fetch_20newsgroups_bow(data_home=home)),
-    (_fetchers.CALTECH101_SILHOUETTES,
-     lambda home: fetch_caltech101_silhouettes(data_home=home)),
+    (
+        _fetchers.CALTECH101_SILHOUETTES,
+        lambda home: fetch_caltech101_silhouettes(data_home=home),
+    ),
 ]
 
 
@@ -63,10 +68,12 @@ def bench_loads(home, repeat):
         if not path.is_file():
             print(f"{spec.filename:38s} absent")
             continue
-        t_fetch = _median_time(lambda: fetch(home), repeat)
-        t_sha = _median_time(lambda: file_sha256(path), repeat)
-        print(f"{spec.filename:38s} {path.stat().st_size / 1e6:6.2f} "
-              f"{t_fetch:8.3f} {t_sha:9.3f}")
+        t_fetch = _median_time(lambda f=fetch: f(home), repeat)
+        t_sha = _median_time(lambda p=path: file_sha256(p), repeat)
+        print(
+            f"{spec.filename:38s} {path.stat().st_size / 1e6:6.2f} "
+            f"{t_fetch:8.3f} {t_sha:9.3f}"
+        )
 
 
 def bench_amat(rows, repeat):
@@ -80,8 +87,10 @@ def bench_amat(rows, repeat):
         assert np.array_equal(ours, bits) and np.array_equal(theirs, bits)
         t_ours = _median_time(lambda: _convert.read_amat(path), repeat)
         t_loadtxt = _median_time(lambda: np.loadtxt(path, dtype=np.uint8), repeat)
-    print(f"read_amat {t_ours:.3f} s, numpy.loadtxt {t_loadtxt:.3f} s, "
-          f"ratio {t_loadtxt / t_ours:.1f}x")
+    print(
+        f"read_amat {t_ours:.3f} s, numpy.loadtxt {t_loadtxt:.3f} s, "
+        f"ratio {t_loadtxt / t_ours:.1f}x"
+    )
 
 
 def check_sources(source_dir, home):
@@ -93,22 +102,32 @@ def check_sources(source_dir, home):
             arrays = spec.convert(paths)
             elapsed = time.perf_counter() - start
             ok = content_sha256(arrays, spec.content_keys) == spec.content_sha256
-            print(f"{spec.filename:38s} converted in {elapsed:.2f} s, content digest "
-                  f"{'MATCHES' if ok else 'DIFFERS'}")
+            print(
+                f"{spec.filename:38s} converted in {elapsed:.2f} s, content digest "
+                f"{'MATCHES' if ok else 'DIFFERS'}"
+            )
         else:
-            print(f"{spec.filename:38s} sources incomplete "
-                  f"({sum(p.is_file() for p in paths.values())}/{len(paths)})")
+            print(
+                f"{spec.filename:38s} sources incomplete "
+                f"({sum(p.is_file() for p in paths.values())}/{len(paths)})"
+            )
     reference = home / _fetchers.MNIST.filename
     if reference.is_file():
         with np.load(reference) as npz:
-            for name, key in (("train-images-idx3-ubyte.gz", "x_train"),
-                              ("train-labels-idx1-ubyte.gz", "y_train"),
-                              ("t10k-images-idx3-ubyte.gz", "x_test"),
-                              ("t10k-labels-idx1-ubyte.gz", "y_test")):
+            for name, key in (
+                ("train-images-idx3-ubyte.gz", "x_train"),
+                ("train-labels-idx1-ubyte.gz", "y_train"),
+                ("t10k-images-idx3-ubyte.gz", "x_test"),
+                ("t10k-labels-idx1-ubyte.gz", "y_test"),
+            ):
                 if (source_dir / name).is_file():
-                    same = np.array_equal(_convert.read_idx(source_dir / name), npz[key])
-                    print(f"  {name:28s} vs mnist.npz[{key!r}]: "
-                          f"{'identical' if same else 'DIFFERENT'}")
+                    same = np.array_equal(
+                        _convert.read_idx(source_dir / name), npz[key]
+                    )
+                    print(
+                        f"  {name:28s} vs mnist.npz[{key!r}]: "
+                        f"{'identical' if same else 'DIFFERENT'}"
+                    )
 
 
 def main():

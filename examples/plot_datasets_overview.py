@@ -41,11 +41,13 @@ rows = []
 try:
     mnist = fetch_mnist(data_home=data_home, subset="test", download_if_missing=False)
     rows.append(("MNIST (test)", mnist.images[:8]))
-    binary = fetch_binarized_mnist(data_home=data_home, subset="test",
-                                   download_if_missing=False)
+    binary = fetch_binarized_mnist(
+        data_home=data_home, subset="test", download_if_missing=False
+    )
     rows.append(("binarized MNIST (test)", binary.images[:8]))
-    silhouettes = fetch_caltech101_silhouettes(data_home=data_home,
-                                               download_if_missing=False)
+    silhouettes = fetch_caltech101_silhouettes(
+        data_home=data_home, download_if_missing=False
+    )
     rows.append(("CalTech 101 Silhouettes", silhouettes.images[::1100][:8]))
 except OSError as exc:
     print(f"data not available here ({type(exc).__name__}); skipping the images")
@@ -67,8 +69,12 @@ if rows:
 try:
     news = fetch_20newsgroups_bow(data_home=data_home, download_if_missing=False)
     print("train", news.train.shape, "tokens", int(news.train.sum()))
-    print("test observed tokens", int(news.test_observed.sum()),
-          "held-out tokens", int(news.test_heldout.sum()))
+    print(
+        "test observed tokens",
+        int(news.test_observed.sum()),
+        "held-out tokens",
+        int(news.test_heldout.sum()),
+    )
     top = np.argsort(-np.asarray(news.train.sum(axis=0)).ravel())[:10]
     print("most frequent words:", ", ".join(news.vocabulary[top]))
 except OSError as exc:

@@ -22,6 +22,9 @@ import scipy.sparse as sp
 from skdgm import datasets
 from skdgm.datasets import (
     ChecksumError,
+    _base,
+    _convert,
+    _fetchers,
     caltech101_silhouettes_split,
     fetch_20newsgroups_bow,
     fetch_binarized_mnist,
@@ -29,7 +32,6 @@ from skdgm.datasets import (
     fetch_mnist,
     get_data_home,
 )
-from skdgm.datasets import _base, _convert, _fetchers
 from skdgm.datasets._base import content_sha256, file_sha256
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
@@ -109,7 +111,10 @@ def test_fetch_20news_shared(no_network):
     assert b.test_observed.shape == b.test_heldout.shape == (7502, 2000)
     # token totals from shared/data/README.md and the source file
     assert (b.train.sum(), b.test_observed.sum(), b.test_heldout.sum()) == (
-        584661, 295806, 79550)
+        584661,
+        295806,
+        79550,
+    )
     assert b.train.dtype == np.float64
     assert b.target_train.min() == 0 and b.target_train.max() == 19
     assert b.target_names[0] == "alt.atheism" and len(b.vocabulary) == 2000
@@ -185,13 +190,19 @@ def sources(tmp_path):
     # some mirrors serve the files decompressed under the same name
     _write_idx(server / "t10k-images-idx3-ubyte.gz", x_test, compress=False)
     _write_idx(server / "t10k-labels-idx1-ubyte.gz", y_test)
-    expected["mnist"] = dict(x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test)
+    expected["mnist"] = dict(
+        x_train=x_train, y_train=y_train, x_test=x_test, y_test=y_test
+    )
 
-    bits = {p: (rng.random((n, 784)) < 0.3).astype(np.uint8)
-            for p, n in (("train", 5), ("valid", 2), ("test", 3))}
+    bits = {
+        p: (rng.random((n, 784)) < 0.3).astype(np.uint8)
+        for p, n in (("train", 5), ("valid", 2), ("test", 3))
+    }
     for part, b in bits.items():
         _write_amat(server / f"binarized_mnist_{part}.amat", b)
-    expected["binarized"] = {f"{p}_bits": np.packbits(b, axis=1) for p, b in bits.items()}
+    expected["binarized"] = {
+        f"{p}_bits": np.packbits(b, axis=1) for p, b in bits.items()
+    }
     expected["binarized"]["n_features"] = np.array(784)
     expected["binarized_unpacked"] = bits
 
@@ -202,21 +213,37 @@ def sources(tmp_path):
     observed.data = np.ceil(observed.data * 3)
     heldout = sp.random(4, 5, density=0.3, random_state=3, format="csr")
     heldout.data = np.ceil(heldout.data * 2)
-    scipy.io.savemat(server / "20news_data.mat", {
-        "wordsTrain": sp.csc_matrix(train.T), "wordsHeldout": sp.csc_matrix(observed.T),
-        "wordsTest": sp.csc_matrix(heldout.T),
-        "labelsTrain": np.array([[1], [2], [20], [3], [1], [5]], dtype=np.uint8),
-        "labelsTest": np.array([[4], [4], [2], [19]], dtype=np.uint8),
-        "vocabulary": _cell(vocab), "labelsToGroup": _cell([f"g{i}" for i in range(20)]),
-    })
-    expected["20news"] = dict(train=train, test_observed=observed, test_heldout=heldout,
-                              y_train=np.array([0, 1, 19, 2, 0, 4]),
-                              y_test=np.array([3, 3, 1, 18]), vocabulary=vocab)
+    scipy.io.savemat(
+        server / "20news_data.mat",
+        {
+            "wordsTrain": sp.csc_matrix(train.T),
+            "wordsHeldout": sp.csc_matrix(observed.T),
+            "wordsTest": sp.csc_matrix(heldout.T),
+            "labelsTrain": np.array([[1], [2], [20], [3], [1], [5]], dtype=np.uint8),
+            "labelsTest": np.array([[4], [4], [2], [19]], dtype=np.uint8),
+            "vocabulary": _cell(vocab),
+            "labelsToGroup": _cell([f"g{i}" for i in range(20)]),
+        },
+    )
+    expected["20news"] = dict(
+        train=train,
+        test_observed=observed,
+        test_heldout=heldout,
+        y_train=np.array([0, 1, 19, 2, 0, 4]),
+        y_test=np.array([3, 3, 1, 18]),
+        vocabulary=vocab,
+    )
 
     X = (rng.random((9, 784)) < 0.5).astype(np.float64)
     Y = np.array([[1, 1, 2, 3, 3, 3, 2, 1, 3]], dtype=np.float64)
-    scipy.io.savemat(server / "caltech101_silhouettes_28.mat", {
-        "X": X, "Y": Y, "classnames": np.array([["Airplanes", "Faces 2", "ant"]], dtype=object)})
+    scipy.io.savemat(
+        server / "caltech101_silhouettes_28.mat",
+        {
+            "X": X,
+            "Y": Y,
+            "classnames": np.array([["Airplanes", "Faces 2", "ant"]], dtype=object),
+        },
+    )
     expected["caltech"] = dict(X=X.astype(np.uint8), y=Y.ravel().astype(np.int64) - 1)
     return server, expected
 
@@ -228,22 +255,31 @@ def _serve_from(server, log):
         if not (server / name).is_file():
             raise urllib.error.HTTPError(url, 404, "Not Found", None, None)
         return open(server / name, "rb")
+
     return urlopen
 
 
 def _spec_accepting(spec, server, expected_arrays=None):
     """``spec`` with the content digest of what its converter makes of ``server``."""
     arrays = spec.convert({r.name: server / r.name for r in spec.remotes})
-    return replace(spec, content_sha256=content_sha256(arrays, spec.content_keys)), arrays
+    return replace(
+        spec, content_sha256=content_sha256(arrays, spec.content_keys)
+    ), arrays
 
 
 CASES = [
     ("mnist", "MNIST", lambda home: fetch_mnist(data_home=home, subset="all")),
-    ("binarized", "BINARIZED_MNIST",
-     lambda home: fetch_binarized_mnist(data_home=home, subset="all")),
+    (
+        "binarized",
+        "BINARIZED_MNIST",
+        lambda home: fetch_binarized_mnist(data_home=home, subset="all"),
+    ),
     ("20news", "NEWS20", lambda home: fetch_20newsgroups_bow(data_home=home)),
-    ("caltech", "CALTECH101_SILHOUETTES",
-     lambda home: fetch_caltech101_silhouettes(data_home=home)),
+    (
+        "caltech",
+        "CALTECH101_SILHOUETTES",
+        lambda home: fetch_caltech101_silhouettes(data_home=home),
+    ),
 ]
 
 
@@ -251,13 +287,16 @@ def _check_bunch(name, bunch, expected):
     if name == "mnist":
         e = expected["mnist"]
         np.testing.assert_array_equal(
-            bunch.images, np.concatenate([e["x_train"], e["x_test"]]))
+            bunch.images, np.concatenate([e["x_train"], e["x_test"]])
+        )
         np.testing.assert_array_equal(
-            bunch.target, np.concatenate([e["y_train"], e["y_test"]]))
+            bunch.target, np.concatenate([e["y_train"], e["y_test"]])
+        )
     elif name == "binarized":
         e = expected["binarized_unpacked"]
-        np.testing.assert_array_equal(bunch.data, np.concatenate(
-            [e["train"], e["valid"], e["test"]]))
+        np.testing.assert_array_equal(
+            bunch.data, np.concatenate([e["train"], e["valid"], e["test"]])
+        )
         assert bunch.data.shape == (10, 784)
     elif name == "20news":
         e = expected["20news"]
@@ -275,8 +314,9 @@ def _check_bunch(name, bunch, expected):
 
 
 @pytest.mark.parametrize("name, attr, fetch", CASES, ids=[c[0] for c in CASES])
-def test_download_convert_store_then_read_locally(name, attr, fetch, sources, tmp_path,
-                                                  monkeypatch):
+def test_download_convert_store_then_read_locally(
+    name, attr, fetch, sources, tmp_path, monkeypatch
+):
     server, expected = sources
     spec, arrays = _spec_accepting(getattr(_fetchers, attr), server)
     monkeypatch.setattr(_fetchers, attr, spec)
@@ -299,8 +339,9 @@ def test_download_convert_store_then_read_locally(name, attr, fetch, sources, tm
 
 
 @pytest.mark.parametrize("name, attr, fetch", CASES, ids=[c[0] for c in CASES])
-def test_conversion_with_wrong_content_is_not_stored(name, attr, fetch, sources, tmp_path,
-                                                     monkeypatch):
+def test_conversion_with_wrong_content_is_not_stored(
+    name, attr, fetch, sources, tmp_path, monkeypatch
+):
     # The fake sources are not the real data: the real content digest refuses them.
     server, _ = sources
     monkeypatch.setattr(_base, "_urlopen", _serve_from(server, []))
@@ -313,17 +354,24 @@ def test_conversion_with_wrong_content_is_not_stored(name, attr, fetch, sources,
 def test_file_urls_through_the_real_opener(sources, tmp_path, monkeypatch):
     server, expected = sources
     spec, _ = _spec_accepting(_fetchers.CALTECH101_SILHOUETTES, server)
-    spec = replace(spec, remotes=tuple(
-        replace(r, urls=((server / "missing.mat").as_uri(), (server / r.name).as_uri()))
-        for r in spec.remotes))  # the first mirror fails, the second serves
+    spec = replace(
+        spec,
+        remotes=tuple(
+            replace(
+                r, urls=((server / "missing.mat").as_uri(), (server / r.name).as_uri())
+            )
+            for r in spec.remotes
+        ),
+    )  # the first mirror fails, the second serves
     monkeypatch.setattr(_fetchers, "CALTECH101_SILHOUETTES", spec)
     home = tmp_path / "home"
     _check_bunch("caltech", fetch_caltech101_silhouettes(data_home=home), expected)
     assert os.listdir(home) == [spec.filename]
 
 
-def test_source_files_already_in_data_home_are_converted(sources, tmp_path, monkeypatch,
-                                                         no_network):
+def test_source_files_already_in_data_home_are_converted(
+    sources, tmp_path, monkeypatch, no_network
+):
     server, expected = sources
     spec, _ = _spec_accepting(_fetchers.MNIST, server)
     monkeypatch.setattr(_fetchers, "MNIST", spec)
@@ -391,9 +439,17 @@ def test_download_if_missing_false_never_touches_the_network(tmp_path, monkeypat
 
 
 def _tiny_spec(keys=("a", "b")):
-    arrays = {"a": np.arange(12, dtype=np.int16).reshape(3, 4), "b": np.array(["x", "yz"])}
-    return replace(_fetchers.MNIST, filename="tiny.npz", sha256="0" * 64,
-                   content_keys=keys, content_sha256=content_sha256(arrays, keys)), arrays
+    arrays = {
+        "a": np.arange(12, dtype=np.int16).reshape(3, 4),
+        "b": np.array(["x", "yz"]),
+    }
+    return replace(
+        _fetchers.MNIST,
+        filename="tiny.npz",
+        sha256="0" * 64,
+        content_keys=keys,
+        content_sha256=content_sha256(arrays, keys),
+    ), arrays
 
 
 def test_local_file_accepted_by_content_digest_and_bad_content_rejected(tmp_path):
@@ -420,7 +476,8 @@ def test_content_digest_properties():
     base = content_sha256({"a": a}, ("a",))
     assert content_sha256({"a": np.asfortranarray(a)}, ("a",)) == base
     assert content_sha256({"a": a.astype(">u2")}, ("a",)) == content_sha256(
-        {"a": a.astype("<u2")}, ("a",))
+        {"a": a.astype("<u2")}, ("a",)
+    )
     assert content_sha256({"a": a.astype(np.int16)}, ("a",)) != base
     assert content_sha256({"a": a.reshape(5, 4)}, ("a",)) != base
     assert content_sha256({"b": a}, ("b",)) != base
@@ -445,19 +502,27 @@ def test_read_idx_rejects_bad_files(tmp_path):
     images = tmp_path / "i.gz"
     _write_idx(images, np.zeros((2, 3), dtype=np.uint8))
     with pytest.raises(ValueError, match=r"uint8 \(n, 28, 28\)"):
-        _convert.convert_mnist({
-            "train-images-idx3-ubyte.gz": images, "train-labels-idx1-ubyte.gz": images,
-            "t10k-images-idx3-ubyte.gz": images, "t10k-labels-idx1-ubyte.gz": images})
+        _convert.convert_mnist(
+            {
+                "train-images-idx3-ubyte.gz": images,
+                "train-labels-idx1-ubyte.gz": images,
+                "t10k-images-idx3-ubyte.gz": images,
+                "t10k-labels-idx1-ubyte.gz": images,
+            }
+        )
 
 
-@pytest.mark.parametrize("text, match", [
-    ("0 1 1\n1 0\n", "number of columns changed"),
-    ("0 1 2\n", "other than 0 and 1"),
-    ("0 0.5 1\n", "could not convert"),
-    ("0 10 1\n", "other than 0 and 1"),
-    ("0 -1 1\n", "could not convert"),
-    ("\n\n", "no values"),
-])
+@pytest.mark.parametrize(
+    "text, match",
+    [
+        ("0 1 1\n1 0\n", "number of columns changed"),
+        ("0 1 2\n", "other than 0 and 1"),
+        ("0 0.5 1\n", "could not convert"),
+        ("0 10 1\n", "other than 0 and 1"),
+        ("0 -1 1\n", "could not convert"),
+        ("\n\n", "no values"),
+    ],
+)
 def test_read_amat_rejects_bad_files(tmp_path, text, match):
     (tmp_path / "bad.amat").write_text(text)
     with pytest.raises(ValueError, match=match):
@@ -466,21 +531,36 @@ def test_read_amat_rejects_bad_files(tmp_path, text, match):
 
 def test_read_amat_variants(tmp_path):
     (tmp_path / "a.amat").write_bytes(b"0 1 1\r\n1\t0 0\r\n\r\n")
-    np.testing.assert_array_equal(_convert.read_amat(tmp_path / "a.amat"),
-                                  [[0, 1, 1], [1, 0, 0]])
+    np.testing.assert_array_equal(
+        _convert.read_amat(tmp_path / "a.amat"), [[0, 1, 1], [1, 0, 0]]
+    )
     # a MATLAB file under the .amat name, as in some public copies
     scipy.io.savemat(tmp_path / "m.amat", {"X": np.array([[1, 0], [0, 0]], np.uint8)})
-    np.testing.assert_array_equal(_convert.read_amat(tmp_path / "m.amat"), [[1, 0], [0, 0]])
+    np.testing.assert_array_equal(
+        _convert.read_amat(tmp_path / "m.amat"), [[1, 0], [0, 0]]
+    )
 
 
 def test_mat_converters_reject_bad_content(tmp_path):
     path = tmp_path / "c.mat"
-    scipy.io.savemat(path, {"X": np.full((2, 4), 0.5), "Y": np.ones((1, 2)),
-                            "classnames": np.array([["a"]], dtype=object)})
+    scipy.io.savemat(
+        path,
+        {
+            "X": np.full((2, 4), 0.5),
+            "Y": np.ones((1, 2)),
+            "classnames": np.array([["a"]], dtype=object),
+        },
+    )
     with pytest.raises(ValueError, match="0/1 matrix"):
         _convert.convert_caltech101_silhouettes({"caltech101_silhouettes_28.mat": path})
-    scipy.io.savemat(path, {"X": np.ones((2, 4)), "Y": np.array([[1.5, 1]]),
-                            "classnames": np.array([["a"]], dtype=object)})
+    scipy.io.savemat(
+        path,
+        {
+            "X": np.ones((2, 4)),
+            "Y": np.array([[1.5, 1]]),
+            "classnames": np.array([["a"]], dtype=object),
+        },
+    )
     with pytest.raises(ValueError, match="integers"):
         _convert.convert_caltech101_silhouettes({"caltech101_silhouettes_28.mat": path})
     scipy.io.savemat(path, {"wordsTrain": sp.csc_matrix(np.ones((3, 2)))})
@@ -529,7 +609,12 @@ def test_bad_arguments(tmp_path, no_network):
 
 def test_public_names():
     assert set(datasets.__all__) >= {
-        "fetch_mnist", "fetch_binarized_mnist", "fetch_20newsgroups_bow",
-        "fetch_caltech101_silhouettes", "caltech101_silhouettes_split", "get_data_home",
-        "ChecksumError"}
+        "fetch_mnist",
+        "fetch_binarized_mnist",
+        "fetch_20newsgroups_bow",
+        "fetch_caltech101_silhouettes",
+        "caltech101_silhouettes_split",
+        "get_data_home",
+        "ChecksumError",
+    }
     assert issubclass(ChecksumError, OSError)

@@ -110,11 +110,15 @@ def convert_mnist(paths):
         images = read_idx(paths[f"{prefix}-images-idx3-ubyte.gz"])
         labels = read_idx(paths[f"{prefix}-labels-idx1-ubyte.gz"])
         if images.dtype != np.uint8 or images.ndim != 3:
-            raise ValueError(f"MNIST {part} images: expected uint8 (n, 28, 28), got "
-                             f"{images.dtype} {images.shape}")
+            raise ValueError(
+                f"MNIST {part} images: expected uint8 (n, 28, 28), got "
+                f"{images.dtype} {images.shape}"
+            )
         if labels.dtype != np.uint8 or labels.shape != images.shape[:1]:
-            raise ValueError(f"MNIST {part} labels: expected uint8 ({len(images)},), "
-                             f"got {labels.dtype} {labels.shape}")
+            raise ValueError(
+                f"MNIST {part} labels: expected uint8 ({len(images)},), "
+                f"got {labels.dtype} {labels.shape}"
+            )
         out[f"x_{part}"] = images
         out[f"y_{part}"] = labels
     return {k: out[k] for k in ("x_train", "y_train", "x_test", "y_test")}
@@ -134,8 +138,10 @@ def convert_binarized_mnist(paths):
         if n_features is None:
             n_features = bits.shape[1]
         elif bits.shape[1] != n_features:
-            raise ValueError(f"binarized MNIST {part}: {bits.shape[1]} columns, "
-                             f"expected {n_features}")
+            raise ValueError(
+                f"binarized MNIST {part}: {bits.shape[1]} columns, "
+                f"expected {n_features}"
+            )
         out[f"{part}_bits"] = np.packbits(bits, axis=1)
     out["n_features"] = np.array(n_features, dtype=np.int64)
     return out
@@ -151,7 +157,9 @@ def _cell_strings(cell, what):
         elif item.dtype.kind == "U":
             strings.append("".join(str(s) for s in item.ravel()))
         else:
-            raise ValueError(f"{what}: expected a cell array of strings, got {item.dtype}")
+            raise ValueError(
+                f"{what}: expected a cell array of strings, got {item.dtype}"
+            )
     return np.array(strings)
 
 
@@ -171,7 +179,9 @@ def _as_small_uint(values, what, dtype=np.uint8):
 def _csr_parts(matrix, prefix, what):
     """CSR parts of a words x documents MATLAB sparse matrix, documents as rows."""
     if not sp.issparse(matrix):
-        raise ValueError(f"{what}: expected a sparse matrix, got {type(matrix).__name__}")
+        raise ValueError(
+            f"{what}: expected a sparse matrix, got {type(matrix).__name__}"
+        )
     docs = sp.csr_matrix(matrix.T)
     docs.sum_duplicates()  # also sorts the column indices of each row
     if docs.shape[1] > np.iinfo(np.int16).max:
@@ -201,13 +211,22 @@ def convert_20news(paths):
         mat = scipy.io.loadmat(path)
     except Exception as exc:  # noqa: BLE001 - scipy raises many kinds on bad files
         raise ValueError(f"{path} is not a readable MATLAB file: {exc}") from exc
-    missing = {"wordsTrain", "wordsHeldout", "wordsTest", "labelsTrain", "labelsTest",
-               "vocabulary", "labelsToGroup"} - set(mat)
+    missing = {
+        "wordsTrain",
+        "wordsHeldout",
+        "wordsTest",
+        "labelsTrain",
+        "labelsTest",
+        "vocabulary",
+        "labelsToGroup",
+    } - set(mat)
     if missing:
         raise ValueError(f"{path} lacks the variables {sorted(missing)}")
     out = {}
     out.update(_csr_parts(mat["wordsTrain"], "train", f"{path}: wordsTrain"))
-    out.update(_csr_parts(mat["wordsHeldout"], "test_observed", f"{path}: wordsHeldout"))
+    out.update(
+        _csr_parts(mat["wordsHeldout"], "test_observed", f"{path}: wordsHeldout")
+    )
     out.update(_csr_parts(mat["wordsTest"], "test_heldout", f"{path}: wordsTest"))
     if out["test_observed_shape"][0] != out["test_heldout_shape"][0]:
         raise ValueError(f"{path}: wordsHeldout and wordsTest have different documents")
@@ -216,8 +235,10 @@ def convert_20news(paths):
     out["vocabulary"] = _cell_strings(mat["vocabulary"], f"{path}: vocabulary")
     out["label_names"] = _cell_strings(mat["labelsToGroup"], f"{path}: labelsToGroup")
     if len(out["vocabulary"]) != out["train_shape"][1]:
-        raise ValueError(f"{path}: vocabulary has {len(out['vocabulary'])} words, the "
-                         f"count matrices {out['train_shape'][1]}")
+        raise ValueError(
+            f"{path}: vocabulary has {len(out['vocabulary'])} words, the "
+            f"count matrices {out['train_shape'][1]}"
+        )
     return out
 
 

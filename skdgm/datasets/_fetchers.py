@@ -123,8 +123,14 @@ def _unpack(bits, n_features):
     return np.unpackbits(bits, axis=1, count=int(n_features))
 
 
-def fetch_mnist(*, data_home=None, subset="train", dtype=np.uint8,
-                download_if_missing=True, return_X_y=False):
+def fetch_mnist(
+    *,
+    data_home=None,
+    subset="train",
+    dtype=np.uint8,
+    download_if_missing=True,
+    return_X_y=False,
+):
     """LeCun's MNIST digits: 28 x 28 grey levels, 60,000 train and 10,000 test.
 
     Read from ``data_home/mnist.npz`` after checking its SHA-256; when absent,
@@ -216,8 +222,9 @@ def fetch_binarized_mnist(*, data_home=None, subset="train", download_if_missing
     _check_subset(subset, ("train", "valid", "test", "all"))
     arrays, path = load_dataset(BINARIZED_MNIST, data_home, download_if_missing)
     parts = ("train", "valid", "test") if subset == "all" else (subset,)
-    data = np.concatenate([_unpack(arrays[f"{p}_bits"], arrays["n_features"])
-                           for p in parts])
+    data = np.concatenate(
+        [_unpack(arrays[f"{p}_bits"], arrays["n_features"]) for p in parts]
+    )
     index = arrays.get("test_to_mnist_test_index") if subset == "test" else None
     return Bunch(
         data=data,
@@ -240,7 +247,9 @@ def _csr(arrays, part, dtype):
     )
 
 
-def fetch_20newsgroups_bow(*, data_home=None, dtype=np.float64, download_if_missing=True):
+def fetch_20newsgroups_bow(
+    *, data_home=None, dtype=np.float64, download_if_missing=True
+):
     """20 Newsgroups as word counts over 2,000 words, the deep LDA paper's version.
 
     The data of Zhou et al.'s deep LDA / TLASGR-MCMC experiments (their
@@ -284,8 +293,9 @@ def fetch_20newsgroups_bow(*, data_home=None, dtype=np.float64, download_if_miss
     )
 
 
-def fetch_caltech101_silhouettes(*, data_home=None, download_if_missing=True,
-                                 return_X_y=False):
+def fetch_caltech101_silhouettes(
+    *, data_home=None, download_if_missing=True, return_X_y=False
+):
     """CalTech 101 Silhouettes at 28 x 28 (Marlin et al., 2010), all 8,671 images.
 
     Read from ``data_home/caltech101_silhouettes_28_full.npz`` after checking
@@ -328,8 +338,9 @@ def fetch_caltech101_silhouettes(*, data_home=None, download_if_missing=True,
     )
 
 
-def caltech101_silhouettes_split(n_samples=8671, *, sizes=(4100, 2264, 2307),
-                                 random_state=0):
+def caltech101_silhouettes_split(
+    n_samples=8671, *, sizes=(4100, 2264, 2307), random_state=0
+):
     """A seeded train / validation / test split of CalTech 101 Silhouettes.
 
     Stands in for Marlin et al.'s ``split1``, which is not available here. The
