@@ -454,9 +454,15 @@ def _tiny_spec(keys=("a", "b")):
 
 def test_local_file_accepted_by_content_digest_and_bad_content_rejected(tmp_path):
     spec, arrays = _tiny_spec()
-    np.savez(tmp_path / "tiny.npz", **arrays)  # uncompressed: a flip hits the values
+    extra = np.arange(3)  # an array outside the content digest
+    np.savez(tmp_path / "tiny.npz", **arrays, c=extra)  # uncompressed
     loaded, _ = _base.load_dataset(spec, tmp_path, download_if_missing=False)
     np.testing.assert_array_equal(loaded["a"], arrays["a"])
+    assert "c" not in loaded  # not covered by the check that accepted the file
+    # with the whole file's digest matching, every array is trusted
+    whole = replace(spec, sha256=file_sha256(tmp_path / "tiny.npz"))
+    loaded, _ = _base.load_dataset(whole, tmp_path, download_if_missing=False)
+    np.testing.assert_array_equal(loaded["c"], extra)
     raw = bytearray((tmp_path / "tiny.npz").read_bytes())
     raw[raw.find(np.int16(7).tobytes() + np.int16(8).tobytes())] ^= 0x40  # 7 -> 71
     (tmp_path / "tiny.npz").write_bytes(bytes(raw))
