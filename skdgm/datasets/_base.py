@@ -116,7 +116,6 @@ class DatasetSpec:
     content_sha256: str
     remotes: tuple
     convert: object = field(repr=False)
-    help_url: str = ""
 
 
 def _read_verified_npz(spec, path):
