@@ -49,6 +49,9 @@ __all__ = [
 
 SAMPLERS = ("gibbs", "langevin", "gibbs_langevin")
 
+#: Default of every ``fast=None`` argument (benchmarks flip it to time the NumPy twins).
+USE_FAST = True
+
 
 def cosine_steps(step_size, n):
     """``alpha_k = alpha_0 (1 + cos(pi k / n)) / 2`` for ``k = 0..n-1`` (Eq. 22)."""
@@ -81,15 +84,15 @@ def langevin_inner_np(v, m, sigma, alphas, rng):
     return v
 
 
-def bernoulli(p, rng, fast=True):
-    if fast:
+def bernoulli(p, rng, fast=None):
+    if USE_FAST if fast is None else fast:
         return _bernoulli_fast(np.ascontiguousarray(p), rng)
     return bernoulli_np(p, rng)
 
 
-def langevin_inner(v, m, sigma, alphas, rng, fast=True):
+def langevin_inner(v, m, sigma, alphas, rng, fast=None):
     alphas = np.ascontiguousarray(alphas, dtype=np.float64)
-    if fast:
+    if USE_FAST if fast is None else fast:
         return _langevin_inner_fast(np.ascontiguousarray(v), np.ascontiguousarray(m),
                                     np.ascontiguousarray(sigma), alphas, rng)
     return langevin_inner_np(v, m, sigma, alphas, rng)
@@ -139,7 +142,7 @@ def _select(accept, new, old):
 
 def run_chain(params, v0, rng, *, sampler="gibbs_langevin", n_steps=100, step_size=0.2,
               langevin_steps=10, metropolis_adjust=False, adjust_after=0, stats=None,
-              objective="joint", burn_in=0, fast=True):
+              objective="joint", burn_in=0, fast=None):
     """Run ``n`` chains (rows of ``v0``) for ``n_steps`` steps of one sampler.
 
     Parameters
@@ -166,8 +169,9 @@ def run_chain(params, v0, rng, *, sampler="gibbs_langevin", n_steps=100, step_si
     objective : {"joint", "marginal"}
         Joint statistics use the sampled ``h`` (Eqs. 14-17); marginal ones use
         ``p(h | v)`` (Eqs. 33-36).
-    fast : bool
-        Use the Cython kernels (``False``: their NumPy twins, same stream).
+    fast : bool, optional
+        Use the Cython kernels (``False``: their NumPy twins, same stream);
+        default ``USE_FAST``.
 
     Returns
     -------

@@ -65,5 +65,5 @@ def bernoulli(const floating[:, ::1] p, rng):
                     u = random_standard_uniform_f(bg)
                 else:
                     u = random_standard_uniform(bg)
-                o[i, j] = 1 if u < p[i, j] else 0
+                o[i, j] = <floating>(u < p[i, j])
     return out
