@@ -33,7 +33,6 @@ from skdgm.grbm._model import (
 )
 from skdgm.grbm._samplers import (
     bernoulli,
-    bernoulli_np,
     cosine_steps,
     gibbs_langevin_proposal,
     langevin_inner,

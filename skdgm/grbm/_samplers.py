@@ -23,9 +23,10 @@ reuses them in the Langevin steps, the Metropolis test and the learning
 statistics: a Gibbs-Langevin CD-K update is ``3K + 4`` matrix products (two per
 step plus one for the statistics, four for the start and the positive phase).
 
-The element-wise inner loops have Cython twins in ``_samplers_fast.pyx``;
-``fast=False`` selects the NumPy reference versions, which consume the random
-stream in the same order.
+The Gibbs-Langevin inner loop (K element-wise Langevin steps per unit) has a
+Cython twin in ``_samplers_fast.pyx``; ``fast=False`` selects the NumPy reference
+version, which consumes the random stream in the same order. ``inner="closed_form"``
+draws the same K-step move from its exact Gaussian law instead (Eq. 11).
 """
 
 from typing import NamedTuple
