@@ -94,12 +94,15 @@ def free_energy(v, params, a=None):
 class StatsAccumulator:
     """Running averages of the sufficient statistics ``-dE/dtheta``, Eqs. (14)-(17).
 
-    ``add(v, h, wh)`` takes visible states ``v`` (n, N), hidden states or
-    probabilities ``h`` (n, M) and ``wh = h @ W`` (n, N), which every sampler
-    already holds (so the only matrix product here is ``h^T (v / sigma^2)``).
-    With ``h`` the sampled hidden units these are the joint statistics
-    (Eqs. 14-17); with ``h = p(h | v)`` they are the marginal ones (Eqs. 33-36),
-    the same formulas with ``h`` replaced by ``sigmoid(W v / sigma^2 + b)``.
+    ``add(v, h)`` takes visible states ``v`` (n, N) and hidden states or
+    probabilities ``h`` (n, M). With ``h`` the sampled hidden units these are the
+    joint statistics (Eqs. 14-17); with ``h = p(h | v)`` they are the marginal
+    ones (Eqs. 33-36), the same formulas with ``h`` replaced by
+    ``sigmoid(W v / sigma^2 + b)``.
+
+    One matrix product per call, ``S = h^T (v / sigma^2)``: the weight statistic
+    is ``S`` itself, and the cross term of the log-variance statistic needs no
+    ``W^T h`` because ``sum_n v_ni (W^T h_n)_i / sigma_i^2 = sum_j W_ji S_ji``.
 
     ``weights`` (n,) allow exact expectations over enumerated states (tests).
     """
@@ -115,25 +118,27 @@ class StatsAccumulator:
         self.log_var = np.zeros(N, dtype=dt)
         self.n = 0.0
 
-    def add(self, v, h, wh, weights=None):
+    def add(self, v, h, weights=None):
         var, mu = self.var, self.params.mu
         vs = v / var
         c = v - mu
-        # Eq. (16): (v - mu)^2 / (2 sigma^2) - v (W^T h) / sigma^2
-        lv = 0.5 * c * c / var - vs * wh
+        sq = 0.5 * c * c / var
         if weights is None:
-            self.W += h.T @ vs                        # Eq. (14)
+            S = h.T @ vs                              # Eq. (14)
             self.b += h.sum(axis=0)                   # Eq. (17)
             self.mu += c.sum(axis=0) / var            # Eq. (15)
-            self.log_var += lv.sum(axis=0)
+            sq = sq.sum(axis=0)
             self.n += v.shape[0]
         else:
             w = np.asarray(weights, dtype=v.dtype)
-            self.W += (h * w[:, None]).T @ vs
+            S = (h * w[:, None]).T @ vs
             self.b += w @ h
             self.mu += (w @ c) / var
-            self.log_var += w @ lv
+            sq = w @ sq
             self.n += float(np.sum(weights))
+        self.W += S
+        # Eq. (16): (v - mu)^2 / (2 sigma^2) - v (W^T h) / sigma^2, summed over rows
+        self.log_var += sq - np.sum(self.params.W * S, axis=0)
         return self
 
     def mean(self):
@@ -220,7 +225,7 @@ def exact_model_statistics(params, n_nodes=2):
         wh = h[j] @ p64.W
         v = p64.mu + wh + z * sd
         hh = np.broadcast_to(h[j], (v.shape[0], M))
-        acc.add(v, hh, np.broadcast_to(wh, v.shape), weights=wh_prob[j] * zw)
+        acc.add(v, hh, weights=wh_prob[j] * zw)
     return acc.mean()
 
 

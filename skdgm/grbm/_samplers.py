@@ -21,7 +21,8 @@ wasted).
 Each chain update computes ``a = W (v / sigma^2) + b`` once and ``W^T h`` once and
 reuses them in the Langevin steps, the Metropolis test and the learning
 statistics: a Gibbs-Langevin CD-K update is ``3K + 4`` matrix products (two per
-step plus one for the statistics, four for the start and the positive phase).
+step plus one for the statistics; two for the start of the chains and two for the
+positive phase), for either objective.
 
 The Gibbs-Langevin inner loop (K element-wise Langevin steps per unit) has a
 Cython twin in ``_samplers_fast.pyx``; ``fast=False`` selects the NumPy reference
@@ -203,9 +204,9 @@ def run_chain(params, v0, rng, *, sampler="gibbs_langevin", n_steps=100, step_si
             p = expit(a)
             if stats is not None and t > burn_in:
                 if objective == "joint":
-                    stats.add(v, h, wh)
+                    stats.add(v, h)
                 else:
-                    stats.add(v, p, p @ W)
+                    stats.add(v, p)
         if h is None:
             h = bernoulli(p, rng, fast)
         return ChainResult(v, h, 0, 0)
@@ -243,9 +244,9 @@ def run_chain(params, v0, rng, *, sampler="gibbs_langevin", n_steps=100, step_si
             if stats is not None and t > burn_in:
                 if objective == "joint":
                     h = bernoulli(p, rng, fast)
-                    stats.add(v, h, h @ W)
+                    stats.add(v, h)
                 else:
-                    stats.add(v, p, ws)
+                    stats.add(v, p)
         return ChainResult(v, bernoulli(p, rng, fast), n_acc, n_prop)
 
     if sampler == "gibbs_langevin":
@@ -291,9 +292,9 @@ def run_chain(params, v0, rng, *, sampler="gibbs_langevin", n_steps=100, step_si
                     F = -free_energy(v, params, a)
             if stats is not None and t > burn_in:
                 if objective == "joint":
-                    stats.add(v, h, wh)
+                    stats.add(v, h)
                 else:
-                    stats.add(v, p, p @ W)
+                    stats.add(v, p)
         return ChainResult(v, h, n_acc, n_prop)
 
     raise ValueError(f"unknown sampler {sampler!r}; choose one of {SAMPLERS}")
