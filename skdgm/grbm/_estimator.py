@@ -4,7 +4,6 @@ import contextlib
 import numbers
 
 import numpy as np
-from scipy.special import expit
 from threadpoolctl import threadpool_limits
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -21,6 +20,7 @@ from ._model import (
     exact_log_partition,
     free_energy,
     hidden_activation,
+    sigmoid,
 )
 from ._samplers import SAMPLERS, bernoulli, run_chain
 
@@ -308,7 +308,7 @@ class GaussianBernoulliRBM(BaseGenerativeModel):
         var = params.var
         dtype = W.dtype
         # Positive phase from the data (Alg. 3 l. 3-5, Alg. 4 l. 3-4).
-        p_pos = expit(hidden_activation(V, params, var))
+        p_pos = sigmoid(hidden_activation(V, params, var))
         h_pos = bernoulli(p_pos, rng) if self.objective == "joint" else p_pos
         pos = StatsAccumulator(params).add(V, h_pos).mean()
         # Negative phase from N(0, I) noise (modified CD, Alg. 3 l. 6-8).
@@ -355,7 +355,7 @@ class GaussianBernoulliRBM(BaseGenerativeModel):
     def transform(self, X):
         """``P(h = 1 | v)`` of Eq. (4), shape ``(n_samples, n_components)``."""
         X = self._check_X(X)
-        return expit(hidden_activation(X, self._params()))
+        return sigmoid(hidden_activation(X, self._params()))
 
     def free_energy(self, X):
         """Marginal energy ``E~(v)`` of Eq. (5) per row (``log p(v) = -E~(v) - log Z``)."""

@@ -33,9 +33,7 @@ draws the same K-step move from its exact Gaussian law instead (Eq. 11).
 from typing import NamedTuple
 
 import numpy as np
-from scipy.special import expit
-
-from ._model import free_energy, hidden_activation
+from ._model import free_energy, hidden_activation, sigmoid
 from ._samplers_fast import langevin_inner as _langevin_inner_fast
 
 __all__ = [
@@ -190,7 +188,7 @@ def run_chain(params, v0, rng, *, sampler="gibbs_langevin", n_steps=100, step_si
     n = v0.shape[0]
     v = np.ascontiguousarray(v0)
     a = hidden_activation(v, params, var)
-    p = expit(a)
+    p = sigmoid(a)
     adjust = bool(metropolis_adjust) and sampler != "gibbs"
     n_acc = n_prop = 0
 
@@ -201,7 +199,7 @@ def run_chain(params, v0, rng, *, sampler="gibbs_langevin", n_steps=100, step_si
             wh = h @ W
             v = mu + wh + sigma * rng.standard_normal(v.shape, dtype=v.dtype)  # Eq. (3)
             a = hidden_activation(v, params, var)
-            p = expit(a)
+            p = sigmoid(a)
             if stats is not None and t > burn_in:
                 if objective == "joint":
                     stats.add(v, h)
@@ -221,7 +219,7 @@ def run_chain(params, v0, rng, *, sampler="gibbs_langevin", n_steps=100, step_si
             v_new = v - dt(al) * g + dt(np.sqrt(2.0 * al)) * sigma * rng.standard_normal(
                 v.shape, dtype=v.dtype)                           # Alg. 1 line 4, Eq. (6)
             a_new = hidden_activation(v_new, params, var)
-            p_new = expit(a_new)
+            p_new = sigmoid(a_new)
             ws_new = p_new @ W
             g_new = (v_new - mu) - ws_new
             F_new = -free_energy(v_new, params, a_new)
@@ -263,7 +261,7 @@ def run_chain(params, v0, rng, *, sampler="gibbs_langevin", n_steps=100, step_si
             else:
                 v_new = langevin_inner(v, m, sigma, alphas, rng, fast)   # Alg. 2 line 9
             a_new = hidden_activation(v_new, params, var)
-            p_new = expit(a_new)
+            p_new = sigmoid(a_new)
             h_new = bernoulli(p_new, rng, fast)                   # Alg. 2 line 10
             wh_new = h_new @ W
             if adjust and t > adjust_after:
