@@ -151,14 +151,16 @@ class StatsAccumulator:
             sq = w @ sq
             self.n += float(np.sum(weights))
         self.W += S
-        # Eq. (16): (v - mu)^2 / (2 sigma^2) - v (W^T h) / sigma^2, summed over rows
-        self.log_var += sq - np.sum(self.params.W * S, axis=0)
+        # Eq. (16), first term; the cross term -sum_j W_ji S_ji is linear in S and W
+        # is fixed while accumulating, so it is applied once in mean().
+        self.log_var += sq
         return self
 
     def mean(self):
         """The averaged statistics as a ``GRBMParams``-shaped tuple."""
         n = max(self.n, 1e-300)
-        return GRBMParams(self.W / n, self.b / n, self.mu / n, self.log_var / n)
+        log_var = self.log_var - np.sum(self.params.W * self.W, axis=0)   # Eq. (16)
+        return GRBMParams(self.W / n, self.b / n, self.mu / n, log_var / n)
 
 
 # --------------------------------------------------------------------------
