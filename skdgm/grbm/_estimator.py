@@ -87,7 +87,7 @@ class GaussianBernoulliRBM(BaseGenerativeModel):
         ``langevin_steps`` Langevin steps (Alg. 2, Cython inner loop), or draw the
         whole K-step move from its exact Gaussian law (Eq. 11). Both are the same
         Markov kernel; ``"closed_form"`` draws one normal per unit instead of K
-        (2.7x faster per float32 update on a 64 x 256 model, measured).
+        (2.7-3.5x faster per float32 update on a 64 x 256 model, measured).
     langevin_step_size : float in (0, 2), default=0.5
         Initial (dimensionless) Langevin step ``alpha_0``; unit ``d`` moves with
         ``alpha_0 sigma_d^2``, cosine-annealed (Eq. 22). The paper's "initial step
