@@ -1,0 +1,522 @@
+"""Tests of the Gaussian-Bernoulli RBM wing (skdgm.grbm).
+
+Ground truth comes from models small enough to enumerate: ``log Z`` and the
+moments sum over all hidden states with a Gaussian integral over ``v``. Monte
+Carlo tolerances are derived from the spread of independent chains (fixed seeds).
+"""
+
+from pathlib import Path
+
+import joblib
+import numpy as np
+import pytest
+from numpy.testing import assert_allclose, assert_array_equal
+from scipy.special import expit, logsumexp
+from sklearn.datasets import load_digits
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV, train_test_split
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skdgm.exceptions import DivergenceError
+from skdgm.grbm import GaussianBernoulliRBM
+from skdgm.grbm import _estimator as grbm_estimator
+from skdgm.grbm._model import (
+    GRBMParams,
+    StatsAccumulator,
+    exact_log_partition,
+    exact_model_statistics,
+    exact_moments,
+    free_energy,
+    hidden_activation,
+)
+from skdgm.grbm._samplers import (
+    bernoulli,
+    cosine_steps,
+    gibbs_langevin_proposal,
+    langevin_inner,
+    langevin_inner_np,
+    run_chain,
+)
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+
+def tiny_params(seed=0, M=3, N=2, dtype=np.float64):
+    rng = np.random.default_rng(seed)
+    return GRBMParams(
+        rng.normal(0, 0.8, (M, N)), rng.normal(0, 0.5, M), rng.normal(0, 0.3, N),
+        np.log(rng.uniform(0.4, 0.9, N)),
+    ).astype(dtype)
+
+
+def fitted_with(params, **kw):
+    """An estimator carrying the given parameters (fit once, then overwritten)."""
+    M, N = params.W.shape
+    est = GaussianBernoulliRBM(n_components=M, cd_steps=2, langevin_steps=2, n_iter=1,
+                               random_state=0, **kw)
+    est.fit(np.random.default_rng(0).normal(size=(10, N)))
+    est.components_, est.intercept_hidden_, est.mean_, est.log_variance_ = params
+    est.variance_ = np.exp(est.log_variance_)
+    est._n_updates += 1                     # invalidate the log Z cache
+    return est
+
+
+# ---------------------------------------------------------------------------
+# exact small-model answers
+# ---------------------------------------------------------------------------
+
+def test_exact_log_partition_matches_quadrature():
+    p = tiny_params(1)
+    # Riemann sum of exp(-E~) on a fine 2-D grid; the tails beyond 9 sd are < 1e-15.
+    sd = np.sqrt(p.var)
+    lo = p.mu - 9 * sd + np.minimum(p.W.min(0), 0) * 3
+    hi = p.mu + 9 * sd + np.maximum(p.W.max(0), 0) * 3
+    g0, g1 = np.linspace(lo[0], hi[0], 801), np.linspace(lo[1], hi[1], 801)
+    V = np.stack(np.meshgrid(g0, g1, indexing="ij"), -1).reshape(-1, 2)
+    log_cell = np.log((g0[1] - g0[0]) * (g1[1] - g1[0]))
+    log_z_grid = logsumexp(-free_energy(V, p)) + log_cell
+    assert_allclose(exact_log_partition(p), log_z_grid, atol=1e-6)
+
+
+def test_exact_moments_match_quadrature():
+    p = tiny_params(2)
+    Ev, Evv, Eh = exact_moments(p)
+    g = np.linspace(-8, 8, 601)
+    V = np.stack(np.meshgrid(g, g, indexing="ij"), -1).reshape(-1, 2)
+    lp = -free_energy(V, p)
+    w = np.exp(lp - logsumexp(lp))
+    assert_allclose(Ev, w @ V, atol=1e-7)
+    assert_allclose(Evv, (V * w[:, None]).T @ V, atol=1e-7)
+    assert_allclose(Eh, w @ expit(hidden_activation(V, p)), atol=1e-7)
+
+
+def test_score_samples_exact_is_normalised_log_density():
+    p = tiny_params(3)
+    est = fitted_with(p)
+    X = np.random.default_rng(1).normal(size=(7, 2))
+    assert_allclose(est.score_samples(X), -free_energy(X, p) - exact_log_partition(p))
+    assert est.score(X) == pytest.approx(np.mean(est.score_samples(X)))
+
+
+def test_score_samples_ais_matches_exact(monkeypatch):
+    rng = np.random.default_rng(4)
+    M, N = 12, 6
+    p = GRBMParams(rng.normal(0, 0.5, (M, N)), rng.normal(0, 0.5, M), rng.normal(0, 0.5, N),
+                   np.log(rng.uniform(0.3, 1.0, N)))
+    X = rng.normal(size=(5, N))
+    exact = -free_energy(X, p) - exact_log_partition(p)
+    monkeypatch.setattr(grbm_estimator, "EXACT_MAX_HIDDEN", 0)    # force AIS
+    est = fitted_with(p, n_ais_runs=64, n_ais_betas=300)
+    log_z, se = est.log_partition()
+    # AIS is unbiased in Z and slightly biased low in log Z (by ~se^2/2): allow 5 se
+    # plus 0.02 nats (the NOTES.md bias at a few hundred betas for tiny models).
+    assert abs(log_z - exact_log_partition(p)) < 5 * se + 0.02
+    assert_allclose(est.score_samples(X), exact, atol=5 * se + 0.02)
+    # deterministic for an int random_state, also across n_jobs
+    est._log_z_cache = None
+    with joblib.parallel_config(backend="threading"):
+        est2 = fitted_with(p, n_ais_runs=64, n_ais_betas=300, n_jobs=2)
+        assert est2.log_partition()[0] == log_z
+
+
+# ---------------------------------------------------------------------------
+# samplers: Cython twins, moments, stability
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_cython_kernels_match_numpy_twins(dtype):
+    rng = np.random.default_rng(5)
+    v = rng.normal(size=(7, 5)).astype(dtype)
+    m = rng.normal(size=(7, 5)).astype(dtype)
+    sigma = rng.uniform(0.01, 2, 5).astype(dtype)
+    alphas = cosine_steps(0.7, 6)
+    a = langevin_inner(v, m, sigma, alphas, np.random.default_rng(9), fast=True)
+    b = langevin_inner_np(v, m, sigma, alphas, np.random.default_rng(9))
+    assert a.dtype == b.dtype == dtype
+    assert_allclose(a, b, rtol=1e-6 if dtype == np.float32 else 1e-14)
+
+
+@pytest.mark.parametrize("sampler,adjust", [("gibbs", False), ("langevin", True),
+                                            ("langevin", False), ("gibbs_langevin", True),
+                                            ("gibbs_langevin", False)])
+@pytest.mark.parametrize("objective", ["joint", "marginal"])
+def test_run_chain_fast_equals_numpy(sampler, adjust, objective):
+    p = tiny_params(6, M=4, N=3)
+    v0 = np.random.default_rng(0).normal(size=(6, 3))
+    out = []
+    for fast in (True, False):
+        acc = StatsAccumulator(p)
+        r = run_chain(p, v0, np.random.default_rng(11), sampler=sampler, n_steps=7,
+                      step_size=0.6, langevin_steps=3, metropolis_adjust=adjust,
+                      adjust_after=2, stats=acc, objective=objective, burn_in=2, fast=fast)
+        out.append((r, acc.mean()))
+    (r1, s1), (r2, s2) = out
+    assert_allclose(r1.v, r2.v, rtol=1e-12, atol=1e-12)
+    assert_array_equal(r1.h, r2.h)
+    assert r1.n_accepted == r2.n_accepted
+    for x, y in zip(s1, s2):
+        assert_allclose(x, y, rtol=1e-12, atol=1e-12)
+
+
+def test_gibbs_langevin_closed_form_proposal():
+    """Eq. (11): the K-step proposal's mean and variance, against direct simulation."""
+    alphas = cosine_steps(0.9, 5)
+    beta0, A, c = gibbs_langevin_proposal(alphas)
+    assert beta0 + A == pytest.approx(1.0)       # the mean is preserved
+    sigma = np.array([0.3, 2.0])
+    v = np.full((40000, 2), 1.5)
+    m = np.full((40000, 2), -0.5)
+    out = langevin_inner(v, m, sigma, alphas, np.random.default_rng(0))
+    se_mean = np.sqrt(c) * sigma / np.sqrt(len(v))
+    assert np.all(np.abs(out.mean(0) - (beta0 * 1.5 + A * -0.5)) < 5 * se_mean)
+    # sample variance of 40000 normals has relative sd sqrt(2/n) = 0.7 %
+    assert_allclose(out.var(0), c * sigma ** 2, rtol=5 * np.sqrt(2 / len(v)))
+    # the closed-form draw has the same law (one normal per unit instead of K)
+    p = GRBMParams(np.zeros((1, 2)), np.array([-50.0]), np.full(2, -0.5), np.log(sigma ** 2))
+    r = run_chain(p, v[:, :], np.random.default_rng(1), sampler="gibbs_langevin", n_steps=1,
+                  step_size=0.9, langevin_steps=5, inner="closed_form")
+    assert np.all(np.abs(r.v.mean(0) - (beta0 * 1.5 + A * -0.5)) < 5 * se_mean)
+    assert_allclose(r.v.var(0), c * sigma ** 2, rtol=5 * np.sqrt(2 / len(v)))
+
+
+SAMPLER_CASES = [
+    # sampler, adjust, step size, bias allowance (see test docstring), inner
+    ("gibbs", False, 0.5, 0.0, "steps"),
+    ("langevin", True, 0.8, 0.0, "steps"),
+    ("langevin", False, 0.05, 0.05, "steps"),
+    ("gibbs_langevin", True, 0.8, 0.0, "steps"),
+    ("gibbs_langevin", False, 0.1, 0.05, "steps"),
+    ("gibbs_langevin", True, 0.8, 0.0, "closed_form"),
+    ("gibbs_langevin", False, 0.1, 0.05, "closed_form"),
+]
+
+
+@pytest.mark.parametrize("sampler,adjust,step,bias,inner", SAMPLER_CASES)
+def test_sampler_moments_match_exact(sampler, adjust, step, bias, inner):
+    """E[v], E[v^2] and E[h] from 200 chains against the enumerated model.
+
+    Tolerance: 5 standard errors of the mean over chains (each chain's time
+    average is one independent draw, so autocorrelation is accounted for). The
+    exact samplers (Gibbs, and both adjusted ones) get no more. Unadjusted
+    Langevin has an O(step) bias: for a Gaussian conditional its stationary
+    variance is inflated by 2/(2 - alpha) - 1 ~ alpha/2, so we add
+    ``bias = alpha * max E[v^2]``-sized allowance (0.05 here).
+    """
+    p = tiny_params(7, M=3, N=2)
+    Ev, Evv, Eh = exact_moments(p)
+    rng = np.random.default_rng(12)
+    C, T, burn = 200, 600, 150
+    v = rng.normal(size=(C, 2))
+    sums = np.zeros((C, 5))
+    n_acc = n_prop = 0
+    for t in range(T):
+        # n_steps=1 per call keeps the step constant (the cosine starts at alpha_0);
+        # Gibbs-Langevin still anneals over its inner steps.
+        r = run_chain(p, v, rng, sampler=sampler, n_steps=1, step_size=step,
+                      langevin_steps=4, metropolis_adjust=adjust, inner=inner)
+        v = r.v
+        n_acc += r.n_accepted
+        n_prop += r.n_proposed
+        if t >= burn:
+            sums += np.column_stack([v, v ** 2, expit(hidden_activation(v, p))[:, :1]])
+    means = sums / (T - burn)
+    est, se = means.mean(0), means.std(0, ddof=1) / np.sqrt(C)
+    truth = np.array([Ev[0], Ev[1], Evv[0, 0], Evv[1, 1], Eh[0]])
+    assert np.all(np.abs(est - truth) <= 5 * se + bias), (est, truth, se)
+    if adjust:
+        assert 0.3 < n_acc / n_prop < 1.0
+
+
+def test_samplers_stable_with_tiny_variances():
+    """Preconditioned steps: a variance of 1e-6 must not blow up any sampler."""
+    rng = np.random.default_rng(0)
+    M, N = 8, 5
+    p = GRBMParams(rng.normal(0, 1, (M, N)), rng.normal(0, 1, M), np.zeros(N),
+                   np.log(np.array([1e-6, 1e-4, 1e-2, 1.0, 3.0])))
+    for sampler in ("langevin", "gibbs_langevin"):
+        for adjust in (False, True):
+            r = run_chain(p, rng.normal(size=(50, N)), rng, sampler=sampler, n_steps=100,
+                          step_size=1.5, langevin_steps=10, metropolis_adjust=adjust)
+            assert np.all(np.isfinite(r.v))
+            assert np.all(np.abs(r.v) < 50)
+            if adjust:
+                assert r.n_accepted > 0
+
+
+# ---------------------------------------------------------------------------
+# learning: gradients against finite differences
+# ---------------------------------------------------------------------------
+
+def _mean_loglik(p, X):
+    return np.mean(-free_energy(X, p)) - exact_log_partition(p)
+
+
+def _finite_difference(p, X, eps=1e-5):
+    out = []
+    for k in range(4):
+        g = np.zeros_like(p[k])
+        for idx in np.ndindex(p[k].shape):
+            vals = []
+            for s in (+1, -1):
+                q = [a.copy() for a in p]
+                q[k][idx] += s * eps
+                vals.append(_mean_loglik(GRBMParams(*q), X))
+            g[idx] = (vals[0] - vals[1]) / (2 * eps)
+        out.append(g)
+    return out
+
+
+@pytest.mark.parametrize("objective", ["joint", "marginal"])
+def test_gradients_match_finite_differences(objective):
+    p = tiny_params(8, M=3, N=2)
+    X = np.random.default_rng(2).normal(size=(6, 2))
+    fd = _finite_difference(p, X)
+    neg = exact_model_statistics(p)              # <-dE/dtheta>_model, exact
+    pos_acc = StatsAccumulator(p)
+    if objective == "marginal":                  # Eqs. 33-36: h -> p(h | v)
+        ph = expit(hidden_activation(X, p))
+        pos_acc.add(X, ph)
+    else:                                        # Eqs. 14-17, h enumerated with p(h | v)
+        H = np.array([[(i >> j) & 1 for j in range(3)] for i in range(8)], float)
+        for x in X:
+            ph = expit(hidden_activation(x[None], p))[0]
+            w = np.prod(np.where(H == 1, ph, 1 - ph), axis=1)
+            pos_acc.add(np.repeat(x[None], 8, 0), H, weights=w / len(X))
+    pos = pos_acc.mean()
+    for name, f, a, b in zip(GRBMParams._fields, fd, pos, neg):
+        assert_allclose(a - b, f, rtol=1e-5, atol=1e-7, err_msg=name)
+
+
+def test_sampled_joint_gradient_is_unbiased():
+    """The estimator's own update (sampled h, exact model side) averages to the FD gradient."""
+    p = tiny_params(9, M=3, N=2)
+    X = np.random.default_rng(3).normal(size=(4, 2))
+    fd = _finite_difference(p, X)
+    neg = exact_model_statistics(p)
+    rng = np.random.default_rng(0)
+    R = 4000
+    draws = []
+    for _ in range(R):
+        ph = expit(hidden_activation(X, p))
+        h = bernoulli(ph, rng)
+        s = StatsAccumulator(p).add(X, h).mean()
+        draws.append(np.concatenate([(a - b).ravel() for a, b in zip(s, neg)]))
+    draws = np.array(draws)
+    est, se = draws.mean(0), draws.std(0, ddof=1) / np.sqrt(R)
+    truth = np.concatenate([f.ravel() for f in fd])
+    assert np.all(np.abs(est - truth) <= 5 * se + 1e-9)
+
+
+# ---------------------------------------------------------------------------
+# the estimator
+# ---------------------------------------------------------------------------
+
+CHEAP = dict(n_components=4, cd_steps=3, langevin_steps=2, n_iter=2, batch_size=16,
+             random_state=0)
+
+
+@parametrize_with_checks([
+    GaussianBernoulliRBM(**CHEAP),
+    GaussianBernoulliRBM(sampler="langevin", metropolis_adjust=True, objective="marginal",
+                         **CHEAP),
+])
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+def test_float32_stays_float32():
+    X = np.random.default_rng(0).normal(size=(40, 5)).astype(np.float32)
+    for sampler in ("gibbs", "langevin", "gibbs_langevin"):
+        est = GaussianBernoulliRBM(sampler=sampler, metropolis_adjust=True, **CHEAP).fit(X)
+        assert est.components_.dtype == np.float32
+        assert est.mean_.dtype == est.log_variance_.dtype == np.float32
+        assert est.transform(X).dtype == np.float32
+        assert est.sample(3, random_state=0).dtype == np.float32
+        assert np.all(np.isfinite(est.score_samples(X)))
+
+
+def test_transform_score_deterministic_and_sample_fresh():
+    X = np.random.default_rng(0).normal(size=(30, 4))
+    est = GaussianBernoulliRBM(**{**CHEAP, "n_components": 20}, n_ais_runs=8,
+                               n_ais_betas=20).fit(X)
+    s1 = est.score_samples(X)
+    est._log_z_cache = None
+    assert_array_equal(s1, est.score_samples(X))
+    assert_array_equal(est.transform(X), est.transform(X))
+    assert_array_equal(est.sample(4, random_state=1), est.sample(4, random_state=1))
+    assert not np.array_equal(est.sample(4), est.sample(4))
+    est2 = GaussianBernoulliRBM(**{**CHEAP, "n_components": 20}).fit(X)
+    assert_array_equal(est.components_, est2.components_)
+
+
+@pytest.mark.parametrize("objective", ["joint", "marginal"])
+@pytest.mark.parametrize("sampler,adjust", [("gibbs", False), ("langevin", False),
+                                            ("langevin", True), ("gibbs_langevin", False),
+                                            ("gibbs_langevin", True)])
+def test_fit_learns_location_and_scale(sampler, adjust, objective):
+    """Every sampler/objective moves far from the N(0, I) start towards the data.
+
+    Data N((3, -2), diag(0.25, 4)): the initial model scores -10.2 nats, the best
+    Gaussian -2.85; five short passes must reach better than -4.5 and put the
+    model mean within 1.2 of the data mean (measured: -2.96 to -3.8, 0.4-0.9 off).
+    """
+    rng = np.random.default_rng(0)
+    X = np.array([3.0, -2.0]) + np.array([0.5, 2.0]) * rng.normal(size=(300, 2))
+    est = GaussianBernoulliRBM(n_components=8, sampler=sampler, metropolis_adjust=adjust,
+                               objective=objective, cd_steps=10, langevin_steps=3,
+                               learning_rate=0.3, n_iter=5, batch_size=50, random_state=0)
+    assert est.fit(X) is est
+    assert est.n_iter_ == 5
+    assert est.score(X) > -4.5
+    model_mean = exact_moments(est._params())[0]
+    assert np.all(np.abs(model_mean - X.mean(0)) < 1.2)
+    assert est.set_params(learning_rate=1e-3).partial_fit(X) is est
+    assert est.n_iter_ == 6
+    h = est.history_
+    assert len(h["grad_norm"]) == 6 and np.all(np.isfinite(h["grad_norm"]))
+    if adjust:
+        assert 0 < h["acceptance_rate"][-1] <= 1
+    else:
+        assert np.isnan(h["acceptance_rate"][-1])
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_divergence_raises_and_keeps_finite_params():
+    X = np.random.default_rng(0).normal(size=(20, 3)) * 1e3
+    est = GaussianBernoulliRBM(n_components=4, cd_steps=2, learning_rate=1e300,
+                               clip_grad_norm=None, n_iter=1, random_state=0)
+    est.partial_fit(X[:10])  # may or may not overflow; keep going until it does
+    with pytest.raises(DivergenceError):
+        for _ in range(5):
+            est.partial_fit(X)
+    for a in (est.components_, est.intercept_hidden_, est.mean_, est.log_variance_):
+        assert np.all(np.isfinite(a))
+
+
+def test_variance_floor():
+    X = np.zeros((50, 2))
+    X[:, 0] = np.random.default_rng(0).normal(size=50)
+    est = GaussianBernoulliRBM(n_components=4, cd_steps=5, langevin_steps=2,
+                               learning_rate=0.5, n_iter=30, min_variance=1e-3,
+                               random_state=0).fit(X)
+    assert est.variance_.min() >= 1e-3 * (1 - 1e-12)
+    assert np.all(np.isfinite(est.components_))
+
+
+@pytest.mark.parametrize("bad,match", [
+    (np.array([[np.nan, 1.0, 2.0]]), "NaN"),
+    (np.array([[np.inf, 1.0, 2.0]]), "infinity"),
+    (np.empty((0, 3)), "0 sample"),
+])
+def test_bad_input(bad, match):
+    est = GaussianBernoulliRBM(**CHEAP)
+    with pytest.raises(ValueError, match=match):
+        est.fit(bad)
+    est.fit(np.random.default_rng(0).normal(size=(10, 3)))
+    with pytest.raises(ValueError, match=match):
+        est.partial_fit(bad)
+    with pytest.raises(ValueError, match=match):
+        est.score_samples(bad)
+
+
+def test_partial_fit_feature_change():
+    est = GaussianBernoulliRBM(**CHEAP).partial_fit(np.zeros((5, 3)) + 0.1)
+    with pytest.raises(ValueError, match="4 features"):
+        est.partial_fit(np.zeros((5, 4)))
+
+
+@pytest.mark.parametrize("kw", [dict(langevin_step_size=2.0), dict(langevin_step_size=0),
+                                dict(sampler="hmc"), dict(objective="both"),
+                                dict(burn_in=5, cd_steps=5), dict(clip_grad_norm=-1)])
+def test_bad_hyperparameters(kw):
+    with pytest.raises(ValueError):
+        GaussianBernoulliRBM(**{**CHEAP, **kw}).fit(np.zeros((5, 2)))
+
+
+def test_pipeline_and_grid_search_on_digits():
+    X, y = load_digits(return_X_y=True)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, random_state=0)
+    pipe = Pipeline([
+        ("scale", StandardScaler()),
+        ("grbm", GaussianBernoulliRBM(n_components=128, cd_steps=5, langevin_steps=3,
+                                      n_iter=3, learning_rate=0.05, random_state=0)),
+        ("clf", LogisticRegression(max_iter=300)),
+    ])
+    pipe.fit(Xtr, ytr)
+    assert pipe.score(Xte, yte) > 0.85
+    grid = GridSearchCV(pipe, {"grbm__learning_rate": [0.01, 0.05],
+                               "grbm__langevin_step_size": [0.3, 1.0],
+                               "grbm__n_iter": [1]}, cv=2)
+    grid.fit(Xtr[:400], ytr[:400])
+    assert set(grid.best_params_) == {"grbm__learning_rate", "grbm__langevin_step_size",
+                                      "grbm__n_iter"}
+    assert np.isfinite(grid.best_score_)
+
+
+@pytest.mark.shared_data
+def test_mnist_smoke():
+    path = DATA / "mnist.npz"
+    if not path.exists():
+        pytest.skip("../shared/data/mnist.npz not available")
+    with np.load(path) as d:
+        X = d["x_train"][:500].reshape(500, -1).astype(np.float32)
+    X = (X - X.mean(0)) / (X.std(0) + 1e-3)
+    est = GaussianBernoulliRBM(n_components=32, cd_steps=5, langevin_steps=3, n_iter=1,
+                               batch_size=100, random_state=0).fit(X)
+    assert est.components_.dtype == np.float32
+    assert np.all(np.isfinite(est.sample(2, random_state=0)))
+
+
+class _CountingArray(np.ndarray):
+    """An ndarray that counts every matrix product it (or anything derived) enters."""
+
+    n_matmul = 0
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if ufunc is np.matmul:
+            _CountingArray.n_matmul += 1
+        inputs = [x.view(np.ndarray) if isinstance(x, _CountingArray) else x for x in inputs]
+        if "out" in kwargs:
+            kwargs["out"] = tuple(o.view(np.ndarray) if isinstance(o, _CountingArray) else o
+                                  for o in kwargs["out"])
+        out = getattr(ufunc, method)(*inputs, **kwargs)
+        if isinstance(out, np.ndarray):
+            return out.view(_CountingArray)
+        return out
+
+
+@pytest.mark.parametrize("objective", ["joint", "marginal"])
+def test_update_costs_3k_plus_4_matrix_products(objective):
+    """The issue's cost claim: a Gibbs-Langevin CD-K update is 3K + 4 GEMMs."""
+    K = 7
+    est = GaussianBernoulliRBM(n_components=6, cd_steps=K, langevin_steps=4, n_iter=1,
+                               objective=objective, random_state=0)
+    X = np.random.default_rng(0).normal(size=(20, 5))
+    est.fit(X)
+    est.components_ = est.components_.view(_CountingArray)
+    _CountingArray.n_matmul = 0
+    est._update(X, np.random.default_rng(1))
+    assert _CountingArray.n_matmul == 3 * K + 4
+
+
+def test_gibbs_langevin_adjusted_stays_finite_on_paper_mixture():
+    """The reference code's failure: GL + MH went to NaN within ~150 updates on the
+    paper's 2-D mixtures (NOTES.md). Ours must run 200 updates, stay finite and
+    keep accepting (measured 0.86 in the benchmark; 0.3 leaves ample room)."""
+    rng = np.random.default_rng(0)
+    means = np.array([[-5.0, -5.0], [5.0, -5.0], [0.0, 5.0]])
+    covs = [np.diag([4.0, 0.25]), np.diag([0.25, 4.0]), np.array([[2.0, 1.5], [1.5, 2.0]])]
+    z = rng.integers(0, 3, 1000)
+    X = np.stack([means[k] + np.linalg.cholesky(covs[k]) @ e
+                  for k, e in zip(z, rng.standard_normal((1000, 2)))])
+    est = GaussianBernoulliRBM(n_components=32, sampler="gibbs_langevin",
+                               metropolis_adjust=True, cd_steps=10, learning_rate=0.05,
+                               n_iter=20, batch_size=100, langevin_inner="closed_form",
+                               random_state=0).fit(X / X.std())
+    assert est._n_updates == 200
+    for a in (est.components_, est.intercept_hidden_, est.mean_, est.log_variance_):
+        assert np.all(np.isfinite(a))
+    assert min(est.history_["acceptance_rate"]) > 0.3
+    assert np.all(np.isfinite(est.sample(50, random_state=0)))
