@@ -360,10 +360,8 @@ class DBMCAST(BaseGenerativeModel):
         """
         sizes = self._check_params()
         first = not hasattr(self, "coefs_")
-        if not first:
-            Xa = X if hasattr(X, "shape") else np.asarray(X, dtype=object)
-            if getattr(Xa, "ndim", 0) == 2:
-                self._check_partial_fit_features(Xa)
+        # With reset=False, validation names a changed feature count
+        # ("X has 3 features, but DBMCAST is expecting 4 features as input").
         X = self._validate(X, reset=first)
         if first:
             rng = self._reset(X, sizes)

@@ -371,7 +371,7 @@ def ais_sample_base(n_runs, rng, *, intercepts, base_intercepts=None):
 
 
 def ais_log_partition(coefs, intercepts, *, n_betas=1000, n_runs=100,
-                      base_intercepts=None, random_state=None, n_jobs=None):
+                      base_intercepts=None, n_groups=None, random_state=None, n_jobs=None):
     """``log Z`` by annealed importance sampling (Neal 2001; Salakhutdinov 2008).
 
     The path runs from the factorised base model with biases ``c`` (default the
@@ -399,4 +399,4 @@ def ais_log_partition(coefs, intercepts, *, n_betas=1000, n_runs=100,
         partial(ais_log_density, **kw), partial(ais_transition, **kw),
         partial(ais_sample_base, intercepts=kw["intercepts"],
                 base_intercepts=kw["base_intercepts"]),
-        log_z0, betas, n_runs, random_state=random_state, n_jobs=n_jobs)
+        log_z0, betas, n_runs, n_groups=n_groups, random_state=random_state, n_jobs=n_jobs)
