@@ -401,8 +401,8 @@ def adaptive_st_sample(layers, betas, gain, n_steps, coefs, intercepts, rng,
 
     Returns the last temperature-1 state of every chain (the starting state if a
     chain never came back), and, with ``record_every > 0``, snapshots every
-    ``record_every`` steps of (visible state at the last temperature-1 visit,
-    temperature index) for mixing plots.
+    ``record_every`` steps of the layers at the last temperature-1 visit, the
+    temperature index after every step and the final weights, for mixing plots.
     """
     wl = _WangLandau(layers, betas, gain)
     last = [np.array(a, dtype=float) for a in layers]
@@ -413,7 +413,7 @@ def adaptive_st_sample(layers, betas, gain, n_steps, coefs, intercepts, rng,
         for a, f in zip(last, wl.fast):
             a[at_one] = f[at_one]
         if record_every and (s + 1) % record_every == 0:
-            snaps.append(last[0].copy())
+            snaps.append([a.copy() for a in last])
         if record_every:
             temps.append(wl.k.copy())
-    return last, (np.array(snaps), np.array(temps), wl.log_g.copy())
+    return last, (snaps, np.array(temps), wl.log_g.copy())
