@@ -13,7 +13,7 @@ number of parameter updates. Printed per sampler:
 The final CAST parameters are saved to ``benchmarks/results/dbm_cast_mnist.npz``
 for ``bench_dbm_mixing.py``.
 
-Run (about 5 minutes)::
+Run (about 5 minutes of CPU)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \
         python benchmarks/bench_dbm_samplers.py
@@ -42,14 +42,14 @@ def load_mnist(n_train, n_test, seed=0):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--n-train", type=int, default=10_000)
+    ap.add_argument("--n-train", type=int, default=5_000)
     ap.add_argument("--n-test", type=int, default=2_000)
     ap.add_argument("--hidden", type=int, nargs="+", default=[100, 200])
-    ap.add_argument("--passes", type=int, default=30, help="passes over the training subset")
-    ap.add_argument("--eval-every", type=int, default=3, help="passes between checkpoints")
+    ap.add_argument("--passes", type=int, default=40, help="passes over the training subset")
+    ap.add_argument("--eval-every", type=int, default=4, help="passes between checkpoints")
     ap.add_argument("--last", type=int, default=5, help="checkpoints used for oscillation")
-    ap.add_argument("--ais-betas", type=int, default=1000)
-    ap.add_argument("--ais-runs", type=int, default=100)
+    ap.add_argument("--ais-betas", type=int, default=500)
+    ap.add_argument("--ais-runs", type=int, default=50)
     ap.add_argument("--samplers", nargs="+",
                     default=["sap", "fpcd", "trans_sap", "adaptive_st", "cast"])
     args = ap.parse_args()

@@ -154,7 +154,7 @@ class DBMCAST(BaseGenerativeModel):
     """
 
     _parameter_constraints = {
-        "hidden_layer_sizes": ["array-like"],
+        "hidden_layer_sizes": ["array-like", Interval(numbers.Integral, 1, None, closed="left")],
         "sampler": [StrOptions(set(_SAMPLERS))],
         "n_temperatures": [Interval(numbers.Integral, 1, None, closed="left")],
         "beta_min": [Interval(numbers.Real, 0, 1, closed="both")],
@@ -303,8 +303,9 @@ class DBMCAST(BaseGenerativeModel):
               for l in range(len(self.coefs_))]
         gb = [mu.mean(axis=0) - x.mean(axis=0) for mu, x in zip(mus, neg)]
         lr = float(self._lr_schedule(self.n_updates_))
-        new_W = [W + lr * g for W, g in zip(self.coefs_, gW)]
-        new_b = [b + lr * g for b, g in zip(self.intercepts_, gb)]
+        with np.errstate(over="ignore", invalid="ignore"):  # caught just below
+            new_W = [W + lr * g for W, g in zip(self.coefs_, gW)]
+            new_b = [b + lr * g for b, g in zip(self.intercepts_, gb)]
         check_finite_params({"coefs_": new_W, "intercepts_": new_b},
                             f"{type(self).__name__} update {self.n_updates_}")
         self.coefs_, self.intercepts_ = new_W, new_b
