@@ -228,13 +228,19 @@ def test_cast_slow_chains_exact_moments(swap):
     layers = [rng.integers(0, 2, (50, s)).astype(float) for s in (12, 8)]
     ch = T.CASTChains(layers, [a.copy() for a in layers], T.temperature_ladder(10, 0.3),
                       InverseTime(100.0, 100.0), 10, swap)
-    mom = _Moments(12, 8)
+    mom, handed = _Moments(12, 8), _Moments(12, 8)
     for s in range(2000):
         x = ch.step(W, b, rng)
         if s >= 400:
             mom.add(x[0], x[1])
+            handed.add(x[0][ch.swapped], x[1][ch.swapped])
     assert mom.max_error(exact) < 0.05
     assert ch.stats()["n_swaps"] > 0
+    if swap == "at_beta_one":
+        # The handed states themselves are draws at temperature 1: ~8,000 of them,
+        # sd of a mean <= 0.5 / sqrt(8000) = 0.006, max over 332 moments ~0.02.
+        assert handed.n > 4000
+        assert handed.max_error(exact) < 0.05
 
 
 def test_tempered_transitions_leave_target_invariant():

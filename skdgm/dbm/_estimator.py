@@ -94,14 +94,17 @@ class DBMCAST(BaseGenerativeModel):
         ``gamma_t = g * 1000 / (1000 + t)`` over the sampler's ST steps; any
         :func:`skdgm._core.schedules.make_schedule` spec or callable is used as is.
     swap_interval : int, default=50
-        Updates between CAST swaps (Sec. 8), between tempered transitions
-        (``trans_sap``) and between adaptive ST runs (``adaptive_st``, the
-        ``N`` of Sec. 6, also the length of each run).
+        Mean number of updates between CAST swaps (Sec. 8), and the number
+        between tempered transitions (``trans_sap``) and between adaptive ST runs
+        (``adaptive_st``, the ``N`` of Sec. 6, also the length of each run).
     swap : {"at_beta_one", "last_visit"}, default="at_beta_one"
         How a CAST slow chain gets its fast partner's state. ``"last_visit"``
-        is the paper's rule (the last state the fast chain had at temperature
-        1), which is biased toward high energy; ``"at_beta_one"`` exchanges the
-        states at the first step at which the fast chain is at temperature 1.
+        is the paper's rule: every ``swap_interval`` updates, the last state the
+        fast chain had at temperature 1, which is biased toward high energy.
+        ``"at_beta_one"`` exchanges the two states, at updates at which the fast
+        chain is at temperature 1, with probability
+        ``min(1, n_temperatures / swap_interval)``; the choice depends on the
+        current temperature only, so the exchange is unbiased.
     n_chains : int, default=100
         Persistent chains (slow chains for CAST, each with one fast partner).
     n_mean_field : int, default=5

@@ -333,18 +333,23 @@ class AdaptiveSTChains(GibbsChains, _WangLandau):
 class CASTChains(GibbsChains, _WangLandau):
     """``sampler="cast"``: slow Gibbs chains coupled to fast adaptive-ST chains (Sec. 6.1).
 
-    Both advance once per update. Every ``interval`` updates each slow chain
-    takes a temperature-1 state from its fast partner:
+    Both advance once per update; the slow chains' states drive the gradient.
 
-    - ``swap="at_beta_one"`` (default): the pair is marked, and the two states
-      are exchanged at the first step at which the fast chain *is* at
-      temperature 1. Both states are then draws at temperature 1, so the
-      exchange leaves the pair's joint target invariant.
-    - ``swap="last_visit"`` (the paper, Sec. 8): the slow chain is given the last
-      state the fast chain had at temperature 1. That is usually the state from
-      which it climbed to ``beta_2``, a move accepted more readily from high
-      energy (``exp((beta_1 - beta_2) E)``), so the handed states are biased
-      toward high energy.
+    - ``swap="at_beta_one"`` (default): at every update at which the fast chain
+      *is* at temperature 1, the two states are exchanged with probability
+      ``min(1, K / interval)`` (one exchange per ``interval`` updates on average
+      when the temperature histogram is flat). Given ``k_t = 1`` the fast state
+      is a draw at temperature 1 and the decision depends on nothing else, so
+      the exchange leaves the pair's joint target invariant.
+    - ``swap="last_visit"`` (the paper, Sec. 8): every ``interval`` updates the
+      slow chain is given the last state the fast chain had at temperature 1.
+      That is usually the state from which it climbed to ``beta_2``, a move
+      accepted more readily from high energy (``exp((beta_1 - beta_2) E)``), so
+      the handed states are biased toward high energy.
+
+    Waiting for the fast chain's first return to temperature 1 after a due time
+    is biased too (the arriving state was drawn at ``beta_2``): choosing the
+    moment from the path of ``k`` is what both biased rules have in common.
     """
 
     def __init__(self, layers, fast_layers, betas, gain, interval, swap):
@@ -353,10 +358,13 @@ class CASTChains(GibbsChains, _WangLandau):
         self.interval = int(interval)
         self.swap = swap
         n = self.k.shape[0]
-        self.pending = np.zeros(n, dtype=bool)
+        # With a flat histogram a fast chain is at temperature 1 a fraction 1/K of
+        # the time: this makes one exchange per ``interval`` updates on average.
+        self.p_swap = min(1.0, len(self.betas) / self.interval)
         self.last_one = [a.copy() for a in self.fast]
         self.have_last = np.ones(n, dtype=bool)
         self.n_swaps = 0
+        self.swapped = np.zeros(n, dtype=bool)  # chains handed a state at this step
 
     def step(self, coefs, intercepts, rng):
         self.n_steps += 1
@@ -364,6 +372,7 @@ class CASTChains(GibbsChains, _WangLandau):
         self.st_step(coefs, intercepts, rng)
         at_one = self.k == 0
         due = self.n_steps % self.interval == 0
+        self.swapped[:] = False
         if self.swap == "last_visit":
             for a, f in zip(self.last_one, self.fast):
                 a[at_one] = f[at_one]
@@ -373,19 +382,21 @@ class CASTChains(GibbsChains, _WangLandau):
                 for a, f in zip(self.layers, self.last_one):
                     a[sel] = f[sel]
                 self.n_swaps += int(sel.sum())
+                self.swapped |= sel
                 # The same state is not handed over twice.
                 self.have_last[:] = False
         else:
-            if due:
-                self.pending[:] = True
-            sel = self.pending & at_one
+            # A draw per pair at every step, so the stream use is fixed; the choice
+            # depends on the current k only, never on the path (see class docstring).
+            u = rng.random(at_one.shape[0])
+            sel = at_one & (u < self.p_swap)
             if sel.any():
                 for a, f in zip(self.layers, self.fast):
                     tmp = a[sel].copy()
                     a[sel] = f[sel]
                     f[sel] = tmp
                 self.n_swaps += int(sel.sum())
-                self.pending[sel] = False
+                self.swapped |= sel
         return self.layers
 
     def stats(self):
