@@ -299,6 +299,12 @@ class AdaptiveSTChains(GibbsChains, _WangLandau):
     temperature 1 (at most ``max_extra`` more steps); the state reached at
     temperature 1 becomes the chain's new state (chains that did not return keep
     their previous state). The weights persist between runs (Sec. 6).
+
+    Taking the state at the first return to temperature 1 selects it by the
+    path of ``k``, which biases it (the arriving state was drawn at
+    ``beta_2``; see :class:`CASTChains` and ``bench_dbm_swap_bias.py``), and
+    the wait makes a run cost 1-11 intervals of sweeps: CAST is the better
+    choice.
     """
 
     def __init__(self, layers, betas, gain, interval, max_extra=None):
