@@ -119,9 +119,11 @@ class BaseGenerativeModel(TransformerMixin, BaseEstimator):
         """A clear error when the feature count changes between ``partial_fit`` calls."""
         n = X.shape[1]
         if hasattr(self, "n_features_in_") and n != self.n_features_in_:
+            # Worded as scikit-learn words it, so its common checks recognise it.
             raise ValueError(
-                f"X has {n} features, but {type(self).__name__} was fitted with "
-                f"{self.n_features_in_} features in earlier partial_fit calls"
+                f"X has {n} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input (the feature count changed "
+                f"between partial_fit calls)"
             )
 
     def _start_history(self):

@@ -1,0 +1,480 @@
+"""``DBMCAST``: the scikit-learn face of the deep Boltzmann machine wing.
+
+It validates, keeps the random streams and the persistent chains, and orchestrates
+the kernels of :mod:`._model` (energies, mean-field, Gibbs, AIS, exact helpers) and
+:mod:`._tempering` (the negative-phase samplers). Nothing numerical lives here
+beyond the stochastic-approximation step itself (Sec. 2.2).
+"""
+
+import numbers
+
+import numpy as np
+from scipy.special import expit, logit
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted
+
+from .._core.base import BaseGenerativeModel, check_finite_params, iter_minibatches
+from .._core.random import as_generator, check_seed_sequence, spawn_seeds
+from .._core.schedules import InverseTime, make_schedule
+from . import _model, _tempering
+
+__all__ = ["DBMCAST"]
+
+_SAMPLERS = ("sap", "fpcd", "trans_sap", "adaptive_st", "cast")
+# The paper's stochastic-approximation rate is 10 / (2000 + t): 0.005 at t = 0.
+_LR_T0 = 2000.0
+# Wang-Landau gain gamma_t = wl_gain * 1000 / (1000 + t): decays like 1/t, as the
+# convergence of the weights (Eq. 6) requires, after about a thousand steps.
+_WL_T0 = 1000.0
+# Odd-layer units up to which log Z is computed exactly instead of by AIS.
+_EXACT_ODD_UNITS = 16
+
+
+def _schedule(spec, t0):
+    if isinstance(spec, numbers.Real) and not isinstance(spec, bool):
+        return InverseTime(float(spec) * t0, t0)
+    return make_schedule(spec)
+
+
+def _bernoulli(p, rng):
+    return (rng.random(p.shape) < p).astype(np.float64)
+
+
+def pretrain_rbm(X, n_hidden, *, up, down, n_epochs, learning_rate, batch_size, rng):
+    """CD-1 training of one RBM of the greedy stack, with scaled directions.
+
+    ``up`` and ``down`` multiply the weights in ``p(h | v)`` and ``p(v | h)``:
+    2 where the DBM layer will receive input from both sides but the RBM sees
+    only one (Salakhutdinov & Hinton 2009, Sec. 3.1). Returns ``W, b_v, b_h``.
+    """
+    n, d = X.shape
+    W = rng.normal(0.0, 0.01, (d, n_hidden))
+    bv = logit(np.clip(X.mean(axis=0), 1e-3, 1 - 1e-3))
+    bh = np.zeros(n_hidden)
+    for _ in range(int(n_epochs)):
+        for sl in iter_minibatches(n, batch_size, rng):
+            v0 = X[sl]
+            ph0 = expit(up * (v0 @ W) + bh)
+            h0 = _bernoulli(ph0, rng)
+            pv1 = expit(down * (h0 @ W.T) + bv)
+            ph1 = expit(up * (pv1 @ W) + bh)
+            m = v0.shape[0]
+            W += learning_rate * (v0.T @ ph0 - pv1.T @ ph1) / m
+            bv += learning_rate * (v0 - pv1).mean(axis=0)
+            bh += learning_rate * (ph0 - ph1).mean(axis=0)
+    return W, bv, bh
+
+
+class DBMCAST(BaseGenerativeModel):
+    """Binary deep Boltzmann machine trained by stochastic approximation with CAST.
+
+    Salakhutdinov (2010), "Learning Deep Boltzmann Machines using Adaptive MCMC".
+    The positive phase is mean-field (Sec. 2.1, doubled-weight initialisation);
+    the negative phase uses persistent chains advanced by ``sampler`` (Sec. 2.2,
+    3, 5, 6.1); parameters follow Eq. 2 with a decreasing learning rate.
+
+    Parameters
+    ----------
+    hidden_layer_sizes : tuple of int, default=(500, 1000)
+        Units per hidden layer (any depth >= 1; depth 1 is an RBM).
+    sampler : {"cast", "sap", "fpcd", "trans_sap", "adaptive_st"}, default="cast"
+        Negative-phase sampler: coupled adaptive simulated tempering (Sec. 6.1),
+        plain persistent Gibbs (SAP/PCD), fast-weight PCD (Sec. 3), tempered
+        transitions every ``swap_interval`` updates (Trans-SAP), or
+        ``swap_interval`` Gibbs updates alternating with one adaptive ST run
+        (Sec. 6).
+    n_temperatures : int, default=20
+        Number ``K`` of inverse temperatures, spaced uniformly from 1 to
+        ``beta_min`` (also the levels of tempered transitions).
+    beta_min : float, default=0.9
+        Lowest inverse temperature (the paper's MNIST setting). Small or
+        strongly bimodal models need it much lower (the 2-node toy needs ~0).
+    wl_gain : float or schedule, default=1.0
+        Wang-Landau gain of Eq. 5. A float ``g`` means
+        ``gamma_t = g * 1000 / (1000 + t)`` over the sampler's ST steps; any
+        :func:`skdgm._core.schedules.make_schedule` spec or callable is used as is.
+    swap_interval : int, default=50
+        Mean number of updates between CAST swaps (Sec. 8), and the number
+        between tempered transitions (``trans_sap``) and between adaptive ST runs
+        (``adaptive_st``, the ``N`` of Sec. 6, also the length of each run).
+    swap : {"at_beta_one", "last_visit"}, default="at_beta_one"
+        How a CAST slow chain gets its fast partner's state. ``"last_visit"``
+        is the paper's rule: every ``swap_interval`` updates, the last state the
+        fast chain had at temperature 1, which is biased toward high energy.
+        ``"at_beta_one"`` exchanges the two states, at updates at which the fast
+        chain is at temperature 1, with probability
+        ``min(1, n_temperatures / swap_interval)``; the choice depends on the
+        current temperature only, so the exchange is unbiased.
+    n_chains : int, default=100
+        Persistent chains (slow chains for CAST, each with one fast partner).
+    n_mean_field : int, default=5
+        Maximum mean-field sweeps in the positive phase.
+    mean_field_tol : float, default=1e-4
+        Stop mean-field early when no mean moves by more than this.
+    learning_rate : float or schedule, default=0.005
+        A float ``a`` means ``a * 2000 / (2000 + t)`` over updates ``t`` (the
+        paper: 0.005 decreased as 10 / (2000 + t)); or a schedule spec.
+    fpcd_learning_rate : float, default=0.005
+        Constant rate of the FPCD fast weights.
+    fpcd_decay : float, default=0.95
+        Per-update shrinkage of the FPCD fast weights.
+    batch_size : int, default=100
+    n_iter : int, default=10
+        Passes over the data in :meth:`fit` (after pre-training).
+    pretrain : bool, default=True
+        Greedy layer-wise RBM pre-training with doubled weights before joint
+        training.
+    pretrain_n_iter : int, default=5
+        CD-1 passes per RBM of the pre-training stack.
+    pretrain_learning_rate : float, default=0.05
+    ais_n_betas : int, default=1000
+        Inverse temperatures of the AIS estimate of ``log Z`` made at the end
+        of :meth:`fit` and :meth:`partial_fit` (exact enumeration instead when
+        the odd layers have at most 16 units).
+    ais_n_runs : int, default=100
+    random_state : None, int, SeedSequence or Generator, default=None
+    verbose : int, default=0
+    n_jobs : int, default=None
+        Workers for the AIS runs (results do not depend on it).
+
+    Attributes
+    ----------
+    coefs_ : list of ndarray
+        ``W_l`` of shape ``(n_l, n_{l+1})``, visible-to-first-hidden first.
+    intercepts_ : list of ndarray
+        Biases ``b_l`` of every layer, visible first.
+    log_partition_ : float
+        Estimate of ``log Z``; ``log_partition_std_`` is its standard error
+        (0 when exact).
+    history_ : dict of lists
+        Per pass: ``learning_rate``, ``unnormalised_bound`` (mean of Eq. 3 plus
+        ``log Z`` over the pass's minibatches), and the sampler's statistics:
+        ``temperature_occupancy`` and ``adaptive_log_weights`` (adaptive ST,
+        CAST), ``n_swaps`` (CAST), ``tt_acceptance`` (Trans-SAP),
+        ``fast_weight_norm`` (FPCD).
+    n_updates_ : int
+        Parameter updates made so far.
+    """
+
+    _parameter_constraints = {
+        "hidden_layer_sizes": ["array-like", Interval(numbers.Integral, 1, None, closed="left")],
+        "sampler": [StrOptions(set(_SAMPLERS))],
+        "n_temperatures": [Interval(numbers.Integral, 1, None, closed="left")],
+        "beta_min": [Interval(numbers.Real, 0, 1, closed="both")],
+        "wl_gain": [Interval(numbers.Real, 0, None, closed="left"), tuple, str, callable],
+        "swap_interval": [Interval(numbers.Integral, 1, None, closed="left")],
+        "swap": [StrOptions({"at_beta_one", "last_visit"})],
+        "n_chains": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_mean_field": [Interval(numbers.Integral, 0, None, closed="left")],
+        "mean_field_tol": [Interval(numbers.Real, 0, None, closed="left")],
+        "learning_rate": [Interval(numbers.Real, 0, None, closed="left"), tuple, str,
+                          callable],
+        "fpcd_learning_rate": [Interval(numbers.Real, 0, None, closed="left")],
+        "fpcd_decay": [Interval(numbers.Real, 0, 1, closed="both")],
+        "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_iter": [Interval(numbers.Integral, 0, None, closed="left")],
+        "pretrain": ["boolean"],
+        "pretrain_n_iter": [Interval(numbers.Integral, 0, None, closed="left")],
+        "pretrain_learning_rate": [Interval(numbers.Real, 0, None, closed="left")],
+        "ais_n_betas": [Interval(numbers.Integral, 2, None, closed="left")],
+        "ais_n_runs": [Interval(numbers.Integral, 1, None, closed="left")],
+        "random_state": ["random_state", np.random.SeedSequence, np.random.Generator],
+        "verbose": ["verbose"],
+        "n_jobs": [None, numbers.Integral],
+    }
+
+    def __init__(self, hidden_layer_sizes=(500, 1000), *, sampler="cast", n_temperatures=20,
+                 beta_min=0.9, wl_gain=1.0, swap_interval=50, swap="at_beta_one",
+                 n_chains=100, n_mean_field=5, mean_field_tol=1e-4, learning_rate=0.005,
+                 fpcd_learning_rate=0.005, fpcd_decay=0.95, batch_size=100, n_iter=10,
+                 pretrain=True, pretrain_n_iter=5, pretrain_learning_rate=0.05,
+                 ais_n_betas=1000, ais_n_runs=100, random_state=None, verbose=0,
+                 n_jobs=None):
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.sampler = sampler
+        self.n_temperatures = n_temperatures
+        self.beta_min = beta_min
+        self.wl_gain = wl_gain
+        self.swap_interval = swap_interval
+        self.swap = swap
+        self.n_chains = n_chains
+        self.n_mean_field = n_mean_field
+        self.mean_field_tol = mean_field_tol
+        self.learning_rate = learning_rate
+        self.fpcd_learning_rate = fpcd_learning_rate
+        self.fpcd_decay = fpcd_decay
+        self.batch_size = batch_size
+        self.n_iter = n_iter
+        self.pretrain = pretrain
+        self.pretrain_n_iter = pretrain_n_iter
+        self.pretrain_learning_rate = pretrain_learning_rate
+        self.ais_n_betas = ais_n_betas
+        self.ais_n_runs = ais_n_runs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.n_jobs = n_jobs
+
+    # ------------------------------------------------------------------ validation
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = False
+        tags.non_deterministic = False
+        return tags
+
+    def _check_params(self):
+        self._validate_params()
+        sizes = np.asarray(self.hidden_layer_sizes).ravel()
+        if sizes.size < 1 or np.any(sizes < 1) or not np.all(sizes == np.round(sizes)):
+            raise ValueError(
+                f"hidden_layer_sizes must be a non-empty sequence of positive integers, "
+                f"got {self.hidden_layer_sizes!r}")
+        return [int(s) for s in sizes]
+
+    def _validate(self, X, reset):
+        X = self._validate_input(X, reset=reset, dtype=(np.float64, np.float32), binary=True)
+        return np.asarray(X, dtype=np.float64)
+
+    # ------------------------------------------------------------------ set-up
+    def _rng(self):
+        """A fresh stream for one fit/partial_fit call (reproducible for an int seed)."""
+        return as_generator(spawn_seeds(self._seed_seq, 1)[0])
+
+    def _betas(self):
+        return _tempering.temperature_ladder(self.n_temperatures, self.beta_min)
+
+    def _reset(self, X, sizes):
+        self._seed_seq = check_seed_sequence(self.random_state)
+        rng = self._rng()
+        d = X.shape[1]
+        all_sizes = [d] + sizes
+        self.coefs_ = [rng.normal(0.0, 0.01, (a, b)) for a, b in zip(all_sizes[:-1],
+                                                                        all_sizes[1:])]
+        self._base_visible = logit(np.clip(X.mean(axis=0), 1e-3, 1 - 1e-3))
+        self.intercepts_ = [self._base_visible.copy()] + [np.zeros(s) for s in sizes]
+        self.n_updates_ = 0
+        self._start_history()
+        self._sampler_obj = None
+        return rng
+
+    def _init_chains(self, X, rng):
+        rows = rng.integers(0, X.shape[0], self.n_chains)
+        mus = _model.mean_field_init(X[rows], self.coefs_, self.intercepts_)
+        layers = [X[rows].copy()] + [_bernoulli(m, rng) for m in mus[1:]]
+        betas = self._betas()
+        gain = _schedule(self.wl_gain, _WL_T0)
+        s = self.sampler
+        if s == "sap":
+            return _tempering.GibbsChains(layers)
+        if s == "fpcd":
+            return _tempering.FastWeightChains(layers, self.coefs_, self.intercepts_,
+                                               self.fpcd_learning_rate, self.fpcd_decay)
+        if s == "trans_sap":
+            return _tempering.TemperedTransitionChains(layers, betas, self.swap_interval)
+        if s == "adaptive_st":
+            return _tempering.AdaptiveSTChains(layers, betas, gain, self.swap_interval)
+        return _tempering.CASTChains(layers, [a.copy() for a in layers], betas, gain,
+                                     self.swap_interval, self.swap)
+
+    def _pretrain(self, X, rng):
+        """Greedy stack of RBMs with doubled weights (Salakhutdinov & Hinton 2009)."""
+        L = len(self.coefs_)
+        data = X
+        bottoms, tops = [], []
+        for l in range(L):
+            up = 2.0 if l < L - 1 else 1.0
+            down = 2.0 if l > 0 else 1.0
+            W, bv, bh = pretrain_rbm(
+                data, self.coefs_[l].shape[1], up=up, down=down,
+                n_epochs=self.pretrain_n_iter, learning_rate=self.pretrain_learning_rate,
+                batch_size=self.batch_size, rng=rng)
+            self.coefs_[l] = W
+            bottoms.append(bv)
+            tops.append(bh)
+            data = _bernoulli(expit(up * (data @ W) + bh), rng)
+        # A middle layer is the top of one RBM and the bottom of the next: average.
+        self.intercepts_ = [bottoms[0]] + [
+            0.5 * (tops[l - 1] + bottoms[l]) for l in range(1, L)] + [tops[L - 1]]
+
+    # ------------------------------------------------------------------ learning
+    def _update(self, Vb, rng):
+        """One stochastic-approximation step (Sec. 2.2, Eq. 2)."""
+        mus = _model.mean_field(Vb, self.coefs_, self.intercepts_, self.n_mean_field,
+                                self.mean_field_tol)
+        neg = self._sampler_obj.step(self.coefs_, self.intercepts_, rng)
+        nb, nc = Vb.shape[0], neg[0].shape[0]
+        gW = [mus[l].T @ mus[l + 1] / nb - neg[l].T @ neg[l + 1] / nc
+              for l in range(len(self.coefs_))]
+        gb = [mu.mean(axis=0) - x.mean(axis=0) for mu, x in zip(mus, neg)]
+        lr = float(self._lr_schedule(self.n_updates_))
+        with np.errstate(over="ignore", invalid="ignore"):  # caught just below
+            new_W = [W + lr * g for W, g in zip(self.coefs_, gW)]
+            new_b = [b + lr * g for b, g in zip(self.intercepts_, gb)]
+        check_finite_params({"coefs_": new_W, "intercepts_": new_b},
+                            f"{type(self).__name__} update {self.n_updates_}")
+        self.coefs_, self.intercepts_ = new_W, new_b
+        self._sampler_obj.after_update((gW, gb), lr)
+        self.n_updates_ += 1
+        return float(np.mean(_model.lower_bound_unnormalised(mus, self.coefs_,
+                                                             self.intercepts_))), lr
+
+    def _one_pass(self, X, rng):
+        bounds = []
+        lr = float(self._lr_schedule(self.n_updates_))
+        for sl in iter_minibatches(X.shape[0], self.batch_size, rng):
+            b, lr = self._update(X[sl], rng)
+            bounds.append(b)
+        stats = self._sampler_obj.stats()
+        self._log_iteration(learning_rate=lr, unnormalised_bound=float(np.mean(bounds)),
+                            **stats)
+
+    def fit(self, X, y=None):
+        """Pre-train (optionally), then ``n_iter`` passes of stochastic approximation.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features), binary
+        y : ignored
+
+        Returns
+        -------
+        self
+        """
+        sizes = self._check_params()
+        X = self._validate(X, reset=True)
+        rng = self._reset(X, sizes)
+        if self.pretrain:
+            self._pretrain(X, rng)
+        self._lr_schedule = _schedule(self.learning_rate, _LR_T0)
+        self._sampler_obj = self._init_chains(X, rng)
+        for _ in range(self.n_iter):
+            self._one_pass(X, rng)
+        self._estimate_log_partition(rng)
+        return self
+
+    def partial_fit(self, X, y=None):
+        """One pass of stochastic approximation over ``X`` (no pre-training).
+
+        The first call initialises small random weights and the chains; later
+        calls continue the chains, the learning-rate schedule and the Wang-Landau
+        weights. ``log_partition_`` is re-estimated at the end of each call.
+
+        Returns
+        -------
+        self
+        """
+        sizes = self._check_params()
+        first = not hasattr(self, "coefs_")
+        # With reset=False, validation names a changed feature count
+        # ("X has 3 features, but DBMCAST is expecting 4 features as input").
+        X = self._validate(X, reset=first)
+        if first:
+            rng = self._reset(X, sizes)
+        else:
+            rng = self._rng()
+        self._lr_schedule = _schedule(self.learning_rate, _LR_T0)
+        if self._sampler_obj is None:
+            self._sampler_obj = self._init_chains(X, rng)
+        self._one_pass(X, rng)
+        self._estimate_log_partition(rng)
+        return self
+
+    # ------------------------------------------------------------------ log Z
+    def _estimate_log_partition(self, rng):
+        self.log_partition(random_state=rng)
+
+    def log_partition(self, n_betas=None, n_runs=None, *, exact=None, random_state=None):
+        """Estimate ``log Z`` and store it in ``log_partition_`` (with its std. error).
+
+        AIS through :func:`skdgm._core.ais.annealed_importance_sampling` with the
+        odd layers as state and the even layers summed out; the base model has
+        the data's base rate on ``v`` and the model's biases elsewhere. With
+        ``exact=None`` the odd layers are enumerated instead when they have at
+        most 16 units (``exact=True`` forces enumeration, up to 22 units).
+
+        Returns
+        -------
+        log_z : float
+        """
+        check_is_fitted(self)
+        odd = sum(self.intercepts_[l].shape[0]
+                  for l in _model.odd_layers(len(self.intercepts_)))
+        if exact or (exact is None and odd <= _EXACT_ODD_UNITS):
+            self.log_partition_ = _model.exact_log_partition(self.coefs_, self.intercepts_)
+            self.log_partition_std_ = 0.0
+            return self.log_partition_
+        base = [self._base_visible] + list(self.intercepts_[1:])
+        res = _model.ais_log_partition(
+            self.coefs_, self.intercepts_,
+            n_betas=self.ais_n_betas if n_betas is None else n_betas,
+            n_runs=self.ais_n_runs if n_runs is None else n_runs,
+            base_intercepts=base,
+            random_state=self.random_state if random_state is None else random_state,
+            n_jobs=self.n_jobs)
+        self.log_partition_ = float(res.log_z)
+        self.log_partition_std_ = float(res.std_err)
+        return self.log_partition_
+
+    # ------------------------------------------------------------------ inference
+    def _mean_field(self, X):
+        return _model.mean_field(X, self.coefs_, self.intercepts_, self.n_mean_field,
+                                 self.mean_field_tol)
+
+    def transform(self, X):
+        """Mean-field posterior means of every hidden layer, concatenated.
+
+        Returns
+        -------
+        H : ndarray of shape (n_samples, sum(hidden_layer_sizes))
+            ``[q(h^1 = 1 | v), ..., q(h^L = 1 | v)]``, bottom layer first.
+        """
+        X = self._validate(X, reset=False)
+        return np.hstack(self._mean_field(X)[1:])
+
+    def score_samples(self, X):
+        """Variational lower bound of Eq. 3 on ``log p(v)``, per row.
+
+        ``sum_h Q log P*(v, h) + H(Q) - log Z`` with the mean-field ``Q`` and
+        ``log Z = log_partition_``; it underestimates ``log p(v)`` by the KL
+        divergence from ``Q`` to the true posterior (plus the error of ``log Z``).
+        """
+        X = self._validate(X, reset=False)
+        mus = self._mean_field(X)
+        return (_model.lower_bound_unnormalised(mus, self.coefs_, self.intercepts_)
+                - self.log_partition_)
+
+    def sample(self, n_samples=1, *, sampler="gibbs", n_steps=1000, random_state=None):
+        """Visible samples from chains started at random states.
+
+        Parameters
+        ----------
+        n_samples : int
+            Independent chains, one sample each.
+        sampler : {"gibbs", "adaptive_st"}
+            Blocked Gibbs sweeps, or Alg. 1 with this estimator's temperatures and
+            gain (the returned state is each chain's last state at temperature 1).
+        n_steps : int
+        random_state : None, int or Generator
+            Fresh randomness by default.
+
+        Returns
+        -------
+        V : ndarray of shape (n_samples, n_features_in_)
+        """
+        check_is_fitted(self)
+        if sampler not in ("gibbs", "adaptive_st"):
+            raise ValueError(f"sampler must be 'gibbs' or 'adaptive_st', got {sampler!r}")
+        rng = as_generator(check_seed_sequence(random_state))
+        sizes = [b.shape[0] for b in self.intercepts_]
+        layers = [_bernoulli(np.full((int(n_samples), s), 0.5), rng) for s in sizes]
+        if sampler == "gibbs":
+            for _ in range(int(n_steps)):
+                _model.gibbs_sweep(layers, self.coefs_, self.intercepts_, rng)
+            return layers[0]
+        last, _ = _tempering.adaptive_st_sample(
+            layers, self._betas(), _schedule(self.wl_gain, _WL_T0), n_steps, self.coefs_,
+            self.intercepts_, rng)
+        return last[0]
+
+    @property
+    def _n_features_out(self):
+        return int(sum(b.shape[0] for b in self.intercepts_[1:]))

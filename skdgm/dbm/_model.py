@@ -1,0 +1,402 @@
+"""Deep Boltzmann machine: energies, conditionals, mean-field, Gibbs sweeps, exact helpers.
+
+Notation (Salakhutdinov 2010, Sec. 2, with the biases the paper omits for clarity):
+the layers are ``x_0 = v, x_1 = h^1, ..., x_L = h^L``, the weights ``W_l`` of shape
+``(n_l, n_{l+1})`` couple layer ``l`` to layer ``l + 1`` and ``b_l`` is the bias of
+layer ``l``. The energy (Eq. 1 plus biases) is
+
+    E(x) = - sum_l x_l^T W_l x_{l+1} - sum_l b_l^T x_l.
+
+Layers of one parity are conditionally independent given the other parity, so a
+Gibbs sweep samples the odd layers given the even ones and then the even layers
+given the odd ones; and the even layers can be summed out analytically, which is
+what the exact helpers and the AIS path use (the state is the odd layers only).
+
+Everything here takes plain arrays (``coefs``: list of ``W_l``; ``intercepts``: list
+of ``b_l``, visible first) and, where random, an explicit ``numpy.random.Generator``.
+Tempering (``beta``) is per chain: an array of shape ``(n_chains,)`` or a scalar.
+A path between the model and a fully factorised base model with biases ``c_l`` is
+used by AIS: ``p_beta(x) ∝ exp(-beta E(x) + (1 - beta) sum_l c_l^T x_l)``.
+"""
+
+import itertools
+
+import numpy as np
+from scipy.special import expit, log_expit, logsumexp
+
+__all__ = [
+    "energy",
+    "layer_input",
+    "sample_layers",
+    "gibbs_sweep",
+    "gibbs_sweep_energy",
+    "mean_field_init",
+    "mean_field",
+    "mean_field_update",
+    "lower_bound_unnormalised",
+    "log_marginal_odd",
+    "exact_log_partition",
+    "exact_log_prob",
+    "odd_layers",
+    "even_layers",
+]
+
+
+def odd_layers(n_layers):
+    """Indices of the odd layers (``h^1, h^3, ...``) of a model with ``n_layers`` layers."""
+    return list(range(1, n_layers, 2))
+
+
+def even_layers(n_layers):
+    """Indices of the even layers (``v, h^2, ...``)."""
+    return list(range(0, n_layers, 2))
+
+
+def _softplus(a):
+    return np.logaddexp(0.0, a)
+
+
+def _col(beta):
+    beta = np.asarray(beta, dtype=float)
+    return beta[:, None] if beta.ndim == 1 else beta
+
+
+def energy(layers, coefs, intercepts):
+    """Energy ``E(x)`` of Eq. 1 (with biases), one value per row.
+
+    Parameters
+    ----------
+    layers : list of ndarray of shape (n_rows, n_l)
+        States (or mean-field means) of every layer, visible first.
+    coefs, intercepts : list of ndarray
+        ``W_l`` and ``b_l``.
+
+    Returns
+    -------
+    E : ndarray of shape (n_rows,)
+    """
+    e = np.zeros(layers[0].shape[0])
+    for l, W in enumerate(coefs):
+        e -= np.einsum("ij,ij->i", layers[l] @ W, layers[l + 1])
+    for l, b in enumerate(intercepts):
+        e -= layers[l] @ b
+    return e
+
+
+def layer_input(l, layers, coefs, intercepts, beta=1.0, base_intercepts=None):
+    """Total input to layer ``l`` from its neighbours at inverse temperature ``beta``.
+
+    ``beta * (b_l + x_{l-1} W_{l-1} + x_{l+1} W_l^T) + (1 - beta) c_l``, where ``c_l``
+    (``base_intercepts``) defaults to ``b_l`` (then the path tempers only the weights
+    and the biases of the base model equal the model's).
+    """
+    n_rows = next(x for x in layers if x is not None).shape[0]
+    a = np.zeros((n_rows, intercepts[l].shape[0])) + intercepts[l]
+    if l > 0:
+        a += layers[l - 1] @ coefs[l - 1]
+    if l + 1 < len(layers):
+        a += layers[l + 1] @ coefs[l].T
+    if np.ndim(beta) == 0 and beta == 1.0:
+        return a
+    beta = _col(beta)
+    c = intercepts[l] if base_intercepts is None else base_intercepts[l]
+    return beta * a + (1.0 - beta) * c
+
+
+def _bernoulli(p, rng):
+    # One uniform per unit, in C order: the Cython twins consume the stream this way.
+    return (rng.random(p.shape) < p).astype(p.dtype)
+
+
+def sample_layers(which, layers, coefs, intercepts, rng, beta=1.0, base_intercepts=None):
+    """Resample the layers listed in ``which`` (one parity) given the others, in place."""
+    for l in which:
+        layers[l] = _bernoulli(expit(layer_input(l, layers, coefs, intercepts, beta,
+                                                 base_intercepts)), rng)
+    return layers
+
+
+def gibbs_sweep(layers, coefs, intercepts, rng, beta=1.0, *, reverse=False,
+                clamp_visible=False, base_intercepts=None):
+    """One blocked Gibbs sweep: odd layers given even, then even layers given odd.
+
+    ``reverse=True`` runs the two blocks in the opposite order (the reversal of the
+    forward sweep, which tempered transitions need). ``clamp_visible`` leaves
+    ``v`` untouched. ``layers`` is updated in place and returned.
+    """
+    n = len(layers)
+    odd = odd_layers(n)
+    even = [l for l in even_layers(n) if not (clamp_visible and l == 0)]
+    blocks = (even, odd) if reverse else (odd, even)
+    for block in blocks:
+        sample_layers(block, layers, coefs, intercepts, rng, beta, base_intercepts)
+    return layers
+
+
+def gibbs_sweep_energy(layers, coefs, intercepts, rng, beta=1.0, *, reverse=False):
+    """:func:`gibbs_sweep` that also returns the energy ``E(x)`` of the new state.
+
+    Every weight couples an odd and an even layer, so with ``a_l`` the untempered
+    input of the block sampled last, ``E = -sum_{l in last} x_l^T a_l
+    - sum_{l in first} b_l^T x_l``: the energy costs no extra matrix product.
+    Here ``beta`` tempers the whole energy, biases included,
+    ``p_beta(x) ∝ exp(-beta E(x))`` (Eq. 11), unlike the AIS path of
+    :func:`gibbs_sweep`, whose base model keeps its own biases.
+    """
+    n = len(layers)
+    odd, even = odd_layers(n), even_layers(n)
+    first, last = (even, odd) if reverse else (odd, even)
+    beta_c = _col(beta) if np.ndim(beta) else float(beta)
+    for l in first:
+        layers[l] = _bernoulli(expit(beta_c * layer_input(l, layers, coefs, intercepts)), rng)
+    e = np.zeros(layers[0].shape[0])
+    for l in last:
+        a = layer_input(l, layers, coefs, intercepts)
+        layers[l] = _bernoulli(expit(beta_c * a), rng)
+        e -= np.einsum("ij,ij->i", layers[l], a)
+    for l in first:
+        e -= layers[l] @ intercepts[l]
+    return layers, e
+
+
+def mean_field_init(V, coefs, intercepts):
+    """Bottom-up initialisation of the mean-field posteriors with doubled weights.
+
+    Every hidden layer but the top one receives input from above as well as from
+    below, so the single bottom-up pass doubles the input from below to stand in
+    for the missing top-down half (Salakhutdinov & Hinton 2009, Sec. 3.1):
+    ``mu_l = sigma(s_l mu_{l-1} W_{l-1} + b_l)`` with ``s_l = 2`` below the top
+    layer and ``s_L = 1``.
+    """
+    mus = [V]
+    L = len(coefs)
+    for l in range(1, L + 1):
+        scale = 2.0 if l < L else 1.0
+        mus.append(expit(scale * (mus[l - 1] @ coefs[l - 1]) + intercepts[l]))
+    return mus
+
+
+def mean_field_update(mus, coefs, intercepts):
+    """One sweep of the mean-field fixed-point equations, odd hidden layers first.
+
+    ``mu_l <- sigma(b_l + mu_{l-1} W_{l-1} + mu_{l+1} W_l^T)``: the stationarity
+    conditions of the lower bound (Eq. 3) in ``mu_l``. Updating one parity at a time
+    is coordinate ascent, so the bound never decreases. Returns a new list and the
+    largest absolute change.
+    """
+    mus = list(mus)
+    n = len(mus)
+    delta = 0.0
+    for l in odd_layers(n) + [l for l in even_layers(n) if l > 0]:
+        new = expit(layer_input(l, mus, coefs, intercepts))
+        delta = max(delta, float(np.max(np.abs(new - mus[l]))) if new.size else 0.0)
+        mus[l] = new
+    return mus, delta
+
+
+def mean_field(V, coefs, intercepts, n_iter=5, tol=0.0):
+    """Mean-field posterior ``Q(h | v)`` of every hidden layer (Sec. 2.1).
+
+    Doubled-weight initialisation (:func:`mean_field_init`), then at most
+    ``n_iter`` sweeps of :func:`mean_field_update`, stopping early when no mean
+    moves by more than ``tol``.
+
+    Returns
+    -------
+    mus : list of ndarray
+        ``[V, mu_1, ..., mu_L]``.
+    """
+    mus = mean_field_init(V, coefs, intercepts)
+    for _ in range(int(n_iter)):
+        mus, delta = mean_field_update(mus, coefs, intercepts)
+        if delta <= tol:
+            break
+    return mus
+
+
+def _entropy(mu):
+    # Bernoulli entropy, 0 log 0 = 0.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h = -(mu * np.log(mu) + (1 - mu) * np.log1p(-mu))
+    return np.nan_to_num(h, nan=0.0).sum(axis=1)
+
+
+def lower_bound_unnormalised(mus, coefs, intercepts):
+    """``sum_h Q log P*(v, h) + H(Q)`` of Eq. 3, i.e. the bound plus ``log Z``.
+
+    Under a fully factorised ``Q`` the expected energy is the energy at the means
+    (layers interact bilinearly and are independent under ``Q``).
+    """
+    h = sum(_entropy(mu) for mu in mus[1:])
+    return -energy(mus, coefs, intercepts) + h
+
+
+def log_marginal_odd(odd_states, coefs, intercepts, beta=1.0, base_intercepts=None,
+                     visible=None):
+    """``log sum_{even} f_beta(x)``: the odd layers' unnormalised log marginal.
+
+    Parameters
+    ----------
+    odd_states : list of ndarray of shape (n_rows, n_l)
+        States of the odd layers ``h^1, h^3, ...`` in order.
+    beta : float or ndarray of shape (n_rows,)
+        Inverse temperature on the path to the base model (see module docstring).
+    visible : ndarray of shape (n_rows, n_0), optional
+        Clamp ``v`` instead of summing it out (for ``log P*(v)``).
+
+    Returns
+    -------
+    log_f : ndarray of shape (n_rows,)
+    """
+    n_layers = len(intercepts)
+    layers = [None] * n_layers
+    for l, x in zip(odd_layers(n_layers), odd_states):
+        layers[l] = x
+    n_rows = odd_states[0].shape[0]
+    beta_c = _col(beta) if np.ndim(beta) else float(beta)
+    base = intercepts if base_intercepts is None else base_intercepts
+    out = np.zeros(n_rows)
+    for l in odd_layers(n_layers):
+        bias = beta_c * intercepts[l] + (1.0 - beta_c) * base[l]
+        out += np.sum(layers[l] * bias, axis=1)
+    for l in even_layers(n_layers):
+        if l == 0 and visible is not None:
+            # v is given: its bias term and its coupling to h^1 (beta = 1 here).
+            out += visible @ intercepts[0]
+            out += np.einsum("ij,ij->i", visible @ coefs[0], layers[1])
+            continue
+        a = np.zeros((n_rows, intercepts[l].shape[0]))
+        if l > 0:
+            a += layers[l - 1] @ coefs[l - 1]
+        if l + 1 < n_layers:
+            a += layers[l + 1] @ coefs[l].T
+        a = beta_c * (a + intercepts[l]) + (1.0 - beta_c) * base[l]
+        out += _softplus(a).sum(axis=1)
+    return out
+
+
+def _odd_sizes(intercepts):
+    return [intercepts[l].shape[0] for l in odd_layers(len(intercepts))]
+
+
+def _enumerate(sizes, chunk=1 << 14):
+    """All binary configurations of the odd layers, in chunks of rows."""
+    n = int(sum(sizes))
+    total = 1 << n
+    bits = np.arange(n)
+    for start in range(0, total, chunk):
+        idx = np.arange(start, min(start + chunk, total))
+        flat = ((idx[:, None] >> bits) & 1).astype(float)
+        yield np.split(flat, np.cumsum(sizes)[:-1], axis=1)
+
+
+MAX_ENUMERATED_UNITS = 22
+
+
+def _check_enumerable(intercepts):
+    n = sum(_odd_sizes(intercepts))
+    if n > MAX_ENUMERATED_UNITS:
+        raise ValueError(
+            f"exact enumeration needs at most {MAX_ENUMERATED_UNITS} units in the odd "
+            f"layers (h1, h3, ...); this model has {n}"
+        )
+
+
+def exact_log_partition(coefs, intercepts):
+    """``log Z`` by enumerating the odd layers and summing the even ones out."""
+    _check_enumerable(intercepts)
+    parts = [logsumexp(log_marginal_odd(cfg, coefs, intercepts))
+             for cfg in _enumerate(_odd_sizes(intercepts))]
+    return float(logsumexp(parts))
+
+
+def exact_log_prob(V, coefs, intercepts, log_z=None):
+    """Exact ``log p(v)`` per row of ``V`` (enumerate odd hidden layers, sum out even)."""
+    _check_enumerable(intercepts)
+    if log_z is None:
+        log_z = exact_log_partition(coefs, intercepts)
+    V = np.asarray(V, dtype=float)
+    sizes = _odd_sizes(intercepts)
+    out = np.empty(V.shape[0])
+    for i, v in enumerate(V):
+        parts = []
+        for cfg in _enumerate(sizes):
+            vis = np.broadcast_to(v, (cfg[0].shape[0], v.shape[0]))
+            parts.append(logsumexp(log_marginal_odd(cfg, coefs, intercepts, visible=vis)))
+        out[i] = logsumexp(parts)
+    return out - log_z
+
+
+def all_states(n):
+    """Every binary vector of length ``n`` (rows), for tests and tiny models."""
+    return np.array(list(itertools.product([0.0, 1.0], repeat=n)))
+
+
+# --------------------------------------------------------------------------------------
+# AIS through the shared engine: state = odd layers, even layers summed out.
+# --------------------------------------------------------------------------------------
+def _split_odd(state, intercepts):
+    sizes = _odd_sizes(intercepts)
+    return np.split(state, np.cumsum(sizes)[:-1], axis=1)
+
+
+def _base(intercepts, base_intercepts):
+    return intercepts if base_intercepts is None else base_intercepts
+
+
+def ais_log_density(state, beta, *, coefs, intercepts, base_intercepts=None):
+    """``log f_beta`` of the odd layers (:func:`log_marginal_odd`) for the AIS engine."""
+    return log_marginal_odd(_split_odd(state, intercepts), coefs, intercepts, beta,
+                            base_intercepts)
+
+
+def ais_transition(state, beta, rng, *, coefs, intercepts, base_intercepts=None):
+    """Even layers given odd, then odd given even, at ``beta`` on the AIS path."""
+    n_layers = len(intercepts)
+    layers = [None] * n_layers
+    for l, x in zip(odd_layers(n_layers), _split_odd(state, intercepts)):
+        layers[l] = x
+    sample_layers(even_layers(n_layers), layers, coefs, intercepts, rng, beta,
+                  base_intercepts)
+    sample_layers(odd_layers(n_layers), layers, coefs, intercepts, rng, beta,
+                  base_intercepts)
+    return np.hstack([layers[l] for l in odd_layers(n_layers)])
+
+
+def ais_sample_base(n_runs, rng, *, intercepts, base_intercepts=None):
+    """Exact draws of the odd layers from the factorised base model."""
+    c = _base(intercepts, base_intercepts)
+    p = np.concatenate([expit(c[l]) for l in odd_layers(len(intercepts))])
+    return _bernoulli(np.broadcast_to(p, (n_runs, p.shape[0])).copy(), rng)
+
+
+def ais_log_partition(coefs, intercepts, *, n_betas=1000, n_runs=100,
+                      base_intercepts=None, n_groups=None, random_state=None, n_jobs=None):
+    """``log Z`` by annealed importance sampling (Neal 2001; Salakhutdinov 2008).
+
+    The path runs from the factorised base model with biases ``c`` (default the
+    model's own biases; a data base rate for ``v`` usually cuts the variance) to
+    the DBM, ``f_beta ∝ exp(-beta E + (1 - beta) sum_l c_l^T x_l)``. The AIS state
+    is the odd layers; the even layers are summed out analytically in ``f_beta``
+    and resampled inside each transition. ``log Z_0 = sum softplus(c)``.
+
+    Returns
+    -------
+    result : skdgm._core.ais.AISResult
+    """
+    from functools import partial
+
+    from .._core.ais import annealed_importance_sampling, beta_schedule
+
+    kw = dict(coefs=[np.asarray(W, float) for W in coefs],
+              intercepts=[np.asarray(b, float) for b in intercepts],
+              base_intercepts=None if base_intercepts is None
+              else [np.asarray(b, float) for b in base_intercepts])
+    c = _base(kw["intercepts"], kw["base_intercepts"])
+    log_z0 = float(sum(_softplus(b).sum() for b in c))
+    betas = beta_schedule(n_betas, "sigmoid") if np.isscalar(n_betas) else n_betas
+    return annealed_importance_sampling(
+        partial(ais_log_density, **kw), partial(ais_transition, **kw),
+        partial(ais_sample_base, intercepts=kw["intercepts"],
+                base_intercepts=kw["base_intercepts"]),
+        log_z0, betas, n_runs, n_groups=n_groups, random_state=random_state, n_jobs=n_jobs)

@@ -1,0 +1,439 @@
+"""Tests of the DBM wing: exact small models, samplers against exact moments, estimator API.
+
+Every random test uses a fixed seed; tolerances say where they come from.
+"""
+
+import pickle
+
+import joblib
+
+import numpy as np
+import pytest
+from scipy.special import expit, logsumexp
+from sklearn.datasets import load_digits
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skdgm._core.schedules import Constant, InverseTime
+from skdgm.dbm import DBMCAST
+from skdgm.dbm import _model as M
+from skdgm.dbm import _tempering as T
+from skdgm.exceptions import DivergenceError
+
+
+def _random_dbm(sizes, scale=1.0, seed=0):
+    rng = np.random.default_rng(seed)
+    W = [rng.normal(0, scale, (a, b)) for a, b in zip(sizes[:-1], sizes[1:])]
+    b = [rng.normal(0, 0.5, s) for s in sizes]
+    return W, b
+
+
+def _all_joint(sizes):
+    X = M.all_states(sum(sizes))
+    return np.split(X, np.cumsum(sizes)[:-1], axis=1)
+
+
+def _exact_joint(sizes, W, b):
+    layers = _all_joint(sizes)
+    lp = -M.energy(layers, W, b)
+    return layers, np.exp(lp - logsumexp(lp)), logsumexp(lp)
+
+
+# ---------------------------------------------------------------- exact helpers
+@pytest.mark.parametrize("sizes", [[5, 4], [4, 3, 3], [3, 3, 2, 3]])
+def test_exact_log_partition_matches_brute_force(sizes):
+    W, b = _random_dbm(sizes, 1.5)
+    _, _, log_z = _exact_joint(sizes, W, b)
+    assert M.exact_log_partition(W, b) == pytest.approx(log_z, abs=1e-10)
+
+
+@pytest.mark.parametrize("sizes", [[4, 3, 3], [3, 3, 2, 3]])
+def test_exact_log_prob_normalises_and_matches_brute_force(sizes):
+    W, b = _random_dbm(sizes, 1.0, seed=1)
+    layers, p, _ = _exact_joint(sizes, W, b)
+    V = M.all_states(sizes[0])
+    lp = M.exact_log_prob(V, W, b)
+    assert logsumexp(lp) == pytest.approx(0.0, abs=1e-10)
+    # brute-force marginal of one v
+    v = V[5]
+    mask = np.all(layers[0] == v, axis=1)
+    assert lp[5] == pytest.approx(np.log(p[mask].sum()), abs=1e-10)
+
+
+def test_energy_from_sweep_equals_energy():
+    sizes = [6, 5, 4, 3]
+    W, b = _random_dbm(sizes)
+    rng = np.random.default_rng(3)
+    layers = [rng.integers(0, 2, (7, s)).astype(float) for s in sizes]
+    for reverse in (False, True):
+        beta = rng.uniform(0.5, 1, 7)
+        layers, e = M.gibbs_sweep_energy(layers, W, b, rng, beta, reverse=reverse)
+        np.testing.assert_allclose(e, M.energy(layers, W, b), rtol=1e-12, atol=1e-12)
+
+
+def test_mean_field_is_fixed_point_and_bound_increases():
+    sizes = [8, 6, 5]
+    W, b = _random_dbm(sizes, 1.0, seed=2)
+    V = M.all_states(8)[::7]
+    mus = M.mean_field_init(V, W, b)
+    prev = M.lower_bound_unnormalised(mus, W, b)
+    for _ in range(200):
+        mus, delta = M.mean_field_update(mus, W, b)
+        cur = M.lower_bound_unnormalised(mus, W, b)
+        # coordinate ascent: the bound never decreases (up to rounding)
+        assert np.all(cur >= prev - 1e-10)
+        prev = cur
+    assert delta < 1e-10
+    again, delta2 = M.mean_field_update(mus, W, b)
+    assert delta2 < 1e-10
+    for a, c in zip(again, mus):
+        np.testing.assert_allclose(a, c, atol=1e-10)
+    # the fixed point of the public helper with a tolerance
+    mf = M.mean_field(V, W, b, n_iter=500, tol=1e-12)
+    _, d3 = M.mean_field_update(mf, W, b)
+    assert d3 < 1e-10
+
+
+def test_doubled_weight_initialisation():
+    W, b = _random_dbm([5, 4, 3])
+    V = M.all_states(5)[:4]
+    mus = M.mean_field_init(V, W, b)
+    np.testing.assert_allclose(mus[1], expit(2 * V @ W[0] + b[1]))
+    np.testing.assert_allclose(mus[2], expit(mus[1] @ W[1] + b[2]))
+
+
+@pytest.mark.parametrize("sizes", [[6, 5, 4], [5, 4, 3, 4]])
+def test_lower_bound_never_exceeds_exact_log_prob(sizes):
+    for seed in range(3):
+        W, b = _random_dbm(sizes, 1.5, seed=seed)
+        V = M.all_states(sizes[0])
+        exact = M.exact_log_prob(V, W, b)
+        for n_iter in (0, 1, 5, 50):
+            lb = M.lower_bound_unnormalised(M.mean_field(V, W, b, n_iter), W, b) \
+                - M.exact_log_partition(W, b)
+            assert np.all(lb <= exact + 1e-10)
+    # and it is not vacuous: on a weakly coupled model it is nearly tight
+    W, b = _random_dbm(sizes, 0.1)
+    V = M.all_states(sizes[0])
+    gap = M.exact_log_prob(V, W, b) - (
+        M.lower_bound_unnormalised(M.mean_field(V, W, b, 50), W, b)
+        - M.exact_log_partition(W, b))
+    assert gap.max() < 0.01
+
+
+@pytest.mark.parametrize("sizes", [[10, 8, 6], [8, 5, 6, 4]])
+def test_ais_log_partition_against_exact(sizes):
+    W, b = _random_dbm(sizes, 1.0, seed=4)
+    exact = M.exact_log_partition(W, b)
+    res = M.ais_log_partition(W, b, n_betas=1000, n_runs=100, n_groups=1, random_state=0)
+    # the reported delta-method standard error covers the error (4 sigma), and the
+    # error is small in absolute terms (NOTES: sd <= 0.04 at 1,000 betas, bias ~0)
+    assert abs(res.log_z - exact) < 4 * res.std_err + 1e-3
+    assert abs(res.log_z - exact) < 0.1
+    # a base model with other biases (data base rate) estimates the same log Z
+    base = [np.zeros(s) for s in sizes]
+    res2 = M.ais_log_partition(W, b, n_betas=300, n_runs=100, base_intercepts=base,
+                               n_groups=1, random_state=1)
+    assert abs(res2.log_z - exact) < 4 * res2.std_err + 1e-3
+
+
+def test_ais_identical_across_n_jobs():
+    W, b = _random_dbm([6, 5, 4])
+    r1 = M.ais_log_partition(W, b, n_betas=50, n_runs=16, random_state=3, n_jobs=1)
+    with joblib.parallel_config(backend="threading"):
+        r2 = M.ais_log_partition(W, b, n_betas=50, n_runs=16, random_state=3, n_jobs=2)
+    np.testing.assert_array_equal(r1.log_weights, r2.log_weights)
+
+
+# ---------------------------------------------------------------- tempering
+_TOY = {(1, 1): 5.0, (-1, -1): 5.0, (1, -1): -5.0, (-1, 1): -5.0}
+
+
+def _toy_log_p(x):
+    return _TOY[(int(x[0]), int(x[1]))]
+
+
+def test_wang_landau_toy_spends_quarter_in_each_partition():
+    # Sec. 4.1: theta(1,1) = theta(-1,-1) = 5, theta(-1,1) = theta(1,-1) = -5,
+    # start in X_4 = {(-1,-1)}; partitions are the four states.
+    rng = np.random.default_rng(0)
+    visits, log_g = T.wang_landau_spins(_toy_log_p, 20_000, InverseTime(100.0, 100.0),
+                                        [-1, -1], rng)
+    frac = np.bincount(visits, minlength=4) / visits.size
+    np.testing.assert_allclose(frac, 0.25, atol=0.01)
+    # the weights learn p(X_k): the two modes are e^10 more probable (Eq. 6)
+    assert (log_g[0] - log_g[1]) == pytest.approx(10.0, abs=1.0)
+
+
+def test_gibbs_on_toy_stays_stuck():
+    rng = np.random.default_rng(0)
+    visits, _ = T.wang_landau_spins(_toy_log_p, 20_000, Constant(0.0), [-1, -1], rng)
+    frac = np.bincount(visits, minlength=4) / visits.size
+    # escaping a mode needs a flip of probability ~e^-10 per site update: the two
+    # low-probability partitions are (almost) never visited, nothing near 1/4
+    assert frac[1] + frac[2] < 0.01
+    assert np.max(np.abs(frac - 0.25)) > 0.2
+
+
+def _exact_rbm_moments(W, b):
+    D, H = W[0].shape
+    Hs = M.all_states(H)
+    lf = Hs @ b[1] + np.logaddexp(0, Hs @ W[0].T + b[0]).sum(1)
+    p = np.exp(lf - logsumexp(lf))
+    Ev = expit(Hs @ W[0].T + b[0])
+    m_vv = np.einsum("n,ni,nj->ij", p, Ev, Ev)
+    m_vv[np.diag_indices(D)] = p @ Ev
+    return [p @ Ev, p @ Hs, (Ev * p[:, None]).T @ Hs, m_vv, (Hs * p[:, None]).T @ Hs]
+
+
+class _Moments:
+    def __init__(self, D, H):
+        self.acc = [np.zeros(D), np.zeros(H), np.zeros((D, H)), np.zeros((D, D)),
+                    np.zeros((H, H))]
+        self.n = 0
+
+    def add(self, v, h):
+        for a, s in zip(self.acc, (v.sum(0), h.sum(0), v.T @ h, v.T @ v, h.T @ h)):
+            a += s
+        self.n += v.shape[0]
+
+    def max_error(self, exact):
+        return max(np.abs(a / self.n - e).max() for a, e in zip(self.acc, exact))
+
+
+def test_adaptive_st_rbm_exact_moments():
+    # 12 x 8 RBM, exact moments by enumerating h; 2,000 steps x 50 chains.
+    # NOTES measured max error 0.023 at this budget: 0.05 leaves > 2x margin.
+    W, b = _random_dbm([12, 8], 1.5, seed=5)
+    exact = _exact_rbm_moments(W, b)
+    rng = np.random.default_rng(1)
+    layers = [rng.integers(0, 2, (50, s)).astype(float) for s in (12, 8)]
+    wl = T._WangLandau(layers, T.temperature_ladder(10, 0.3), InverseTime(100.0, 100.0))
+    mom = _Moments(12, 8)
+    for s in range(2000):
+        wl.st_step(W, b, rng)
+        sel = wl.k == 0
+        if s >= 400:
+            mom.add(wl.fast[0][sel], wl.fast[1][sel])
+    assert mom.max_error(exact) < 0.05
+    # every temperature is visited about equally (flat histogram, 1/K = 0.1)
+    np.testing.assert_allclose(wl.wl_stats()["temperature_occupancy"], 0.1, atol=0.03)
+
+
+@pytest.mark.parametrize("swap", ["at_beta_one", "last_visit"])
+def test_cast_slow_chains_exact_moments(swap):
+    # Fixed parameters: the slow chains of CAST must sample the model. 0.05 as above.
+    W, b = _random_dbm([12, 8], 1.5, seed=5)
+    exact = _exact_rbm_moments(W, b)
+    rng = np.random.default_rng(2)
+    layers = [rng.integers(0, 2, (50, s)).astype(float) for s in (12, 8)]
+    ch = T.CASTChains(layers, [a.copy() for a in layers], T.temperature_ladder(10, 0.3),
+                      InverseTime(100.0, 100.0), 10, swap)
+    mom, handed = _Moments(12, 8), _Moments(12, 8)
+    for s in range(2000):
+        x = ch.step(W, b, rng)
+        if s >= 400:
+            mom.add(x[0], x[1])
+            handed.add(x[0][ch.swapped], x[1][ch.swapped])
+    assert mom.max_error(exact) < 0.05
+    assert ch.stats()["n_swaps"] > 0
+    if swap == "at_beta_one":
+        # The handed states themselves are draws at temperature 1: ~8,000 of them,
+        # sd of a mean <= 0.5 / sqrt(8000) = 0.006, max over 332 moments ~0.02.
+        assert handed.n > 4000
+        assert handed.max_error(exact) < 0.05
+
+
+def test_tempered_transitions_leave_target_invariant():
+    sizes = [5, 4, 3]
+    W, b = _random_dbm(sizes, 1.5, seed=6)
+    layers_all, p, _ = _exact_joint(sizes, W, b)
+    exact_v = p @ layers_all[0]
+    exact_h2 = p @ layers_all[2]
+    rng = np.random.default_rng(3)
+    layers = [rng.integers(0, 2, (200, s)).astype(float) for s in sizes]
+    ch = T.TemperedTransitionChains(layers, T.temperature_ladder(5, 0.5), 1)
+    acc_v, acc_h, n = 0, 0, 0
+    for s in range(300):
+        x = ch.step(W, b, rng)
+        if s >= 50:
+            acc_v = acc_v + x[0].sum(0)
+            acc_h = acc_h + x[2].sum(0)
+            n += 200
+    # 250 x 200 correlated draws; sd of a mean ~0.5 / sqrt(50,000 / tau) <~ 0.01
+    np.testing.assert_allclose(acc_v / n, exact_v, atol=0.03)
+    np.testing.assert_allclose(acc_h / n, exact_h2, atol=0.03)
+    assert 0.05 < ch.stats()["tt_acceptance"] < 1.0
+
+
+def test_st_kernel_matches_numpy_twin():
+    rng0 = np.random.default_rng(9)
+    K, n = 7, 40
+    betas = T.temperature_ladder(K, 0.4)
+    k1 = rng0.integers(0, K, n).astype(np.intp)
+    k2 = k1.copy()
+    g1 = rng0.normal(0, 1, K)
+    g2 = g1.copy()
+    ra, rb = np.random.default_rng(5), np.random.default_rng(5)
+    for step in range(200):
+        e = rng0.normal(-20, 5, n)
+        T.st_temperature_moves_py(k1, e, betas, g1, 0.1, ra)
+        T._st_fast(k2, e, betas, g2, 0.1, rb)
+        np.testing.assert_array_equal(k1, k2)
+        np.testing.assert_allclose(g1, g2, rtol=0, atol=1e-12)
+    assert ra.random() == rb.random()  # same number of draws consumed
+    assert len(np.unique(k1)) > 1
+
+
+# ---------------------------------------------------------------- estimator
+def _digits():
+    X = (load_digits().data > 7).astype(float)
+    return X[:300]
+
+
+def _cheap(**kw):
+    params = dict(hidden_layer_sizes=(6, 4), n_iter=2, n_chains=10, batch_size=50,
+                  pretrain_n_iter=1, n_temperatures=4, beta_min=0.6, swap_interval=3,
+                  random_state=0)
+    params.update(kw)
+    return DBMCAST(**params)
+
+
+class _ThresholdedDBMCAST(DBMCAST):
+    """Test-only: thresholds input at 0.5 after validation, so scikit-learn's common
+    checks (which feed continuous data) exercise the whole API contract."""
+
+    def _validate(self, X, reset):
+        X = self._validate_input(X, reset=reset, dtype=(np.float64, np.float32))
+        return (np.asarray(X) > 0.5).astype(np.float64)
+
+
+_FEEDS_CONTINUOUS = (
+    "the check feeds continuous data, which a binary model rejects by design "
+    "(tested in test_bad_input; the contract is checked on _ThresholdedDBMCAST)")
+
+
+def _expected_failed(est):
+    if isinstance(est, _ThresholdedDBMCAST):
+        return {}
+    names = [
+        "check_fit_score_takes_y", "check_estimators_overwrite_params",
+        "check_dont_overwrite_parameters", "check_estimators_fit_returns_self",
+        "check_readonly_memmap_input", "check_n_features_in_after_fitting",
+        "check_positive_only_tag_during_fit", "check_estimators_dtypes",
+        "check_dtype_object", "check_pipeline_consistency", "check_estimators_nan_inf",
+        "check_estimators_pickle", "check_f_contiguous_array_estimator",
+        "check_transformer_data_not_an_array", "check_transformer_general",
+        "check_transformer_preserve_dtypes", "check_methods_sample_order_invariance",
+        "check_methods_subset_invariance", "check_fit2d_1sample", "check_fit2d_1feature",
+        "check_dict_unchanged", "check_fit_idempotent", "check_fit_check_is_fitted",
+        "check_n_features_in", "check_fit2d_predict1d",
+    ]
+    return {n: _FEEDS_CONTINUOUS for n in names}
+
+
+@parametrize_with_checks(
+    [_cheap(), _ThresholdedDBMCAST(**_cheap().get_params())],
+    expected_failed_checks=_expected_failed)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.parametrize("sampler", ["sap", "fpcd", "trans_sap", "adaptive_st", "cast"])
+def test_fit_every_sampler(sampler):
+    X = _digits()
+    est = _cheap(sampler=sampler, hidden_layer_sizes=(8, 6), n_iter=3).fit(X)
+    assert est.n_updates_ == 3 * 6
+    assert len(est.history_["learning_rate"]) == 3
+    assert np.isfinite(est.score(X))
+    H = est.transform(X[:5])
+    assert H.shape == (5, 14) and np.all((H >= 0) & (H <= 1))
+    if sampler in ("cast", "adaptive_st"):
+        occ = est.history_["temperature_occupancy"][-1]
+        assert occ.shape == (4,) and occ.sum() == pytest.approx(1.0)
+        assert est.history_["adaptive_log_weights"][-1].shape == (4,)
+
+
+def test_score_samples_is_bound_on_exact_log_prob():
+    X = _digits()[:, :16]
+    est = _cheap(hidden_layer_sizes=(5, 4), n_iter=3, learning_rate=0.05).fit(X)
+    assert est.log_partition_std_ == 0.0  # 5 odd units: enumerated
+    exact = M.exact_log_prob(X[:20], est.coefs_, est.intercepts_)
+    lb = est.score_samples(X[:20])
+    assert np.all(lb <= exact + 1e-9)
+    assert np.all(lb > exact - 5.0)
+
+
+def test_log_partition_ais_close_to_exact_on_fitted_model():
+    X = _digits()[:, :16]
+    est = _cheap(hidden_layer_sizes=(10, 4), n_iter=3, learning_rate=0.05).fit(X)
+    exact = est.log_partition(exact=True)
+    z = est.log_partition(n_betas=300, n_runs=50, exact=False, random_state=0)
+    assert abs(z - exact) < 4 * est.log_partition_std_ + 1e-3
+
+
+def test_fit_is_deterministic_and_partial_fit_continues():
+    X = _digits()
+    a = _cheap(sampler="cast").fit(X)
+    b = _cheap(sampler="cast").fit(X)
+    for u, v in zip(a.coefs_, b.coefs_):
+        np.testing.assert_array_equal(u, v)
+    n = a.n_updates_
+    a.partial_fit(X[:100])
+    assert a.n_updates_ == n + 2
+    p = _cheap(n_iter=0).partial_fit(X)
+    assert p.partial_fit(X) is p and p.n_updates_ == 12
+    est = pickle.loads(pickle.dumps(a))
+    np.testing.assert_array_equal(est.transform(X[:3]), a.transform(X[:3]))
+
+
+def test_pretrain_gives_better_start():
+    X = _digits()
+    pre = _cheap(hidden_layer_sizes=(12, 8), n_iter=0, pretrain=True, pretrain_n_iter=30,
+                 pretrain_learning_rate=0.3).fit(X)
+    raw = _cheap(hidden_layer_sizes=(12, 8), n_iter=0, pretrain=False).fit(X)
+    # the doubled-weight stack starts well above the (almost) independent model
+    assert pre.score(X) > raw.score(X) + 2.0  # measured: +5.1 nats
+
+
+def test_sample_shapes_and_randomness():
+    X = _digits()
+    est = _cheap().fit(X)
+    for sampler in ("gibbs", "adaptive_st"):
+        S = est.sample(7, sampler=sampler, n_steps=20, random_state=0)
+        assert S.shape == (7, 64) and set(np.unique(S)) <= {0.0, 1.0}
+        np.testing.assert_array_equal(
+            S, est.sample(7, sampler=sampler, n_steps=20, random_state=0))
+    with pytest.raises(ValueError, match="sampler"):
+        est.sample(3, sampler="pt")
+
+
+def test_bad_input():
+    X = _digits()
+    with pytest.raises(ValueError, match="binary"):
+        _cheap().fit(X * 0.5)
+    Xn = X.copy()
+    Xn[0, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        _cheap().fit(Xn)
+    with pytest.raises(ValueError, match="0 sample"):
+        _cheap().fit(np.zeros((0, 64)))
+    est = _cheap().fit(X)
+    with pytest.raises(ValueError, match="features"):
+        est.partial_fit(X[:, :10])
+    with pytest.raises(ValueError, match="binary"):
+        est.transform(X * 2)
+    with pytest.raises(ValueError, match="hidden_layer_sizes"):
+        _cheap(hidden_layer_sizes=(3, 0)).fit(X)
+    with pytest.raises(ValueError, match="sampler"):
+        _cheap(sampler="gibbs").fit(X)
+
+
+def test_divergence_raises_and_keeps_finite_params():
+    X = _digits()
+    est = _cheap(hidden_layer_sizes=(4, 3), n_iter=1).fit(X)
+    est.learning_rate = 1e308
+    before = [w.copy() for w in est.coefs_]
+    with pytest.raises(DivergenceError):
+        est.partial_fit(X)
+    for w, v in zip(est.coefs_, before):
+        assert np.all(np.isfinite(w))
