@@ -307,33 +307,8 @@ class _ThresholdedDBMCAST(DBMCAST):
         return (np.asarray(X) > 0.5).astype(np.float64)
 
 
-_FEEDS_CONTINUOUS = (
-    "the check feeds continuous data, which a binary model rejects by design "
-    "(tested in test_bad_input; the contract is checked on _ThresholdedDBMCAST)")
-
-
-def _expected_failed(est):
-    if isinstance(est, _ThresholdedDBMCAST):
-        return {}
-    names = [
-        "check_fit_score_takes_y", "check_estimators_overwrite_params",
-        "check_dont_overwrite_parameters", "check_estimators_fit_returns_self",
-        "check_readonly_memmap_input", "check_n_features_in_after_fitting",
-        "check_positive_only_tag_during_fit", "check_estimators_dtypes",
-        "check_dtype_object", "check_pipeline_consistency", "check_estimators_nan_inf",
-        "check_estimators_pickle", "check_f_contiguous_array_estimator",
-        "check_transformer_data_not_an_array", "check_transformer_general",
-        "check_transformer_preserve_dtypes", "check_methods_sample_order_invariance",
-        "check_methods_subset_invariance", "check_fit2d_1sample", "check_fit2d_1feature",
-        "check_dict_unchanged", "check_fit_idempotent", "check_fit_check_is_fitted",
-        "check_n_features_in", "check_fit2d_predict1d",
-    ]
-    return {n: _FEEDS_CONTINUOUS for n in names}
-
-
-@parametrize_with_checks(
-    [_cheap(), _ThresholdedDBMCAST(**_cheap().get_params())],
-    expected_failed_checks=_expected_failed)
+# The plain estimator runs in tests/test_common.py (continuous-data checks opted out).
+@parametrize_with_checks([_ThresholdedDBMCAST(**_cheap().get_params())])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

@@ -317,8 +317,8 @@ CHEAP = dict(n_components=4, cd_steps=3, langevin_steps=2, n_iter=2, batch_size=
              random_state=0)
 
 
+# The default configuration runs in tests/test_common.py; this is a second one.
 @parametrize_with_checks([
-    GaussianBernoulliRBM(**CHEAP),
     GaussianBernoulliRBM(sampler="langevin", metropolis_adjust=True, objective="marginal",
                          **CHEAP),
 ])
