@@ -20,6 +20,7 @@ from ._gibbs_fast import pg_hidden_sweep as _pg_hidden_sweep_fast
 from ._priors import gibbs_update_prior, prior_precision
 
 __all__ = [
+    "ais_transition_pg",
     "draw_polya_gamma",
     "gibbs_iteration",
     "pg_hidden_sweep",
@@ -31,12 +32,12 @@ __all__ = [
 _ROW_CHUNK = 32
 
 
-def draw_polya_gamma(psi, rng):
-    """``PG(1, psi)`` draws of the shape of ``psi`` (Eq. 12)."""
+def draw_polya_gamma(psi, rng, b=1.0):
+    """``PG(b, psi)`` draws of the shape of ``psi`` (Eq. 12 has ``b = 1``)."""
     psi = np.asarray(psi, dtype=float)
     if psi.size == 0:
         return np.zeros_like(psi)
-    return random_polyagamma(1.0, psi, random_state=rng)
+    return random_polyagamma(b, psi, random_state=rng)
 
 
 def pg_hidden_sweep_numpy(h, a_self, x_below, psi_below, gamma_below, w, lateral,
@@ -168,3 +169,35 @@ def gibbs_iteration(params, X, hidden, prior_states, prior, prior_params, rng, *
                                        prior_params, rng)
     return new, hidden, states
 
+
+
+def pg_hidden_sweeps(params, X, hidden, rng, beta=1.0, use_cython=True):
+    """Augmented Gibbs over the hidden units only (weights fixed), likelihood tempered by ``beta``.
+
+    ``sigmoid(psi)^(beta x) (1 - sigmoid(psi))^(beta (1 - x))`` is, by Eq. 10 with
+    ``b = beta``, a mixture over ``gamma ~ PG(beta, 0)`` of ``exp(beta (x - 1/2) psi -
+    gamma psi^2 / 2)``: so ``gamma ~ PG(beta, psi)`` and the usual sweep with
+    ``x - 1/2`` scaled by ``beta`` leave ``p(h) p(x | h)^beta`` invariant. Leading axes
+    of ``hidden`` are flattened into one sample axis; returns new arrays.
+    """
+    L = params.n_hidden_layers
+    lead = hidden[0].shape[:-1]
+    Xb = np.broadcast_to(X, lead + X.shape[-1:])
+    flat = [np.array(h, dtype=float).reshape(-1, h.shape[-1]) for h in hidden]
+    Xf = np.ascontiguousarray(Xb.reshape(-1, X.shape[-1]), dtype=float)
+    layers = [Xf] + flat
+    psi = [_model.activation(params, layers, l) for l in range(L + 1)]
+    gam = [draw_polya_gamma(psi[0], rng, beta)] + [draw_polya_gamma(p, rng) for p in psi[1:]]
+    x_eff = [0.5 + beta * (Xf - 0.5)] + flat
+    sweep = pg_hidden_sweep if use_cython else pg_hidden_sweep_numpy
+    for l in range(1, L + 1):
+        lat = None if params.lateral is None else params.lateral[l]
+        below = x_eff[l - 1] if l == 1 else layers[l - 1]
+        sweep(layers[l], psi[l], below, psi[l - 1], gam[l - 1], params.weights[l - 1], lat,
+              gam[l], rng)
+    return [h.reshape(lead + h.shape[-1:]) for h in layers[1:]]
+
+
+def ais_transition_pg(state, beta, rng, *, params, X):
+    """AIS transition (for :func:`skdgm.sbn._model.log_marginal_ais`): one augmented sweep."""
+    return pg_hidden_sweeps(params, X, list(state), rng, beta=max(beta, 1e-8))
