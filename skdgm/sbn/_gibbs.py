@@ -14,6 +14,7 @@ One iteration, given the data and the current hidden units, weights and prior sc
 
 import numpy as np
 from polyagamma import random_polyagamma
+from scipy.linalg import cholesky, solve_triangular
 
 from . import _model
 from ._gibbs_fast import pg_hidden_sweep as _pg_hidden_sweep_fast
@@ -92,44 +93,41 @@ def row_conditional(Z, x, gamma, prior_prec):
 
 
 def _gaussian_from_precision(P, b, eps):
-    """``N(P^-1 b, P^-1)`` draws for a stack of precisions, using ``eps ~ N(0, I)``."""
-    L = np.linalg.cholesky(P)
-    y = np.linalg.solve(L, b[..., None])
-    mean = np.linalg.solve(np.swapaxes(L, -1, -2), y)[..., 0]
-    noise = np.linalg.solve(np.swapaxes(L, -1, -2), eps[..., None])[..., 0]
-    return mean + noise
+    """``N(P^-1 b, P^-1)`` draw for one precision ``P``, using ``eps ~ N(0, I)``:
+    ``P = L L'``, mean by two triangular solves, noise ``L'^-1 eps``."""
+    L = cholesky(P, lower=True, check_finite=False)
+    mean = solve_triangular(L, b, lower=True, check_finite=False)
+    return solve_triangular(L, mean + eps, lower=True, trans="T", check_finite=False)
 
 
 def sample_rows(Z, X, G, prior_prec, mask, rng):
     """Draw every row of a layer from its conditional (Eq. 13-14).
 
     ``Z`` (n, d) regressors, ``X`` (n, J) the layer's units, ``G`` (n, J) their PG
-    variables, ``prior_prec`` (J, d), ``mask`` (J, d). Rows that share the full mask
-    are drawn in chunks of ``_ROW_CHUNK``; autoregressive rows one by one on their own
-    coefficients. Normals are drawn chunk by chunk, as ``rng.standard_normal((c, d))``.
+    variables, ``prior_prec`` (J, d), ``mask`` (J, d). Precisions of rows sharing the
+    full mask are formed in chunks of ``_ROW_CHUNK``; autoregressive rows use their own
+    coefficients. Normals: ``rng.standard_normal(d_j)`` row by row.
     """
     J, d = mask.shape
     theta = np.zeros((J, d))
-    full = bool(mask.all())
     xc = X - 0.5
-    if full:
+    if mask.all():
+        B = xc.T @ Z                                              # (J, d)
+        idx = np.arange(d)
         for s in range(0, J, _ROW_CHUNK):
             sl = slice(s, min(s + _ROW_CHUNK, J))
-            g = G[:, sl].T                                        # (c, n)
-            P = np.matmul(Z.T[None] * g[:, None, :], Z)           # (c, d, d)
-            idx = np.arange(d)
+            P = np.matmul(Z.T[None] * G[:, sl].T[:, None, :], Z)  # (c, d, d)
             P[:, idx, idx] += prior_prec[sl]
-            b = xc[:, sl].T @ Z                                   # (c, d)
-            eps = rng.standard_normal((g.shape[0], d))
-            theta[sl] = _gaussian_from_precision(P, b, eps)
+            for j in range(sl.start, sl.stop):
+                theta[j] = _gaussian_from_precision(P[j - s], B[j], rng.standard_normal(d))
         return theta
     for j in range(J):
         cols = np.flatnonzero(mask[j])
         Zj = Z[:, cols]
         P = (Zj.T * G[:, j]) @ Zj
         P[np.diag_indices_from(P)] += prior_prec[j, cols]
-        eps = rng.standard_normal(len(cols))
-        theta[j, cols] = _gaussian_from_precision(P, Zj.T @ xc[:, j], eps)
+        theta[j, cols] = _gaussian_from_precision(P, Zj.T @ xc[:, j],
+                                                  rng.standard_normal(len(cols)))
     return theta
 
 
