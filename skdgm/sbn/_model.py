@@ -340,33 +340,48 @@ def _all_hidden_configs(params):
     return [configs[:, a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
 
-def _log_joint_all_configs(params, X):
+def _log_joint_all_configs(params, X, hidden=None):
     """``log p(x_n, h_c)`` for every row n and every hidden configuration c: ``(n, C)``."""
-    hidden = _all_hidden_configs(params)
+    hidden = _all_hidden_configs(params) if hidden is None else hidden
     X = np.asarray(X, dtype=float)
     if not hidden:
         return log_conditional(params, [X], 0)[:, None]
     prior = log_prior_hidden(params, [None] + hidden)            # (C,)
-    layers = [X[:, None, :]] + [h[None] for h in hidden]
-    lik = log_conditional(params, layers, 0)                     # (n, C)
-    return lik + prior
+    A = hidden[0] @ params.weights[0].T + params.biases[0]       # (C, D)
+    if params.lateral is None:
+        # sum_j x_j a_j - softplus(a_j) as one matrix product: no (n, C, D) array
+        return X @ A.T - softplus(A).sum(axis=1) + prior
+    A = A[None] + (X @ params.lateral[0].T)[:, None, :]           # (n, C, D)
+    return np.sum(X[:, None, :] * A - softplus(A), axis=-1) + prior
+
+
+def _row_chunks(params, n, budget=2_000_000):
+    C = 2 ** sum(layer_sizes(params)[1:])
+    per_row = C * (len(params.biases[0]) if params.lateral is not None else 1)
+    step = max(1, budget // max(per_row, 1))
+    return [slice(s, min(s + step, n)) for s in range(0, n, step)]
 
 
 def log_marginal_exact(params, X):
     """Exact ``log p(x)`` per row by summing over every hidden configuration."""
     X = np.asarray(X, dtype=float)
+    hidden = _all_hidden_configs(params)
     out = np.empty(len(X))
-    for s in range(0, len(X), 256):
-        out[s:s + 256] = logsumexp(_log_joint_all_configs(params, X[s:s + 256]), axis=1)
+    for sl in _row_chunks(params, len(X)):
+        out[sl] = logsumexp(_log_joint_all_configs(params, X[sl], hidden), axis=1)
     return out
 
 
 def posterior_mean_exact(params, X, layer=1):
     """Exact ``E[h_layer | x]`` per row by enumeration."""
+    X = np.asarray(X, dtype=float)
     hidden = _all_hidden_configs(params)
-    lj = _log_joint_all_configs(params, X)
-    post = np.exp(lj - logsumexp(lj, axis=1, keepdims=True))
-    return post @ hidden[layer - 1]
+    out = np.empty((len(X), hidden[layer - 1].shape[1]))
+    for sl in _row_chunks(params, len(X)):
+        lj = _log_joint_all_configs(params, X[sl], hidden)
+        post = np.exp(lj - logsumexp(lj, axis=1, keepdims=True))
+        out[sl] = post @ hidden[layer - 1]
+    return out
 
 
 # --- AIS adapter: geometric path p(h) p(x | h)^beta from the prior, one path per point ---
