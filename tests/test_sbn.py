@@ -11,7 +11,8 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import Binarizer
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from skdgm.sbn import BayesianSBN, _gibbs, _model, _priors, _vb
+from skdgm.exceptions import DivergenceError
+from skdgm.sbn import BayesianSBN, _engines, _gibbs, _model, _priors, _vb
 
 
 def _tiny(rng, D=5, hidden=(3, 2), ar=False, scale=1.5):
@@ -365,6 +366,33 @@ def test_bad_input():
         est.transform(X[:, :10])
     with pytest.raises(ValueError, match="binary"):
         est.impute(X * 2)
+
+
+@pytest.mark.parametrize("engine", ["gibbs", "vb"])
+def test_divergence_is_raised_and_discarded(engine, monkeypatch):
+    X = _digits(60)
+    rng = np.random.default_rng(0)
+    p = _model.init_params(64, (3,), rng)
+    pp = _priors.DEFAULT_PRIOR_PARAMS
+    states = [_priors.init_prior_state("normal", (len(b), _model.row_mask(p, l).shape[1] - 1),
+                                       pp) for l, b in enumerate(p.biases)]
+    cls = {"gibbs": _engines.GibbsEngine, "vb": _engines.VBEngine}[engine]
+    eng = cls(p, states, "normal", pp, {})
+    eng.init_data(X, rng)
+    eng.step(X, rng)
+    before = eng.current_params().copy()
+    if engine == "gibbs":
+        monkeypatch.setattr(_gibbs, "sample_rows", lambda Z, *a: np.full((a[2].shape[0],
+                                                                           Z.shape[1]), np.nan))
+    else:
+        def bad(*a, **k):
+            a[3][...] = np.nan
+        monkeypatch.setattr(_vb, "rows_update", bad)
+    with pytest.raises(DivergenceError):
+        eng.step(X, rng)
+    after = eng.current_params()
+    for w0, w1 in zip(before.weights + before.biases, after.weights + after.biases):
+        np.testing.assert_array_equal(w0, w1)
 
 
 # ------------------------------------------------------- scikit-learn checks
