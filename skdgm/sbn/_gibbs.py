@@ -76,9 +76,12 @@ def pg_hidden_sweep(h, a_self, x_below, psi_below, gamma_below, w, lateral, gamm
     use_lat = lateral is not None
     lat_t = np.ascontiguousarray(lateral.T) if use_lat else np.zeros((1, 1))
     g_self = np.ascontiguousarray(gamma_self, dtype=float) if use_lat else np.zeros((1, 1))
-    _pg_hidden_sweep_fast(h, a_self, np.ascontiguousarray(x_below, dtype=float), psi_below,
-                          np.ascontiguousarray(gamma_below, dtype=float),
-                          np.ascontiguousarray(w.T), lat_t, g_self, use_lat, rng)
+    g = np.ascontiguousarray(gamma_below, dtype=float)
+    c1 = np.ascontiguousarray((x_below - 0.5) @ w)
+    c2 = np.ascontiguousarray(g @ (w * w))
+    gpsi = g * psi_below
+    _pg_hidden_sweep_fast(h, a_self, c1, c2, psi_below, gpsi, g, np.ascontiguousarray(w.T),
+                          lat_t, g_self, use_lat, rng)
 
 
 def row_conditional(Z, x, gamma, prior_prec):
