@@ -2,7 +2,8 @@
 
 from .dbm import DBMCAST
 from .grbm import GaussianBernoulliRBM
+from .sbn import BayesianSBN
 
 __version__ = "0.1.0.dev0"
 
-__all__ = ["DBMCAST", "GaussianBernoulliRBM"]
+__all__ = ["BayesianSBN", "DBMCAST", "GaussianBernoulliRBM"]

@@ -1,0 +1,204 @@
+"""Pólya-Gamma augmented Gibbs sampling for deep (autoregressive) SBNs (Gan et al. 2015, Sec. 3.1).
+
+One iteration, given the data and the current hidden units, weights and prior scales:
+
+1. ``gamma_lj ~ PG(1, psi_lj)`` for every unit of every layer (Eq. 12), where ``psi`` is
+   the unit's activation; drawn by the ``polyagamma`` package, vectorised.
+2. Hidden units one at a time, vectorised over samples, bottom layer first
+   (:func:`pg_hidden_sweep`, the ``d_kn`` of Sec. 3.1; Cython with a NumPy twin).
+3. Every unit's coefficient row ``[w_j, s_j, c_j]`` from its Gaussian conditional
+   (Eq. 13-14). The bias is drawn jointly with its row (a blocked Gibbs step; the paper
+   draws it separately, which mixes more slowly and has the same stationary law).
+4. The prior's latent scales (:func:`skdgm.sbn._priors.gibbs_update_prior`).
+"""
+
+import numpy as np
+from polyagamma import random_polyagamma
+from scipy.linalg import cholesky, solve_triangular
+
+from . import _model
+from ._gibbs_fast import pg_hidden_sweep as _pg_hidden_sweep_fast
+from ._priors import gibbs_update_prior, prior_precision
+
+__all__ = [
+    "ais_transition_pg",
+    "draw_polya_gamma",
+    "gibbs_iteration",
+    "pg_hidden_sweep",
+    "pg_hidden_sweep_numpy",
+    "row_conditional",
+    "sample_rows",
+]
+
+_ROW_CHUNK = 32
+
+
+def draw_polya_gamma(psi, rng, b=1.0):
+    """``PG(b, psi)`` draws of the shape of ``psi`` (Eq. 12 has ``b = 1``)."""
+    psi = np.asarray(psi, dtype=float)
+    if psi.size == 0:
+        return np.zeros_like(psi)
+    return random_polyagamma(b, psi, random_state=rng)
+
+
+def pg_hidden_sweep_numpy(h, a_self, x_below, psi_below, gamma_below, w, lateral,
+                          gamma_self, rng):
+    """NumPy reference of :func:`pg_hidden_sweep`; updates the arrays in place.
+
+    ``h`` (n, K) units of the layer; ``a_self`` (n, K) their activations (kept current
+    through the lateral weights); ``x_below``, ``psi_below``, ``gamma_below`` (n, J):
+    the children's values, activations (kept current) and PG variables; ``w`` (J, K);
+    ``lateral`` (K, K) or None; ``gamma_self`` (n, K) PG variables of the layer itself.
+    """
+    n, K = h.shape
+    u = rng.random((K, n))
+    xc = x_below - 0.5
+    for k in range(K):
+        wk = w[:, k]
+        hk = h[:, k].copy()
+        p0 = psi_below - hk[:, None] * wk
+        d = a_self[:, k] + xc @ wk - 0.5 * ((gamma_below * (2.0 * p0 * wk + wk * wk)).sum(1))
+        if lateral is not None and k + 1 < K:
+            s = lateral[k + 1:, k]
+            q0 = a_self[:, k + 1:] - hk[:, None] * s
+            d = d + (h[:, k + 1:] - 0.5) @ s \
+                - 0.5 * (gamma_self[:, k + 1:] * (2.0 * q0 * s + s * s)).sum(1)
+        new = (u[k] < 1.0 / (1.0 + np.exp(-d))).astype(float)
+        h[:, k] = new
+        psi_below[...] = p0 + new[:, None] * wk
+        if lateral is not None and k + 1 < K:
+            a_self[:, k + 1:] = q0 + new[:, None] * s
+
+
+def pg_hidden_sweep(h, a_self, x_below, psi_below, gamma_below, w, lateral, gamma_self,
+                    rng):
+    """Cython version of :func:`pg_hidden_sweep_numpy` (same arguments, same draws)."""
+    use_lat = lateral is not None
+    lat_t = np.ascontiguousarray(lateral.T) if use_lat else np.zeros((1, 1))
+    g_self = np.ascontiguousarray(gamma_self, dtype=float) if use_lat else np.zeros((1, 1))
+    g = np.ascontiguousarray(gamma_below, dtype=float)
+    c1 = np.ascontiguousarray((x_below - 0.5) @ w)
+    c2 = np.ascontiguousarray(g @ (w * w))
+    gpsi = g * psi_below
+    _pg_hidden_sweep_fast(h, a_self, c1, c2, psi_below, gpsi, g, np.ascontiguousarray(w.T),
+                          lat_t, g_self, use_lat, rng)
+
+
+def row_conditional(Z, x, gamma, prior_prec):
+    """Precision and mean of one row's Gaussian conditional (Eq. 13-14, bias included).
+
+    ``Z`` (n, d) regressors, ``x`` (n,) the unit's values, ``gamma`` (n,) its PG
+    variables, ``prior_prec`` (d,). ``P = Z' diag(gamma) Z + diag(prior_prec)``,
+    ``mean = P^-1 Z' (x - 1/2)``.
+    """
+    P = (Z.T * gamma) @ Z + np.diag(prior_prec)
+    return P, np.linalg.solve(P, Z.T @ (x - 0.5))
+
+
+def _gaussian_from_precision(P, b, eps):
+    """``N(P^-1 b, P^-1)`` draw for one precision ``P``, using ``eps ~ N(0, I)``:
+    ``P = L L'``, mean by two triangular solves, noise ``L'^-1 eps``."""
+    L = cholesky(P, lower=True, check_finite=False)
+    mean = solve_triangular(L, b, lower=True, check_finite=False)
+    return solve_triangular(L, mean + eps, lower=True, trans="T", check_finite=False)
+
+
+def sample_rows(Z, X, G, prior_prec, mask, rng):
+    """Draw every row of a layer from its conditional (Eq. 13-14).
+
+    ``Z`` (n, d) regressors, ``X`` (n, J) the layer's units, ``G`` (n, J) their PG
+    variables, ``prior_prec`` (J, d), ``mask`` (J, d). Precisions of rows sharing the
+    full mask are formed in chunks of ``_ROW_CHUNK``; autoregressive rows use their own
+    coefficients. Normals: ``rng.standard_normal(d_j)`` row by row.
+    """
+    J, d = mask.shape
+    theta = np.zeros((J, d))
+    xc = X - 0.5
+    if mask.all():
+        B = xc.T @ Z                                              # (J, d)
+        idx = np.arange(d)
+        for s in range(0, J, _ROW_CHUNK):
+            sl = slice(s, min(s + _ROW_CHUNK, J))
+            P = np.matmul(Z.T[None] * G[:, sl].T[:, None, :], Z)  # (c, d, d)
+            P[:, idx, idx] += prior_prec[sl]
+            for j in range(sl.start, sl.stop):
+                theta[j] = _gaussian_from_precision(P[j - s], B[j], rng.standard_normal(d))
+        return theta
+    for j in range(J):
+        cols = np.flatnonzero(mask[j])
+        Zj = Z[:, cols]
+        P = (Zj.T * G[:, j]) @ Zj
+        P[np.diag_indices_from(P)] += prior_prec[j, cols]
+        theta[j, cols] = _gaussian_from_precision(P, Zj.T @ xc[:, j],
+                                                  rng.standard_normal(len(cols)))
+    return theta
+
+
+def gibbs_iteration(params, X, hidden, prior_states, prior, prior_params, rng, *,
+                    frozen_layers=(), use_cython=True):
+    """One full Gibbs iteration (module docstring); returns ``(params, hidden, states)``.
+
+    ``hidden`` is ``[h_1, ..., h_L]`` (n, K_l) binary floats, updated in place.
+    ``prior_states[l]`` belongs to the weight block of layer ``l`` (its ``[W | lateral]``
+    part of the rows). Layers in ``frozen_layers`` keep their rows (layer-wise
+    pre-training). The candidate parameters are returned as a new object.
+    """
+    L = params.n_hidden_layers
+    layers = [X] + hidden
+    psi = [_model.activation(params, layers, l) for l in range(L + 1)]
+    gam = [draw_polya_gamma(p, rng) for p in psi]
+    sweep = pg_hidden_sweep if use_cython else pg_hidden_sweep_numpy
+    for l in range(1, L + 1):
+        lat = None if params.lateral is None else params.lateral[l]
+        # psi[l - 1] is updated in place; it starts from the current units
+        sweep(layers[l], psi[l], layers[l - 1], psi[l - 1], gam[l - 1],
+              params.weights[l - 1], lat, gam[l], rng)
+    new = params.copy()
+    states = list(prior_states)
+    for l in range(L + 1):
+        if l in frozen_layers:
+            continue
+        mask = _model.row_mask(params, l)
+        Z = _model.layer_regressors(params, layers, l)
+        prec = np.empty(mask.shape)
+        prec[:, :-1] = prior_precision(prior, states[l], prior_params, (mask.shape[0],
+                                       mask.shape[1] - 1))
+        prec[:, -1] = 1.0 / prior_params["bias_var"]
+        theta = sample_rows(Z, layers[l], gam[l], prec, mask, rng)
+        _model.set_layer_rows(new, l, theta)
+        states[l] = gibbs_update_prior(prior, states[l], theta[:, :-1], mask[:, :-1],
+                                       prior_params, rng)
+    return new, hidden, states
+
+
+
+def pg_hidden_sweeps(params, X, hidden, rng, beta=1.0, use_cython=True):
+    """Augmented Gibbs over the hidden units only (weights fixed), likelihood tempered by ``beta``.
+
+    ``sigmoid(psi)^(beta x) (1 - sigmoid(psi))^(beta (1 - x))`` is, by Eq. 10 with
+    ``b = beta``, a mixture over ``gamma ~ PG(beta, 0)`` of ``exp(beta (x - 1/2) psi -
+    gamma psi^2 / 2)``: so ``gamma ~ PG(beta, psi)`` and the usual sweep with
+    ``x - 1/2`` scaled by ``beta`` leave ``p(h) p(x | h)^beta`` invariant. Leading axes
+    of ``hidden`` are flattened into one sample axis; returns new arrays.
+    """
+    L = params.n_hidden_layers
+    lead = hidden[0].shape[:-1]
+    Xb = np.broadcast_to(X, lead + X.shape[-1:])
+    flat = [np.array(h, dtype=float).reshape(-1, h.shape[-1]) for h in hidden]
+    Xf = np.ascontiguousarray(Xb.reshape(-1, X.shape[-1]), dtype=float)
+    layers = [Xf] + flat
+    psi = [_model.activation(params, layers, l) for l in range(L + 1)]
+    gam = [draw_polya_gamma(psi[0], rng, beta)] + [draw_polya_gamma(p, rng) for p in psi[1:]]
+    x_eff = [0.5 + beta * (Xf - 0.5)] + flat
+    sweep = pg_hidden_sweep if use_cython else pg_hidden_sweep_numpy
+    for l in range(1, L + 1):
+        lat = None if params.lateral is None else params.lateral[l]
+        below = x_eff[l - 1] if l == 1 else layers[l - 1]
+        sweep(layers[l], psi[l], below, psi[l - 1], gam[l - 1], params.weights[l - 1], lat,
+              gam[l], rng)
+    return [h.reshape(lead + h.shape[-1:]) for h in layers[1:]]
+
+
+def ais_transition_pg(state, beta, rng, *, params, X):
+    """AIS transition (for :func:`skdgm.sbn._model.log_marginal_ais`): one augmented sweep."""
+    return pg_hidden_sweeps(params, X, list(state), rng, beta=max(beta, 1e-8))
