@@ -428,33 +428,10 @@ class _ThresholdedSBN(BayesianSBN):
 _CHEAP = dict(hidden_layer_sizes=(3,), n_iter=2, burn_in=1, n_posterior_samples=2,
               batch_size=20, random_state=0)
 
-_FEEDS_CONTINUOUS = ("the check feeds continuous data, which a binary model rejects by design "
-                     "(tested in test_bad_input; the contract is checked on _ThresholdedSBN)")
-
-
-def _expected_failed(est):
-    if isinstance(est, _ThresholdedSBN):
-        return {}
-    names = [
-        "check_fit_score_takes_y", "check_estimators_overwrite_params",
-        "check_dont_overwrite_parameters", "check_estimators_fit_returns_self",
-        "check_readonly_memmap_input", "check_n_features_in_after_fitting",
-        "check_positive_only_tag_during_fit", "check_estimators_dtypes",
-        "check_dtype_object", "check_pipeline_consistency", "check_estimators_nan_inf",
-        "check_estimators_pickle", "check_f_contiguous_array_estimator",
-        "check_transformer_data_not_an_array", "check_transformer_general",
-        "check_transformer_preserve_dtypes", "check_methods_sample_order_invariance",
-        "check_methods_subset_invariance", "check_fit2d_1sample", "check_fit2d_1feature",
-        "check_dict_unchanged", "check_fit_idempotent", "check_fit_check_is_fitted",
-        "check_n_features_in", "check_fit2d_predict1d",
-    ]
-    return {n: _FEEDS_CONTINUOUS for n in names}
-
-
+# The plain estimator runs in tests/test_common.py (continuous-data checks opted out).
 @parametrize_with_checks(
-    [BayesianSBN(**_CHEAP), _ThresholdedSBN(**_CHEAP),
+    [_ThresholdedSBN(**_CHEAP),
      _ThresholdedSBN(inference="vb", **_CHEAP),
-     _ThresholdedSBN(inference="online_vb", **_CHEAP)],
-    expected_failed_checks=_expected_failed)
+     _ThresholdedSBN(inference="online_vb", **_CHEAP)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
