@@ -1,0 +1,1 @@
+"""Deep sigmoid belief nets (Gan et al. 2015; Du et al. 2018)."""

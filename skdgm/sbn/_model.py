@@ -1,0 +1,320 @@
+"""The deep (autoregressive) sigmoid belief net as arrays: densities, conditionals, sampling.
+
+Everything here is pure NumPy, module level, and takes the parameters and a random
+generator explicitly, so every inference method (Gibbs, VB, online VB, SGHMC) and the
+tests share one definition of the model (Gan et al. 2015, Eq. 1-8).
+
+Parameter layout (:class:`SBNParams`)
+-------------------------------------
+Layers are numbered from the bottom: layer 0 is the visible vector ``v = h^(0)``,
+layers ``1..L`` are the hidden layers, ``sizes = (D, K_1, ..., K_L)``.
+
+``weights[l]`` for ``l = 0..L-1``, shape ``(sizes[l], sizes[l + 1])``
+    ``W^(l+1)`` of Eq. 8: row ``j`` maps the layer above to unit ``j`` of layer ``l``
+    (``n_lower x n_upper``).
+``biases[l]`` for ``l = 0..L``, shape ``(sizes[l],)``
+    ``c^(l+1)`` of Eq. 8, the bias of layer ``l``. ``biases[L]`` is the top-layer prior
+    bias ``c^(L+1)`` (``p(h^(L)_k = 1) = sigmoid(c^(L+1)_k)``). For the fully visible
+    SBN (``L = 0``) ``biases[0]`` is the visible bias.
+``lateral[l]`` for ``l = 0..L`` (``None`` when not autoregressive), shape ``(sizes[l], sizes[l])``
+    the strictly lower-triangular within-layer weights of the ARSBN (Eq. 6): ``S`` for
+    the visible layer (``l = 0``), ``U`` for the hidden layers. Entries on or above the
+    diagonal are always zero.
+
+The activation of layer ``l`` (the argument of the sigmoid of every unit) is
+
+    ``a_l = biases[l] + h_{l+1} @ weights[l].T + h_l @ lateral[l].T``
+
+(the middle term absent for the top layer, the last absent without autoregression),
+and ``log p(h_l | h_{l+1}) = sum_j h_lj a_lj - softplus(a_lj)``. Unit ``j`` only sees
+units ``< j`` of its own layer because ``lateral[l]`` is strictly lower triangular.
+
+``layers`` (a list ``[v, h_1, ..., h_L]``) holds float arrays of shape
+``(..., sizes[l])``; any leading axes broadcast (e.g. ``(n_runs, n_points, K)`` for AIS
+with the data ``(n_points, D)``).
+"""
+
+from functools import partial
+from itertools import product
+from typing import NamedTuple
+
+import numpy as np
+from scipy.special import expit, logsumexp
+
+from .._core.ais import annealed_importance_sampling
+
+__all__ = [
+    "SBNParams",
+    "activation",
+    "ais_log_density",
+    "ais_sample_base",
+    "ais_transition",
+    "conditional_logit",
+    "gibbs_sweep",
+    "init_params",
+    "layer_sizes",
+    "log_conditional",
+    "log_joint",
+    "log_marginal_ais",
+    "log_marginal_exact",
+    "log_prior_hidden",
+    "posterior_mean_exact",
+    "sample_ancestral",
+    "sample_hidden_prior",
+    "softplus",
+]
+
+MAX_ENUMERATED_UNITS = 20
+
+
+class SBNParams(NamedTuple):
+    """Parameters of a deep SBN (see the module docstring for the layout)."""
+
+    weights: list
+    biases: list
+    lateral: list | None = None
+
+    @property
+    def n_hidden_layers(self):
+        return len(self.weights)
+
+    @property
+    def autoregressive(self):
+        return self.lateral is not None
+
+    def copy(self):
+        lat = None if self.lateral is None else [s.copy() for s in self.lateral]
+        return SBNParams([w.copy() for w in self.weights], [b.copy() for b in self.biases], lat)
+
+
+def layer_sizes(params):
+    """``(D, K_1, ..., K_L)``."""
+    return tuple(len(b) for b in params.biases)
+
+
+def softplus(a):
+    """``log(1 + exp(a))`` without overflow."""
+    return np.logaddexp(0.0, a)
+
+
+def init_params(n_features, hidden_layer_sizes, rng, *, autoregressive=False, scale=0.1):
+    """Weights from ``N(0, scale^2)`` (the paper's initialisation, Sec. 5.1), zero biases."""
+    sizes = (int(n_features),) + tuple(int(k) for k in hidden_layer_sizes)
+    weights = [scale * rng.standard_normal((sizes[l], sizes[l + 1]))
+               for l in range(len(sizes) - 1)]
+    biases = [np.zeros(k) for k in sizes]
+    lateral = None
+    if autoregressive:
+        lateral = [np.tril(scale * rng.standard_normal((k, k)), -1) for k in sizes]
+    return SBNParams(weights, biases, lateral)
+
+
+def activation(params, layers, l):
+    """Sigmoid argument of every unit of layer ``l`` given its parents (Eq. 6 and 8)."""
+    a = params.biases[l]
+    if l < params.n_hidden_layers:
+        a = a + layers[l + 1] @ params.weights[l].T
+    if params.lateral is not None:
+        a = a + layers[l] @ params.lateral[l].T
+    return np.asarray(a, dtype=float)
+
+
+def log_conditional(params, layers, l):
+    """``log p(h_l | h_{l+1})`` (or the top prior), summed over the units of layer ``l``."""
+    a = activation(params, layers, l)
+    a, x = np.broadcast_arrays(a, layers[l])
+    return np.sum(x * a - softplus(a), axis=-1)
+
+
+def log_prior_hidden(params, layers):
+    """``log p(h_1, ..., h_L)``: every hidden layer's term of Eq. 7."""
+    out = 0.0
+    for l in range(1, params.n_hidden_layers + 1):
+        out = out + log_conditional(params, layers, l)
+    return out
+
+
+def log_joint(params, layers, beta=1.0):
+    """``log p(h) + beta * log p(v | h_1)`` (Eq. 7); ``beta = 1`` is the joint."""
+    return log_prior_hidden(params, layers) + beta * log_conditional(params, layers, 0)
+
+
+def _children_delta(params, layers, l, k, a_below, a_self, beta):
+    """Change in the log density of the children of unit ``(l, k)`` when it goes 0 -> 1.
+
+    ``a_below`` / ``a_self``: current activations of layer ``l - 1`` and of layer ``l``.
+    Returns the delta and the two activations with unit k's contribution removed.
+    """
+    hk = layers[l][..., k:k + 1]
+    w = params.weights[l - 1][:, k]
+    a0 = a_below - hk * w
+    a1 = a0 + w
+    x = layers[l - 1]
+    d = np.sum(x * w - softplus(a1) + softplus(a0), axis=-1)
+    if l - 1 == 0:
+        d = beta * d
+    s0 = None
+    if params.lateral is not None:
+        s = params.lateral[l][k + 1:, k]
+        if s.size:
+            s0 = a_self[..., k + 1:] - hk * s
+            s1 = s0 + s
+            d = d + np.sum(layers[l][..., k + 1:] * s - softplus(s1) + softplus(s0), axis=-1)
+    return d, a0, s0
+
+
+def conditional_logit(params, layers, l, k, beta=1.0):
+    """Exact logit of ``p(h_lk = 1 | everything else)`` (``l >= 1``).
+
+    With ``beta < 1`` the visible-layer likelihood is tempered (the AIS path). This is
+    the un-augmented conditional: the Polya-Gamma Gibbs sampler must leave it invariant.
+    """
+    a_self = activation(params, layers, l)
+    a_below = activation(params, layers, l - 1)
+    d, _, _ = _children_delta(params, layers, l, k, a_below, a_self, beta)
+    return a_self[..., k] + d
+
+
+def gibbs_sweep(params, layers, rng, beta=1.0):
+    """One exact sequential Gibbs sweep over every hidden unit, bottom layer first.
+
+    Vectorised over the leading axes of ``layers``; ``layers[0]`` (the data) is kept.
+    One uniform per unit and leading index, drawn unit by unit with
+    ``rng.random(leading_shape)``. Returns a new list (the data array is shared).
+    """
+    layers = [layers[0]] + [np.array(h, dtype=float) for h in layers[1:]]
+    for l in range(1, params.n_hidden_layers + 1):
+        lead = np.broadcast_shapes(layers[l].shape[:-1], np.shape(layers[0])[:-1])
+        if layers[l].shape[:-1] != lead:
+            layers[l] = np.broadcast_to(layers[l], lead + layers[l].shape[-1:]).copy()
+        a_below = activation(params, layers, l - 1)
+        a_self = activation(params, layers, l)
+        for k in range(layers[l].shape[-1]):
+            d, a0, s0 = _children_delta(params, layers, l, k, a_below, a_self, beta)
+            new = (rng.random(lead) < expit(a_self[..., k] + d)).astype(float)
+            layers[l][..., k] = new
+            a_below = a0 + new[..., None] * params.weights[l - 1][:, k]
+            if s0 is not None:
+                a_self[..., k + 1:] = s0 + new[..., None] * params.lateral[l][k + 1:, k]
+    return layers
+
+
+def _sample_layer(a_fixed, lateral, rng, shape):
+    """Draw one layer given the activation from above; sequential when autoregressive."""
+    if lateral is None:
+        return (rng.random(shape) < expit(a_fixed)).astype(float)
+    h = np.zeros(shape)
+    a_fixed = np.broadcast_to(a_fixed, shape)
+    for j in range(shape[-1]):
+        a = a_fixed[..., j] + h[..., :j] @ lateral[j, :j]
+        h[..., j] = rng.random(shape[:-1]) < expit(a)
+    return h
+
+
+def sample_hidden_prior(params, shape, rng):
+    """Ancestral draw of the hidden layers only: list ``[h_1, ..., h_L]`` of ``shape + (K_l,)``."""
+    shape = tuple(np.atleast_1d(shape))
+    sizes = layer_sizes(params)
+    L = params.n_hidden_layers
+    hidden = [None] * (L + 1)
+    above = None
+    for l in range(L, 0, -1):
+        a = params.biases[l] if l == L else params.biases[l] + above @ params.weights[l].T
+        lat = None if params.lateral is None else params.lateral[l]
+        hidden[l] = _sample_layer(a, lat, rng, shape + (sizes[l],))
+        above = hidden[l]
+    return hidden[1:]
+
+
+def sample_ancestral(params, n_samples, rng):
+    """Ancestral sampling (Sec. 2.3): returns ``[v, h_1, ..., h_L]`` with ``n_samples`` rows."""
+    hidden = sample_hidden_prior(params, (n_samples,), rng)
+    a = params.biases[0]
+    if hidden:
+        a = a + hidden[0] @ params.weights[0].T
+    lat = None if params.lateral is None else params.lateral[0]
+    v = _sample_layer(a, lat, rng, (n_samples, len(params.biases[0])))
+    return [v] + hidden
+
+
+def _all_hidden_configs(params):
+    sizes = layer_sizes(params)[1:]
+    total = sum(sizes)
+    if total > MAX_ENUMERATED_UNITS:
+        raise ValueError(f"{total} hidden units are too many to enumerate "
+                         f"(limit {MAX_ENUMERATED_UNITS}); use AIS")
+    configs = np.array(list(product((0.0, 1.0), repeat=total))).reshape(-1, total)
+    bounds = np.cumsum((0,) + sizes)
+    return [configs[:, a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+
+def _log_joint_all_configs(params, X):
+    """``log p(x_n, h_c)`` for every row n and every hidden configuration c: ``(n, C)``."""
+    hidden = _all_hidden_configs(params)
+    X = np.asarray(X, dtype=float)
+    if not hidden:
+        return log_conditional(params, [X], 0)[:, None]
+    prior = log_prior_hidden(params, [None] + hidden)            # (C,)
+    layers = [X[:, None, :]] + [h[None] for h in hidden]
+    lik = log_conditional(params, layers, 0)                     # (n, C)
+    return lik + prior
+
+
+def log_marginal_exact(params, X):
+    """Exact ``log p(x)`` per row by summing over every hidden configuration."""
+    X = np.asarray(X, dtype=float)
+    out = np.empty(len(X))
+    for s in range(0, len(X), 256):
+        out[s:s + 256] = logsumexp(_log_joint_all_configs(params, X[s:s + 256]), axis=1)
+    return out
+
+
+def posterior_mean_exact(params, X, layer=1):
+    """Exact ``E[h_layer | x]`` per row by enumeration."""
+    hidden = _all_hidden_configs(params)
+    lj = _log_joint_all_configs(params, X)
+    post = np.exp(lj - logsumexp(lj, axis=1, keepdims=True))
+    return post @ hidden[layer - 1]
+
+
+# --- AIS adapter: geometric path p(h) p(x | h)^beta from the prior, one path per point ---
+
+def ais_log_density(state, beta, *, params, X):
+    """``log p(h) + beta log p(x | h_1)`` for a state ``[h_1..h_L]`` of ``(n_runs, n_points, K_l)``."""
+    return log_joint(params, [X] + list(state), beta)
+
+
+def ais_transition(state, beta, rng, *, params, X, n_sweeps=1):
+    """Exact Gibbs sweeps over the hidden units of the tempered posterior."""
+    layers = [X] + list(state)
+    for _ in range(n_sweeps):
+        layers = gibbs_sweep(params, layers, rng, beta)
+    return layers[1:]
+
+
+def ais_sample_base(n_runs, rng, *, params, n_points):
+    """Exact draws from the prior over hidden layers (the ``beta = 0`` end, ``log Z_0 = 0``)."""
+    return sample_hidden_prior(params, (n_runs, n_points), rng)
+
+
+def log_marginal_ais(params, X, *, n_betas=100, n_runs=10, random_state=None, n_jobs=None,
+                     beta_kind="sigmoid"):
+    """``log p(x)`` per row by AIS through :func:`skdgm._core.ais.annealed_importance_sampling`.
+
+    The base is the prior ``p(h)`` (normalised, ``log Z_0 = 0``), the target
+    ``p(h) p(x | h)``, whose normaliser is ``p(x)``; every row has its own path and
+    ``n_runs`` chains. Returns ``(log_px, std_err)``.
+    """
+    X = np.asarray(X, dtype=float)
+    if params.n_hidden_layers == 0:
+        lp = log_conditional(params, [X], 0)
+        return lp, np.zeros_like(lp)
+    from .._core.ais import beta_schedule
+    res = annealed_importance_sampling(
+        partial(ais_log_density, params=params, X=X),
+        partial(ais_transition, params=params, X=X),
+        partial(ais_sample_base, params=params, n_points=len(X)),
+        0.0, beta_schedule(n_betas, beta_kind), n_runs,
+        n_groups=min(n_runs, 2), random_state=random_state, n_jobs=n_jobs,
+    )
+    return np.asarray(res.log_z), np.asarray(res.std_err)
