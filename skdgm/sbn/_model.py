@@ -52,6 +52,8 @@ __all__ = [
     "conditional_logit",
     "gibbs_sweep",
     "init_params",
+    "layer_regressors",
+    "layer_rows",
     "layer_sizes",
     "log_conditional",
     "log_joint",
@@ -59,8 +61,10 @@ __all__ = [
     "log_marginal_exact",
     "log_prior_hidden",
     "posterior_mean_exact",
+    "row_mask",
     "sample_ancestral",
     "sample_hidden_prior",
+    "set_layer_rows",
     "softplus",
 ]
 
@@ -90,6 +94,62 @@ class SBNParams(NamedTuple):
 def layer_sizes(params):
     """``(D, K_1, ..., K_L)``."""
     return tuple(len(b) for b in params.biases)
+
+
+# --- row view: every unit is a logistic regression on its parents plus a bias ---
+#
+# Unit j of layer l regresses on z = [h_{l+1}, h_l (autoregressive only), 1] with the
+# coefficient row theta_j = [weights[l][j], lateral[l][j], biases[l][j]]; row_mask says
+# which coefficients exist (strictly lower lateral part). Gibbs (Eq. 13-14) and VB update
+# these rows; the parameter layout above stays the public one.
+
+def layer_rows(params, l):
+    """``theta_l`` of shape ``(sizes[l], dim_l)``: ``[W | lateral | bias]`` of layer ``l``."""
+    parts = []
+    if l < params.n_hidden_layers:
+        parts.append(params.weights[l])
+    if params.lateral is not None:
+        parts.append(params.lateral[l])
+    parts.append(params.biases[l][:, None])
+    return np.hstack(parts)
+
+
+def set_layer_rows(params, l, theta):
+    """Write ``theta_l`` back into ``params`` (in place)."""
+    c = 0
+    if l < params.n_hidden_layers:
+        k = params.weights[l].shape[1]
+        params.weights[l][...] = theta[:, :k]
+        c = k
+    if params.lateral is not None:
+        k = params.lateral[l].shape[1]
+        params.lateral[l][...] = np.tril(theta[:, c:c + k], -1)
+        c += k
+    params.biases[l][...] = theta[:, c]
+
+
+def row_mask(params, l):
+    """Which entries of ``layer_rows(params, l)`` are free parameters."""
+    sizes = layer_sizes(params)
+    parts = []
+    if l < params.n_hidden_layers:
+        parts.append(np.ones((sizes[l], sizes[l + 1]), bool))
+    if params.lateral is not None:
+        parts.append(np.tril(np.ones((sizes[l], sizes[l]), bool), -1))
+    parts.append(np.ones((sizes[l], 1), bool))
+    return np.hstack(parts)
+
+
+def layer_regressors(params, layers, l):
+    """``z = [h_{l+1}, h_l (autoregressive), 1]`` for every sample: ``(n, dim_l)``."""
+    h = layers[l]
+    parts = []
+    if l < params.n_hidden_layers:
+        parts.append(layers[l + 1])
+    if params.lateral is not None:
+        parts.append(h)
+    parts.append(np.ones(h.shape[:-1] + (1,)))
+    return np.concatenate([np.asarray(q, float) for q in parts], axis=-1)
 
 
 def softplus(a):
