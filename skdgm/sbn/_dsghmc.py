@@ -27,6 +27,7 @@ from .._core.schedules import make_schedule
 from .._core.sgmcmc import SGHMCState, per_datum_step_size
 from ._dsghmc_fast import collapsed_sweep_layer
 from ._model import SBNParams, activation, gibbs_sweep, log_joint, sample_hidden_prior
+from ._priors import gibbs_update_prior, init_prior_state, prior_precision
 from ._recognition import (
     init_recognition,
     recognition_log_prob_grad,
@@ -34,7 +35,9 @@ from ._recognition import (
 )
 
 __all__ = [
+    "DSGHMC_PRIOR_PARAMS",
     "DSGHMCTrainer",
+    "PriorGradient",
     "flatten_params",
     "gibbs_gradient",
     "gibbs_sweep_fast",
@@ -153,7 +156,84 @@ def prior_grad(arrays, *, kind="student_t", scale=0.09, df=2.2):
         return [-(df + 1.0) * a / (c + a * a) for a in arrays]
     if kind == "normal":
         return [-a / (scale * scale) for a in arrays]
-    raise ValueError(f"DSGHMC supports the 'student_t' and 'normal' priors, got {kind!r}")
+    raise ValueError(f"prior_grad supports 'student_t' and 'normal', got {kind!r}")
+
+
+#: Prior hyper-parameters of the DSGHMC options: Du et al.'s Student-t (appendix C),
+#: and part 1's values for the other priors.
+DSGHMC_PRIOR_PARAMS = {"scale": 0.09, "df": 2.2, "weight_var": 1.0, "bias_var": 10.0,
+                       "a": 0.5, "b": 0.5}
+
+
+class PriorGradient:
+    """``grad log p_0(theta)`` for every prior of :mod:`._priors`.
+
+    ``"student_t"`` (the DSGHMC default): the collapsed Student-t on *every*
+    parameter, biases included, as Du et al. (Sec. 3) do. ``"normal"``: normal
+    weights (``weight_var``). ``"tpbn"``: the three-parameter beta normal has no
+    closed-form marginal, so its latent scales are kept as auxiliary variables and
+    redrawn from their full conditionals (:func:`._priors.gibbs_update_prior`)
+    once per minibatch (Gibbs within SGHMC); the weights then see the Gaussian
+    gradient ``-w / zeta``. With ``"normal"`` and ``"tpbn"`` the biases have the
+    normal prior of part 1 (``bias_var``). Weight blocks are as in part 1: the
+    weights into layer ``l`` and its lateral weights side by side.
+    """
+
+    def __init__(self, params, kind, prior_params):
+        if kind not in ("student_t", "normal", "tpbn"):
+            raise ValueError(f"unknown prior {kind!r}; use 'student_t', 'normal' or 'tpbn'")
+        self.kind = kind
+        self.pp = dict(prior_params)
+        self.states = []
+        if kind != "student_t":
+            for l in range(len(params.biases)):
+                blk, mask = self._block(params, l)
+                self.states.append(init_prior_state(kind, blk.shape, self.pp)
+                                   if blk.size else {})
+
+    @staticmethod
+    def _block(params, l):
+        parts, masks = [], []
+        if l < params.n_hidden_layers:
+            parts.append(params.weights[l])
+            masks.append(np.ones(params.weights[l].shape, bool))
+        if params.lateral is not None:
+            parts.append(params.lateral[l])
+            masks.append(np.tril(np.ones(params.lateral[l].shape, bool), -1))
+        if not parts:
+            k = len(params.biases[l])
+            return np.zeros((k, 0)), np.zeros((k, 0), bool)
+        return np.hstack(parts), np.hstack(masks)
+
+    def resample(self, params, rng):
+        """Redraw the latent scales given the current weights (TPBN only)."""
+        if self.kind != "tpbn":
+            return
+        for l, st in enumerate(self.states):
+            blk, mask = self._block(params, l)
+            if blk.size:
+                self.states[l] = gibbs_update_prior("tpbn", st, blk, mask, self.pp, rng)
+
+    def __call__(self, params):
+        if self.kind == "student_t":
+            return prior_grad(flatten_params(params), kind="student_t",
+                              scale=self.pp["scale"], df=self.pp["df"])
+        L = params.n_hidden_layers
+        gw = [None] * L
+        gl = None if params.lateral is None else [None] * (L + 1)
+        for l, st in enumerate(self.states):
+            blk, mask = self._block(params, l)
+            if not blk.size:
+                continue
+            g = -prior_precision(self.kind, st, self.pp, blk.shape) * blk * mask
+            c = 0
+            if l < L:
+                c = params.weights[l].shape[1]
+                gw[l] = g[:, :c]
+            if gl is not None:
+                gl[l] = g[:, c:]
+        gb = [-b / self.pp["bias_var"] for b in params.biases]
+        return flatten_params(SBNParams(gw, gb, gl))
 
 
 def snis_weights(log_p, log_q):
@@ -268,25 +348,28 @@ class DSGHMCTrainer:
     sampler : {"sghmc", "sgnht"}
     recognition_learning_rate : float
         Adam step for the recognition network (paper: 0.001 or 0.0005).
-    prior, prior_scale, prior_df : the prior on every parameter (see :func:`prior_grad`).
+    prior : {"student_t", "normal", "tpbn"}
+    prior_params : dict
+        Keys of :data:`DSGHMC_PRIOR_PARAMS` (see :class:`PriorGradient`).
     rng : numpy.random.Generator
         Initialises the recognition network.
     """
 
     def __init__(self, params, *, proposal, n_samples=5, gibbs_sweeps=5, n_sghmc_steps=10,
                  learning_rate=0.01, friction=0.1, sampler="sghmc",
-                 recognition_learning_rate=1e-3, prior="student_t", prior_scale=0.09,
-                 prior_df=2.2, rng=None):
+                 recognition_learning_rate=1e-3, prior="student_t", prior_params=None,
+                 rng=None):
         if proposal not in ("gibbs", "nais"):
             raise ValueError(f"unknown DSGHMC proposal {proposal!r}")
-        prior_grad([np.zeros(1)], kind=prior, scale=prior_scale, df=prior_df)  # validates
         self.proposal = proposal
         self.n_samples = int(n_samples)
         self.gibbs_sweeps = int(gibbs_sweeps)
         self.n_sghmc_steps = int(n_sghmc_steps)
         self.schedule = make_schedule(learning_rate)
         self.sampler = SGHMCState(flatten_params(params), method=sampler, friction=friction)
-        self.prior = dict(kind=prior, scale=float(prior_scale), df=float(prior_df))
+        pp = dict(DSGHMC_PRIOR_PARAMS)
+        pp.update(prior_params or {})
+        self.prior = PriorGradient(params, prior, pp)
         self.t = 0
         self.phi = self.adam = None
         if proposal == "nais":
@@ -299,7 +382,7 @@ class DSGHMCTrainer:
     def full_gradient(self, params, grad_sum, batch_size, n_total):
         """Prior gradient plus ``n_total / |B|`` times the minibatch sum (Eq. 4)."""
         scale = float(n_total) / batch_size
-        prior = prior_grad(flatten_params(params), **self.prior)
+        prior = self.prior(params)
         return [p + scale * g for p, g in zip(prior, flatten_params(grad_sum))]
 
     def minibatch(self, params, X, n_total, rng):
@@ -314,6 +397,7 @@ class DSGHMCTrainer:
         eta = per_datum_step_size(self.schedule(self.t), n_total)
         hidden = None
         log_px, ess = [], []
+        self.prior.resample(params, rng)
         for i in range(self.n_sghmc_steps):
             if self.proposal == "gibbs":
                 if hidden is None:
