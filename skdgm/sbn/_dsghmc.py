@@ -430,3 +430,119 @@ class DSGHMCTrainer:
             metrics["ess_ratio"] = float(np.mean(ess))
         return params, metrics
 
+
+
+# --- engines for BayesianSBN(inference="dsghmc_gibbs" | "dsghmc_nais") ---------------
+
+#: ``partial_fit`` keeps one posterior sample every this many minibatches after
+#: ``burn_in`` minibatches (the most recent ``n_posterior_samples`` are kept).
+STREAM_THIN = 10
+
+#: Estimator options the engines read, with their defaults.
+DSGHMC_OPTIONS = {
+    "learning_rate": 0.01,             # per-datum step (appendix C)
+    "friction": 0.1,                   # xi of Eq. 4
+    "sampler": "sghmc",
+    "n_sghmc_steps": 10,               # appendix C
+    "n_samples": 5,                    # L (Sec. 4.1)
+    "gibbs_sweeps": 5,                 # Sec. 4.1
+    "recognition_learning_rate": 1e-3,  # Adam (Sec. 4.1)
+    "burn_in": 40,
+    "n_posterior_samples": 10,
+}
+
+
+class _DSGHMCEngine:
+    """The engine protocol of :mod:`._engines` around a :class:`DSGHMCTrainer`.
+
+    ``step`` is one minibatch of ``n_sghmc_steps`` SGHMC steps, so ``fit`` runs
+    epochs of minibatches and ``partial_fit`` streams (``streaming = True``).
+    """
+
+    streaming = True
+    keeps_samples = True
+    proposal = None
+    #: The paper's prior (Sec. 3, appendix C), the default of these options.
+    default_prior = "student_t"
+    default_prior_params = {"scale": 0.09, "df": 2.2}
+
+    def __init__(self, params, prior_states, prior, prior_params, options):
+        o = {**DSGHMC_OPTIONS, **{k: v for k, v in options.items() if v is not None}}
+        self.options = o
+        self.params = params
+        self.prior_states = list(prior_states)
+        self.prior, self.prior_params = prior, dict(prior_params)
+        self.trainer = None
+        self._stream = []
+        self._n_steps = 0
+
+    def _ensure_trainer(self, rng):
+        if self.trainer is None:
+            o = self.options
+            self.trainer = DSGHMCTrainer(
+                self.params, proposal=self.proposal, n_samples=o["n_samples"],
+                gibbs_sweeps=o["gibbs_sweeps"], n_sghmc_steps=o["n_sghmc_steps"],
+                learning_rate=o["learning_rate"], friction=o["friction"],
+                sampler=o["sampler"],
+                recognition_learning_rate=o["recognition_learning_rate"],
+                prior=self.prior, prior_params=self.prior_params, rng=rng)
+
+    def init_data(self, X, rng, hidden=None):
+        self._ensure_trainer(rng)
+
+    def step(self, X, rng, frozen_layers=(), n_total=None):
+        self._ensure_trainer(rng)
+        n_total = len(X) if n_total is None else max(n_total, len(X))
+        self.params, metrics = self.trainer.minibatch(self.params, X, n_total, rng)
+        self._n_steps += 1
+        done = self._n_steps - self.options["burn_in"]
+        if done > 0 and done % STREAM_THIN == 0:
+            self._stream = (self._stream + [self.params.copy()])[
+                -self.options["n_posterior_samples"]:]
+        return metrics
+
+    def current_params(self):
+        return self.params
+
+    def posterior_draw(self, rng):
+        return self.params.copy()
+
+    def streaming_samples(self):
+        """Thinned samples kept while streaming (``partial_fit``), newest last."""
+        return list(self._stream) or [self.params.copy()]
+
+    def hidden_sample(self, X, rng):
+        """One posterior draw of the hidden layers per row (input of the next
+        pre-training stage): Gibbs sweeps, or SNIS resampling of ``L`` proposals."""
+        if self.proposal == "nais":
+            hidden, log_q = sample_recognition(self.trainer.phi, X, self.options["n_samples"],
+                                               rng)
+            w, _, _ = snis_weights(log_joint(self.params, [X] + hidden), log_q)
+            cum = np.cumsum(w, axis=0)
+            pick = np.minimum((rng.random(w.shape[1]) > cum).sum(axis=0), w.shape[0] - 1)
+            rows = np.arange(w.shape[1])
+            return [h[pick, rows] for h in hidden]
+        layers = [X] + sample_hidden_prior(self.params, (len(X),), rng)
+        for _ in range(self.options["gibbs_sweeps"]):
+            layers = gibbs_sweep_fast(self.params, layers, rng)
+        return layers[1:]
+
+    def export(self):
+        return self.params, self.prior_states, None
+
+    @property
+    def recognition(self):
+        """The recognition network (``None`` for the Gibbs proposal)."""
+        return None if self.trainer is None else self.trainer.phi
+
+
+class DSGHMCGibbsEngine(_DSGHMCEngine):
+    """``inference="dsghmc_gibbs"``: gradients from collapsed Gibbs samples (Eq. 5, 15)."""
+
+    proposal = "gibbs"
+
+
+class DSGHMCNAISEngine(_DSGHMCEngine):
+    """``inference="dsghmc_nais"``: SNIS gradients from a recognition network (Eq. 6-10)."""
+
+    proposal = "nais"
