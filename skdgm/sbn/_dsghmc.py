@@ -153,7 +153,9 @@ def prior_grad(arrays, *, kind="student_t", scale=0.09, df=2.2):
     """
     if kind == "student_t":
         c = df * scale * scale
-        return [-(df + 1.0) * a / (c + a * a) for a in arrays]
+        # w / (c + w^2) -> 0 for huge |w| (w^2 may overflow to inf on the way).
+        with np.errstate(over="ignore"):
+            return [-(df + 1.0) * a / (c + a * a) for a in arrays]
     if kind == "normal":
         return [-a / (scale * scale) for a in arrays]
     raise ValueError(f"prior_grad supports 'student_t' and 'normal', got {kind!r}")
