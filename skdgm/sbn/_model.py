@@ -64,6 +64,7 @@ __all__ = [
     "row_mask",
     "sample_ancestral",
     "sample_hidden_prior",
+    "sample_visible_missing",
     "set_layer_rows",
     "softplus",
 ]
@@ -176,7 +177,10 @@ def activation(params, layers, l):
         a = a + layers[l + 1] @ params.weights[l].T
     if params.lateral is not None:
         a = a + layers[l] @ params.lateral[l].T
-    return np.asarray(a, dtype=float)
+    shape = np.broadcast_shapes(np.shape(a), np.shape(layers[l]))
+    if np.shape(a) != shape:
+        a = np.broadcast_to(a, shape)
+    return np.array(a, dtype=float, order="C")
 
 
 def log_conditional(params, layers, l):
@@ -259,6 +263,31 @@ def gibbs_sweep(params, layers, rng, beta=1.0):
     return layers
 
 
+def sample_visible_missing(params, layers, missing, rng):
+    """Redraw the visible entries flagged in ``missing`` from their exact conditionals.
+
+    Without autoregression the visible units are independent given ``h_1``
+    (one ``rng.random(v.shape)``); with it, column by column (``rng.random(n)`` per
+    column holding a missing entry), each conditional including the later visible
+    units it feeds through ``S``.
+    """
+    v = np.array(layers[0], dtype=float)
+    a = activation(params, [v] + list(layers[1:]), 0)
+    if params.lateral is None:
+        draw = (rng.random(v.shape) < expit(a)).astype(float)
+        return np.where(missing, draw, v)
+    S = params.lateral[0]
+    for j in np.flatnonzero(missing.any(axis=0)):
+        s = S[j + 1:, j]
+        a_rest = a[:, j + 1:] - v[:, j:j + 1] * s
+        d = np.sum(v[:, j + 1:] * s - softplus(a_rest + s) + softplus(a_rest), axis=1)
+        new = (rng.random(len(v)) < expit(a[:, j] + d)).astype(float)
+        new = np.where(missing[:, j], new, v[:, j])
+        a[:, j + 1:] = a_rest + new[:, None] * s
+        v[:, j] = new
+    return v
+
+
 def _sample_layer(a_fixed, lateral, rng, shape):
     """Draw one layer given the activation from above; sequential when autoregressive."""
     if lateral is None:
@@ -300,6 +329,8 @@ def sample_ancestral(params, n_samples, rng):
 def _all_hidden_configs(params):
     sizes = layer_sizes(params)[1:]
     total = sum(sizes)
+    if total == 0:
+        return []
     if total > MAX_ENUMERATED_UNITS:
         raise ValueError(f"{total} hidden units are too many to enumerate "
                          f"(limit {MAX_ENUMERATED_UNITS}); use AIS")

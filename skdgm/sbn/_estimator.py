@@ -1,0 +1,402 @@
+"""``BayesianSBN``: the scikit-learn face of the deep sigmoid belief net wing.
+
+Validates, orchestrates and stores; the numerics live in ``_model`` (the model),
+``_gibbs`` / ``_vb`` (the kernels) and ``_engines`` (one training state per method).
+"""
+
+import numbers
+
+import numpy as np
+from sklearn.base import ClassNamePrefixFeaturesOutMixin
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metaestimators import available_if
+from sklearn.utils.validation import check_is_fitted
+
+from .._core.base import BaseGenerativeModel, iter_minibatches
+from .._core.random import as_generator, check_seed_sequence, spawn_generators
+from . import _model
+from ._engines import GibbsEngine, OnlineVBEngine, VBEngine
+from ._priors import DEFAULT_PRIOR_PARAMS, init_prior_state
+
+__all__ = ["BayesianSBN"]
+
+# inference name -> engine class (see ``_engines`` for the protocol). Part 2 adds
+# "dsghmc_gibbs" / "dsghmc_nais" here.
+_INFERENCE = {
+    "gibbs": GibbsEngine,
+    "vb": VBEngine,
+    "online_vb": OnlineVBEngine,
+}
+
+# Exact enumeration of the hidden units when there are at most this many in all.
+_MAX_EXACT_UNITS = 16
+# A unit counts as active when some weight leaving it has |w| above this (the weights
+# of units the shrinkage prior switched off collapse towards 0).
+_ACTIVE_THRESHOLD = 0.1
+# transform / impute: sweeps per posterior sample (discarded, then averaged)
+_TRANSFORM_BURN, _TRANSFORM_KEEP = 5, 10
+
+
+def _streaming(est):
+    return _INFERENCE[est.inference].streaming if est.inference in _INFERENCE else False
+
+
+class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
+    """Deep sigmoid belief net with Bayesian inference (Gan, Henao, Carlson, Carin 2015).
+
+    The generative model (Eq. 7-8): ``p(h^(L)_k = 1) = sigmoid(c^(L+1)_k)`` and
+    ``p(h^(l-1)_k = 1 | h^(l)) = sigmoid(w^(l)_k . h^(l) + c^(l)_k)`` down to the
+    visible layer ``v = h^(0)``. With ``autoregressive=True`` every unit also sees the
+    earlier units of its own layer (the ARSBN of Eq. 6); ``hidden_layer_sizes=()`` with
+    ``autoregressive=True`` is the fully visible SBN.
+
+    Parameters
+    ----------
+    hidden_layer_sizes : tuple of int, default=(200,)
+        Units per hidden layer, bottom first (upper bounds: the TPBN prior can switch
+        units off).
+    inference : {"gibbs", "vb", "online_vb"}, default="gibbs"
+        Pólya-Gamma Gibbs sampling (Eq. 10-14), batch mean-field VB (Eq. 15-17), or
+        online VB over minibatches (what ``partial_fit`` runs).
+    prior : {"tpbn", "student_t", "normal"}, default="tpbn"
+        Prior on the weights (Eq. 9; ``a = b = 1/2`` is the horseshoe); the biases get
+        ``N(0, bias_var)``. See ``prior_params``.
+    autoregressive : bool, default=False
+        Lower-triangular within-layer weights (Eq. 6).
+    n_iter : int, default=100
+        Gibbs iterations / VB sweeps (batch methods) or epochs (online VB), per
+        pre-training stage and again for the global refinement.
+    batch_size : int, default=100
+        Minibatch size of online VB.
+    burn_in : int, default=40
+        Gibbs iterations of the final phase discarded before collecting samples.
+    n_posterior_samples : int, default=10
+        Thinned parameter samples kept (Gibbs), or draws from ``q`` (VB).
+        ``transform`` averages over them.
+    pretrain : bool, default=True
+        Greedy layer-wise pre-training then global refinement (Sec. 3.3); only
+        matters with two or more hidden layers.
+    prior_params : dict, optional
+        Overrides of ``weight_var`` (normal), ``df`` and ``scale`` (Student-t),
+        ``a`` and ``b`` (TPBN), ``bias_var`` (every bias).
+    learning_offset, learning_decay : float, default=10.0, 0.7
+        Online VB step ``rho_t = (learning_offset + t)^(-learning_decay)``.
+    n_local_iter : int, default=4
+        Local coordinate sweeps per minibatch in online VB (the paper uses 4).
+    total_samples : int, optional
+        Dataset size ``N`` that online VB scales minibatch statistics to in
+        ``partial_fit`` (default: samples seen so far; ``fit`` uses ``len(X)``).
+    n_ais_betas, n_ais_runs : int, default=100, 10
+        AIS schedule length and chains per point in ``score_samples`` (used when the
+        hidden layers have more than 16 units in all; otherwise log p(x) is exact).
+    random_state : int, RandomState, Generator or None
+    verbose : int, default=0
+    n_jobs : int, optional
+        Workers for AIS chains.
+
+    Attributes
+    ----------
+    coefs_ : list of ndarray
+        Posterior-mean weights; ``coefs_[l]`` has shape ``(sizes[l], sizes[l+1])`` and
+        maps layer ``l+1`` to layer ``l`` (``coefs_[0]`` is ``W^(1)``, visible x K_1).
+    intercepts_ : list of ndarray
+        Posterior-mean biases of layers ``0..L`` (the last is the top prior bias).
+    lateral_coefs_ : list of ndarray or None
+        Strictly lower-triangular within-layer weights ``S, U^(1), ...`` (ARSBN).
+    params_ : SBNParams
+        The same posterior means as one object (see :mod:`skdgm.sbn._model`).
+    posterior_samples_ : list of SBNParams
+    n_active_units_ : list of int
+        Units per hidden layer with some outgoing weight above 0.1 in magnitude.
+    history_ : dict of lists
+        Per-iteration metrics (``log_joint`` for Gibbs; ``bound`` and ``elbo`` per
+        sample for VB; ``batch_bound`` for online VB) and ``stage`` (0 = global).
+    n_iter_ : int
+    """
+
+    _parameter_constraints = {
+        "hidden_layer_sizes": ["array-like"],
+        "inference": [StrOptions(set(_INFERENCE))],
+        "prior": [StrOptions({"tpbn", "student_t", "normal"})],
+        "autoregressive": ["boolean"],
+        "n_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
+        "burn_in": [Interval(numbers.Integral, 0, None, closed="left")],
+        "n_posterior_samples": [Interval(numbers.Integral, 1, None, closed="left")],
+        "pretrain": ["boolean"],
+        "prior_params": [dict, None],
+        "learning_offset": [Interval(numbers.Real, 0, None, closed="left")],
+        "learning_decay": [Interval(numbers.Real, 0.5, 1.0, closed="both")],
+        "n_local_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "total_samples": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left")],
+        "n_ais_runs": [Interval(numbers.Integral, 1, None, closed="left")],
+        "random_state": ["random_state", np.random.Generator],
+        "verbose": ["verbose"],
+        "n_jobs": [numbers.Integral, None],
+    }
+
+    def __init__(self, hidden_layer_sizes=(200,), *, inference="gibbs", prior="tpbn",
+                 autoregressive=False, n_iter=100, batch_size=100, burn_in=40,
+                 n_posterior_samples=10, pretrain=True, prior_params=None,
+                 learning_offset=10.0, learning_decay=0.7, n_local_iter=4,
+                 total_samples=None, n_ais_betas=100, n_ais_runs=10, random_state=None,
+                 verbose=0, n_jobs=None):
+        self.hidden_layer_sizes = hidden_layer_sizes
+        self.inference = inference
+        self.prior = prior
+        self.autoregressive = autoregressive
+        self.n_iter = n_iter
+        self.batch_size = batch_size
+        self.burn_in = burn_in
+        self.n_posterior_samples = n_posterior_samples
+        self.pretrain = pretrain
+        self.prior_params = prior_params
+        self.learning_offset = learning_offset
+        self.learning_decay = learning_decay
+        self.n_local_iter = n_local_iter
+        self.total_samples = total_samples
+        self.n_ais_betas = n_ais_betas
+        self.n_ais_runs = n_ais_runs
+        self.random_state = random_state
+        self.verbose = verbose
+        self.n_jobs = n_jobs
+
+    # ------------------------------------------------------------------ helpers
+    def _validate(self, X, reset, allow_nan=False):
+        """Binary float64 ``X`` (``NaN`` allowed only for ``impute``)."""
+        X = self._validate_input(X, reset=reset, dtype=(np.float64, np.float32),
+                                 binary=True, allow_nan=allow_nan)
+        return np.asarray(X, dtype=np.float64)
+
+    def _check_settings(self):
+        self._validate_params()
+        sizes = tuple(int(k) for k in np.atleast_1d(np.asarray(self.hidden_layer_sizes,
+                                                                dtype=object)))
+        if any(k < 1 for k in sizes):
+            raise ValueError(f"hidden_layer_sizes must hold positive ints, got {sizes}")
+        if not sizes and not self.autoregressive:
+            raise ValueError("hidden_layer_sizes=() needs autoregressive=True (the FVSBN)")
+        pp = dict(DEFAULT_PRIOR_PARAMS)
+        if self.prior_params:
+            unknown = set(self.prior_params) - set(pp)
+            if unknown:
+                raise ValueError(f"unknown prior_params {sorted(unknown)}; "
+                                 f"known: {sorted(pp)}")
+            pp.update(self.prior_params)
+        return sizes, pp
+
+    def _options(self):
+        return {"n_local_iter": self.n_local_iter, "learning_offset": self.learning_offset,
+                "learning_decay": self.learning_decay}
+
+    def _prior_states(self, params, pp):
+        return [init_prior_state(self.prior,
+                                 (len(b), _model.row_mask(params, l).shape[1] - 1), pp)
+                for l, b in enumerate(params.biases)]
+
+    def _new_engine(self, params, pp, prior_states=None):
+        if prior_states is None:
+            prior_states = self._prior_states(params, pp)
+        return _INFERENCE[self.inference](params, prior_states, self.prior, pp,
+                                          self._options())
+
+    def _run(self, engine, X, rng, n_iter, stage, collect):
+        """``n_iter`` iterations (or epochs) of ``engine`` on ``X``; thinned samples if asked."""
+        samples = []
+        thin = max(1, (n_iter - self.burn_in) // self.n_posterior_samples)
+        for t in range(n_iter):
+            if engine.streaming:
+                metrics = {}
+                for batch in iter_minibatches(len(X), self.batch_size, rng):
+                    metrics = engine.step(X[batch], rng, n_total=len(X))
+            else:
+                metrics = engine.step(X, rng)
+            self._log_iteration(stage=stage, **metrics)
+            done = t + 1 - self.burn_in
+            if collect and engine.keeps_samples and done > 0 and done % thin == 0:
+                samples.append(engine.posterior_draw(rng))
+        if collect:
+            if engine.keeps_samples:
+                samples = samples[-self.n_posterior_samples:] or [engine.posterior_draw(rng)]
+            else:
+                samples = [engine.posterior_draw(rng) for _ in range(self.n_posterior_samples)]
+        return samples
+
+    def _finish(self, engine, samples):
+        if engine.keeps_samples:
+            mean = samples[0].copy()
+            for part in ("weights", "biases") + (("lateral",) if mean.lateral else ()):
+                for i in range(len(getattr(mean, part))):
+                    getattr(mean, part)[i][...] = np.mean(
+                        [getattr(s, part)[i] for s in samples], axis=0)
+        else:
+            mean = engine.current_params()
+        self.params_ = mean
+        self.posterior_samples_ = samples
+        self.coefs_ = list(mean.weights)
+        self.intercepts_ = list(mean.biases)
+        self.lateral_coefs_ = None if mean.lateral is None else list(mean.lateral)
+        self.n_active_units_ = [int(np.sum(np.abs(W).max(axis=0) > _ACTIVE_THRESHOLD))
+                                for W in mean.weights]
+        self._engine = engine
+
+    # --------------------------------------------------------------------- fit
+    def fit(self, X, y=None):
+        """Train on binary ``X`` (n_samples, n_features); greedy pre-training first when deep."""
+        sizes, pp = self._check_settings()
+        X = self._validate(X, reset=True)
+        self._seed_seq = check_seed_sequence(self.random_state)
+        rng = as_generator(self._seed_seq.spawn(1)[0])
+        self._start_history()
+        self._n_seen = 0
+        D, L = X.shape[1], len(sizes)
+        if self.pretrain and L > 1:
+            data, parts = X, []
+            for s in range(L):
+                sub = _model.init_params(data.shape[1], sizes[s:s + 1], rng,
+                                         autoregressive=self.autoregressive)
+                eng = self._new_engine(sub, pp)
+                eng.init_data(data, rng)
+                self._run(eng, data, rng, self.n_iter, stage=s + 1, collect=False)
+                parts.append(eng.export())
+                data = eng.hidden_sample(data, rng)[0]
+            params, states, hidden = self._assemble(D, sizes, parts, pp)
+            engine = self._new_engine(params, pp, states)
+            engine.init_data(X, rng, hidden)
+        else:
+            params = _model.init_params(D, sizes, rng, autoregressive=self.autoregressive)
+            engine = self._new_engine(params, pp)
+            engine.init_data(X, rng)
+        samples = self._run(engine, X, rng, self.n_iter, stage=0, collect=True)
+        self._finish(engine, samples)
+        self._n_seen = len(X)
+        return self
+
+    def _assemble(self, D, sizes, parts, pp):
+        """Stack the single-layer stages (Sec. 3.3) into one deep SBN."""
+        params = _model.init_params(D, sizes, np.random.default_rng(0),
+                                    autoregressive=self.autoregressive)
+        states = self._prior_states(params, pp)
+        hidden = []
+        for s, (p, st, h) in enumerate(parts):
+            _model.set_layer_rows(params, s, _model.layer_rows(p, 0))
+            states[s] = st[0]
+            hidden.append(None if h is None else h[0])
+        top = parts[-1][0]
+        # the top stage's hidden prior rows [lateral | bias] become the deep top rows
+        _model.set_layer_rows(params, len(sizes), _model.layer_rows(top, 1))
+        states[len(sizes)] = parts[-1][1][1]
+        return params, states, (None if any(h is None for h in hidden) else hidden)
+
+    @available_if(_streaming)
+    def partial_fit(self, X, y=None):
+        """One online-VB step on the minibatch ``X`` (initialises the model on first call)."""
+        first = not hasattr(self, "_engine")
+        if first:
+            sizes, pp = self._check_settings()
+            X = self._validate(X, reset=True)
+            self._seed_seq = check_seed_sequence(self.random_state)
+            rng = as_generator(self._seed_seq.spawn(1)[0])
+            self._start_history()
+            self._n_seen = 0
+            params = _model.init_params(X.shape[1], sizes, rng,
+                                        autoregressive=self.autoregressive)
+            engine = self._new_engine(params, pp)
+            engine.init_data(X, rng)
+        else:
+            self._check_partial_fit_features(np.asarray(X) if hasattr(X, "shape") else
+                                             np.atleast_2d(X))
+            X = self._validate(X, reset=False)
+            engine = self._engine
+            rng = as_generator(self._seed_seq.spawn(1)[0])
+        self._n_seen += len(X)
+        n_total = self.total_samples or self._n_seen
+        metrics = engine.step(X, rng, n_total=n_total)
+        self._log_iteration(stage=0, **metrics)
+        samples = [engine.posterior_draw(rng) for _ in range(self.n_posterior_samples)]
+        self._finish(engine, samples)
+        return self
+
+    # --------------------------------------------------------------- inference
+    def _call_rng(self):
+        """Fresh per-call generator seeded from ``random_state`` (same int, same answer)."""
+        return as_generator(check_seed_sequence(self.random_state))
+
+    def _n_hidden_total(self):
+        return sum(len(b) for b in self.params_.biases[1:])
+
+    def transform(self, X):
+        """``E[h^(1) | x]`` averaged over the posterior samples (exact when small)."""
+        check_is_fitted(self)
+        X = self._validate(X, reset=False)
+        if not self.params_.weights:
+            raise ValueError("the fully visible SBN has no hidden units to transform to")
+        if self._n_hidden_total() <= _MAX_EXACT_UNITS:
+            return np.mean([_model.posterior_mean_exact(p, X)
+                            for p in self.posterior_samples_], axis=0)
+        rngs = spawn_generators(check_seed_sequence(self.random_state),
+                                len(self.posterior_samples_))
+        out = np.zeros((len(X), len(self.params_.biases[1])))
+        for p, rng in zip(self.posterior_samples_, rngs):
+            layers = [X] + _model.sample_hidden_prior(p, (len(X),), rng)
+            for t in range(_TRANSFORM_BURN + _TRANSFORM_KEEP):
+                layers = _model.gibbs_sweep(p, layers, rng)
+                if t >= _TRANSFORM_BURN:
+                    out += layers[1]
+        return out / (_TRANSFORM_KEEP * len(self.posterior_samples_))
+
+    @property
+    def _n_features_out(self):
+        return len(self.params_.biases[1]) if self.params_.weights else 0
+
+    def score_samples(self, X):
+        """``log p(x)`` under the posterior-mean parameters: exact by enumeration when
+        the hidden layers hold at most 16 units, else AIS from the prior (``n_ais_runs``
+        chains per point, ``n_ais_betas`` temperatures)."""
+        check_is_fitted(self)
+        X = self._validate(X, reset=False)
+        if self._n_hidden_total() <= _MAX_EXACT_UNITS:
+            return _model.log_marginal_exact(self.params_, X)
+        lp, _ = _model.log_marginal_ais(self.params_, X, n_betas=self.n_ais_betas,
+                                        n_runs=self.n_ais_runs,
+                                        random_state=check_seed_sequence(self.random_state),
+                                        n_jobs=self.n_jobs)
+        return lp
+
+    def sample(self, n_samples=1, random_state=None):
+        """Ancestral samples of the visible layer (posterior-mean parameters)."""
+        check_is_fitted(self)
+        rng = as_generator(check_seed_sequence(random_state))
+        return _model.sample_ancestral(self.params_, int(n_samples), rng)[0]
+
+    def impute(self, X, n_sweeps=20):
+        """Fill ``NaN`` entries of binary ``X`` by posterior sampling of the hidden layers and
+        the missing pixels, then a majority vote over the draws (Sec. 5.2).
+
+        Each posterior sample runs ``n_sweeps`` sweeps; the second half of them vote.
+        """
+        check_is_fitted(self)
+        X = self._validate(X, reset=False, allow_nan=True)
+        missing = np.isnan(X)
+        if not missing.any():
+            return X.copy()
+        rng = self._call_rng()
+        votes = np.zeros(X.shape)
+        n_votes = 0
+        filled = np.where(missing, (rng.random(X.shape) < 0.5), X).astype(float)
+        for p in self.posterior_samples_:
+            layers = [filled] + _model.sample_hidden_prior(p, (len(X),), rng)
+            for t in range(n_sweeps):
+                layers = _model.gibbs_sweep(p, layers, rng)
+                layers[0] = _model.sample_visible_missing(p, layers, missing, rng)
+                if t >= n_sweeps // 2:
+                    votes += layers[0]
+                    n_votes += 1
+            filled = layers[0]
+        return np.where(missing, (votes / n_votes > 0.5).astype(float), X)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.non_deterministic = self.random_state is None
+        return tags
