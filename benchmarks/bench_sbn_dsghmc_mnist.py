@@ -5,8 +5,9 @@ Gibbs -115.1, DSGHMC-Gibbs -102.9, DSGHMC-AIS -103.2; SBN 200-200: Gibbs -102.1,
 DSGHMC-Gibbs -100.6, DSGHMC-AIS -93.7.
 
 Scaled to minutes on a shared 2-core machine, and said so in the output: a
-training subset (``--n-train`` rows of the standard 50k split), the same wall-time
-budget per method (``--budget`` seconds of training), and the test log-likelihood
+training subset (``--n-train`` rows of the standard 50k split), the same training
+budget per method (``--budget`` CPU seconds of this single-threaded process: on a
+shared machine wall time mostly measures the neighbours), and the test log-likelihood
 on the first ``--n-test`` test rows by AIS from the prior (``--betas``
 temperatures, ``--runs`` chains per point, exact collapsed Gibbs transitions with
 the C sweep); for DSGHMC-NAIS also by importance sampling from its recognition
@@ -68,16 +69,16 @@ def main():
     Xte = np.unpackbits(d["test_bits"][:a.n_test], axis=1, count=784).astype(float)
     sizes = tuple(int(k) for k in a.layers.split("-"))
     rng = np.random.default_rng(0)
-    t0 = time.perf_counter()
+    t0 = time.process_time()
     if a.method == "gibbs":
         # Part 1 has no streaming mode: time one iteration, then fit to the budget.
-        probe = time.perf_counter()
-        BayesianSBN(sizes, inference="gibbs", prior="student_t", n_iter=1, burn_in=0,
+        probe = time.process_time()
+        BayesianSBN(sizes, inference="gibbs", n_iter=1, burn_in=0,
                     n_posterior_samples=1, pretrain=False, random_state=0).fit(Xtr)
-        per_iter = time.perf_counter() - probe
+        per_iter = time.process_time() - probe
         n_iter = max(2, int(a.budget / per_iter))
-        t0 = time.perf_counter()
-        est = BayesianSBN(sizes, inference="gibbs", prior="student_t", n_iter=n_iter,
+        t0 = time.process_time()
+        est = BayesianSBN(sizes, inference="gibbs", n_iter=n_iter,
                           burn_in=n_iter // 2, n_posterior_samples=5, pretrain=False,
                           random_state=0).fit(Xtr)
         n_steps = f"{n_iter} iterations"
@@ -85,29 +86,29 @@ def main():
         est = BayesianSBN(sizes, inference=a.method, total_samples=len(Xtr),
                           learning_rate=a.learning_rate, burn_in=10**9, random_state=0)
         n_batches = 0
-        while time.perf_counter() - t0 < a.budget:
+        while time.process_time() - t0 < a.budget:
             for rows in np.array_split(rng.permutation(len(Xtr)), len(Xtr) // 100):
                 est.partial_fit(Xtr[rows])
                 n_batches += 1
-                if time.perf_counter() - t0 >= a.budget:
+                if time.process_time() - t0 >= a.budget:
                     break
         n_steps = f"{n_batches} minibatches ({n_batches * 100 / len(Xtr):.1f} epochs)"
-    train_time = time.perf_counter() - t0
-    print(f"{a.method} {a.layers}: trained {train_time:.0f} s on {len(Xtr)} rows, {n_steps}",
+    train_time = time.process_time() - t0
+    print(f"{a.method} {a.layers}: trained {train_time:.0f} CPU s on {len(Xtr)} rows, {n_steps}",
           flush=True)
-    t1 = time.perf_counter()
+    t1 = time.process_time()
     lp_ais = ais_log_px(est.params_, Xte, a.betas, a.runs)
     print(f"  test log p(x), AIS ({a.betas} betas x {a.runs} runs, {len(Xte)} points): "
           f"{lp_ais.mean():.2f} +- {lp_ais.std(ddof=1) / np.sqrt(len(lp_ais)):.2f}  "
-          f"[{time.perf_counter() - t1:.0f} s]", flush=True)
+          f"[{time.process_time() - t1:.0f} CPU s]", flush=True)
     if a.method == "dsghmc_nais":
         est.set_params(n_is_samples=a.is_samples)
-        t1 = time.perf_counter()
+        t1 = time.process_time()
         lp_is = est.score_samples(Xte, method="is")
         diff = lp_is - lp_ais
         print(f"  test log p(x), IS ({a.is_samples} proposals): {lp_is.mean():.2f}; "
               f"IS - AIS per point: mean {diff.mean():+.2f}, mean |.| {np.abs(diff).mean():.2f}"
-              f"  [{time.perf_counter() - t1:.0f} s]", flush=True)
+              f"  [{time.process_time() - t1:.0f} CPU s]", flush=True)
         print(f"  recognition ESS / L at the end: {est.history_['ess_ratio'][-1]:.3f} "
               f"(first minibatch {est.history_['ess_ratio'][0]:.3f})")
 
