@@ -94,12 +94,13 @@ class VBEngine:
     def step(self, X, rng, frozen_layers=(), n_total=None):
         M_old = [m.copy() for m in self.state["M"]]
         V_old = [v.copy() for v in self.state["V"]]
+        prior_old = list(self.state["prior"])
         _vb.vb_iteration(self.template, self.state, X, self.hidden, self.prior,
                          self.prior_params, n_local=1, frozen_layers=frozen_layers)
         try:
             check_finite_params({"M": self.state["M"], "V": self.state["V"]}, "VB step")
         except FloatingPointError:
-            self.state["M"], self.state["V"] = M_old, V_old
+            self.state["M"], self.state["V"], self.state["prior"] = M_old, V_old, prior_old
             raise
         n = len(X)
         out = {"bound": _vb.augmented_bound(self.template, self.state, X, self.hidden,
@@ -152,13 +153,14 @@ class OnlineVBEngine(VBEngine):
         rho = (o.get("learning_offset", 10.0) + self.t) ** (-o.get("learning_decay", 0.7))
         M_old = [m.copy() for m in self.state["M"]]
         V_old = [v.copy() for v in self.state["V"]]
+        prior_old = list(self.state["prior"])
         _vb.global_step(self.template, self.state, X, hidden, gbar, self.prior,
                         self.prior_params, scale=n_total / n, rho=rho,
                         frozen_layers=frozen_layers)
         try:
             check_finite_params({"M": self.state["M"], "V": self.state["V"]}, "online VB step")
         except FloatingPointError:
-            self.state["M"], self.state["V"] = M_old, V_old
+            self.state["M"], self.state["V"], self.state["prior"] = M_old, V_old, prior_old
             raise
         self.t += 1
         self._last_hidden = hidden

@@ -14,7 +14,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core.base import BaseGenerativeModel, iter_minibatches
 from .._core.random import as_generator, check_seed_sequence, spawn_generators
-from . import _model
+from . import _gibbs, _model
 from ._dsghmc import DSGHMCGibbsEngine, DSGHMCNAISEngine, log_marginal_is
 from ._engines import GibbsEngine, OnlineVBEngine, VBEngine
 from ._priors import DEFAULT_PRIOR_PARAMS, init_prior_state
@@ -363,8 +363,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             engine = self._new_engine(params, pp)
             engine.init_data(X, rng)
         else:
-            self._check_partial_fit_features(np.asarray(X) if hasattr(X, "shape") else
-                                             np.atleast_2d(X))
+            # validate_data names a changed feature count
             X = self._validate(X, reset=False)
             engine = self._engine
             rng = as_generator(self._seed_seq.spawn(1)[0])
@@ -400,11 +399,12 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                                 len(self.posterior_samples_))
         out = np.zeros((len(X), len(self.params_.biases[1])))
         for p, rng in zip(self.posterior_samples_, rngs):
-            layers = [X] + _model.sample_hidden_prior(p, (len(X),), rng)
+            hidden = _model.sample_hidden_prior(p, (len(X),), rng)
             for t in range(_TRANSFORM_BURN + _TRANSFORM_KEEP):
-                layers = _model.gibbs_sweep(p, layers, rng)
+                # the augmented sweep (Cython) leaves p(h | x) invariant, like the exact one
+                hidden = _gibbs.pg_hidden_sweeps(p, X, hidden, rng)
                 if t >= _TRANSFORM_BURN:
-                    out += layers[1]
+                    out += hidden[0]
         return out / (_TRANSFORM_KEEP * len(self.posterior_samples_))
 
     @property
@@ -416,10 +416,10 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
         ``method=None``: exact by enumeration when the hidden layers hold at most 16
         units, else AIS from the prior (``n_ais_runs`` chains per point,
-        ``n_ais_betas`` temperatures). ``"ais"``: always AIS. ``"is"``
-        (``inference="dsghmc_nais"`` only): importance sampling with the trained
-        recognition network as proposal, ``n_is_samples`` per point (Du et al.
-        appendix B.1).
+        ``n_ais_betas`` temperatures, Pólya-Gamma augmented sweeps as transitions).
+        ``"ais"``: always AIS. ``"is"`` (``inference="dsghmc_nais"`` only):
+        importance sampling with the trained recognition network as proposal,
+        ``n_is_samples`` per point (Du et al. appendix B.1).
         """
         check_is_fitted(self)
         if method not in (None, "ais", "is"):
@@ -438,7 +438,8 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         lp, _ = _model.log_marginal_ais(self.params_, X, n_betas=self.n_ais_betas,
                                         n_runs=self.n_ais_runs,
                                         random_state=check_seed_sequence(self.random_state),
-                                        n_jobs=self.n_jobs)
+                                        n_jobs=self.n_jobs,
+                                        transition=_gibbs.ais_transition_pg)
         return lp
 
     def sample(self, n_samples=1, random_state=None):

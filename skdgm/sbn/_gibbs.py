@@ -14,12 +14,14 @@ One iteration, given the data and the current hidden units, weights and prior sc
 
 import numpy as np
 from polyagamma import random_polyagamma
+from scipy.linalg import cholesky, solve_triangular
 
 from . import _model
 from ._gibbs_fast import pg_hidden_sweep as _pg_hidden_sweep_fast
 from ._priors import gibbs_update_prior, prior_precision
 
 __all__ = [
+    "ais_transition_pg",
     "draw_polya_gamma",
     "gibbs_iteration",
     "pg_hidden_sweep",
@@ -31,12 +33,12 @@ __all__ = [
 _ROW_CHUNK = 32
 
 
-def draw_polya_gamma(psi, rng):
-    """``PG(1, psi)`` draws of the shape of ``psi`` (Eq. 12)."""
+def draw_polya_gamma(psi, rng, b=1.0):
+    """``PG(b, psi)`` draws of the shape of ``psi`` (Eq. 12 has ``b = 1``)."""
     psi = np.asarray(psi, dtype=float)
     if psi.size == 0:
         return np.zeros_like(psi)
-    return random_polyagamma(1.0, psi, random_state=rng)
+    return random_polyagamma(b, psi, random_state=rng)
 
 
 def pg_hidden_sweep_numpy(h, a_self, x_below, psi_below, gamma_below, w, lateral,
@@ -74,9 +76,12 @@ def pg_hidden_sweep(h, a_self, x_below, psi_below, gamma_below, w, lateral, gamm
     use_lat = lateral is not None
     lat_t = np.ascontiguousarray(lateral.T) if use_lat else np.zeros((1, 1))
     g_self = np.ascontiguousarray(gamma_self, dtype=float) if use_lat else np.zeros((1, 1))
-    _pg_hidden_sweep_fast(h, a_self, np.ascontiguousarray(x_below, dtype=float), psi_below,
-                          np.ascontiguousarray(gamma_below, dtype=float),
-                          np.ascontiguousarray(w.T), lat_t, g_self, use_lat, rng)
+    g = np.ascontiguousarray(gamma_below, dtype=float)
+    c1 = np.ascontiguousarray((x_below - 0.5) @ w)
+    c2 = np.ascontiguousarray(g @ (w * w))
+    gpsi = g * psi_below
+    _pg_hidden_sweep_fast(h, a_self, c1, c2, psi_below, gpsi, g, np.ascontiguousarray(w.T),
+                          lat_t, g_self, use_lat, rng)
 
 
 def row_conditional(Z, x, gamma, prior_prec):
@@ -91,44 +96,41 @@ def row_conditional(Z, x, gamma, prior_prec):
 
 
 def _gaussian_from_precision(P, b, eps):
-    """``N(P^-1 b, P^-1)`` draws for a stack of precisions, using ``eps ~ N(0, I)``."""
-    L = np.linalg.cholesky(P)
-    y = np.linalg.solve(L, b[..., None])
-    mean = np.linalg.solve(np.swapaxes(L, -1, -2), y)[..., 0]
-    noise = np.linalg.solve(np.swapaxes(L, -1, -2), eps[..., None])[..., 0]
-    return mean + noise
+    """``N(P^-1 b, P^-1)`` draw for one precision ``P``, using ``eps ~ N(0, I)``:
+    ``P = L L'``, mean by two triangular solves, noise ``L'^-1 eps``."""
+    L = cholesky(P, lower=True, check_finite=False)
+    mean = solve_triangular(L, b, lower=True, check_finite=False)
+    return solve_triangular(L, mean + eps, lower=True, trans="T", check_finite=False)
 
 
 def sample_rows(Z, X, G, prior_prec, mask, rng):
     """Draw every row of a layer from its conditional (Eq. 13-14).
 
     ``Z`` (n, d) regressors, ``X`` (n, J) the layer's units, ``G`` (n, J) their PG
-    variables, ``prior_prec`` (J, d), ``mask`` (J, d). Rows that share the full mask
-    are drawn in chunks of ``_ROW_CHUNK``; autoregressive rows one by one on their own
-    coefficients. Normals are drawn chunk by chunk, as ``rng.standard_normal((c, d))``.
+    variables, ``prior_prec`` (J, d), ``mask`` (J, d). Precisions of rows sharing the
+    full mask are formed in chunks of ``_ROW_CHUNK``; autoregressive rows use their own
+    coefficients. Normals: ``rng.standard_normal(d_j)`` row by row.
     """
     J, d = mask.shape
     theta = np.zeros((J, d))
-    full = bool(mask.all())
     xc = X - 0.5
-    if full:
+    if mask.all():
+        B = xc.T @ Z                                              # (J, d)
+        idx = np.arange(d)
         for s in range(0, J, _ROW_CHUNK):
             sl = slice(s, min(s + _ROW_CHUNK, J))
-            g = G[:, sl].T                                        # (c, n)
-            P = np.matmul(Z.T[None] * g[:, None, :], Z)           # (c, d, d)
-            idx = np.arange(d)
+            P = np.matmul(Z.T[None] * G[:, sl].T[:, None, :], Z)  # (c, d, d)
             P[:, idx, idx] += prior_prec[sl]
-            b = xc[:, sl].T @ Z                                   # (c, d)
-            eps = rng.standard_normal((g.shape[0], d))
-            theta[sl] = _gaussian_from_precision(P, b, eps)
+            for j in range(sl.start, sl.stop):
+                theta[j] = _gaussian_from_precision(P[j - s], B[j], rng.standard_normal(d))
         return theta
     for j in range(J):
         cols = np.flatnonzero(mask[j])
         Zj = Z[:, cols]
         P = (Zj.T * G[:, j]) @ Zj
         P[np.diag_indices_from(P)] += prior_prec[j, cols]
-        eps = rng.standard_normal(len(cols))
-        theta[j, cols] = _gaussian_from_precision(P, Zj.T @ xc[:, j], eps)
+        theta[j, cols] = _gaussian_from_precision(P, Zj.T @ xc[:, j],
+                                                  rng.standard_normal(len(cols)))
     return theta
 
 
@@ -168,3 +170,35 @@ def gibbs_iteration(params, X, hidden, prior_states, prior, prior_params, rng, *
                                        prior_params, rng)
     return new, hidden, states
 
+
+
+def pg_hidden_sweeps(params, X, hidden, rng, beta=1.0, use_cython=True):
+    """Augmented Gibbs over the hidden units only (weights fixed), likelihood tempered by ``beta``.
+
+    ``sigmoid(psi)^(beta x) (1 - sigmoid(psi))^(beta (1 - x))`` is, by Eq. 10 with
+    ``b = beta``, a mixture over ``gamma ~ PG(beta, 0)`` of ``exp(beta (x - 1/2) psi -
+    gamma psi^2 / 2)``: so ``gamma ~ PG(beta, psi)`` and the usual sweep with
+    ``x - 1/2`` scaled by ``beta`` leave ``p(h) p(x | h)^beta`` invariant. Leading axes
+    of ``hidden`` are flattened into one sample axis; returns new arrays.
+    """
+    L = params.n_hidden_layers
+    lead = hidden[0].shape[:-1]
+    Xb = np.broadcast_to(X, lead + X.shape[-1:])
+    flat = [np.array(h, dtype=float).reshape(-1, h.shape[-1]) for h in hidden]
+    Xf = np.ascontiguousarray(Xb.reshape(-1, X.shape[-1]), dtype=float)
+    layers = [Xf] + flat
+    psi = [_model.activation(params, layers, l) for l in range(L + 1)]
+    gam = [draw_polya_gamma(psi[0], rng, beta)] + [draw_polya_gamma(p, rng) for p in psi[1:]]
+    x_eff = [0.5 + beta * (Xf - 0.5)] + flat
+    sweep = pg_hidden_sweep if use_cython else pg_hidden_sweep_numpy
+    for l in range(1, L + 1):
+        lat = None if params.lateral is None else params.lateral[l]
+        below = x_eff[l - 1] if l == 1 else layers[l - 1]
+        sweep(layers[l], psi[l], below, psi[l - 1], gam[l - 1], params.weights[l - 1], lat,
+              gam[l], rng)
+    return [h.reshape(lead + h.shape[-1:]) for h in layers[1:]]
+
+
+def ais_transition_pg(state, beta, rng, *, params, X):
+    """AIS transition (for :func:`skdgm.sbn._model.log_marginal_ais`): one augmented sweep."""
+    return pg_hidden_sweeps(params, X, list(state), rng, beta=max(beta, 1e-8))

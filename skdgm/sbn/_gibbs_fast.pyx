@@ -12,30 +12,31 @@ from skdgm._core._random cimport bitgen_of
 
 
 def pg_hidden_sweep(double[:, ::1] h, double[:, ::1] a_self,
-                    const double[:, ::1] x_below, double[:, ::1] psi_below,
+                    const double[:, ::1] c1, const double[:, ::1] c2,
+                    double[:, ::1] psi_below, double[:, ::1] gpsi,
                     const double[:, ::1] gamma_below, const double[:, ::1] w_t,
                     const double[:, ::1] lat_t, const double[:, ::1] gamma_self,
                     bint use_lateral, rng):
-    """Update ``h`` (n, K) unit by unit; keeps ``a_self`` and ``psi_below`` current.
+    """Update ``h`` (n, K) unit by unit; keeps ``a_self``, ``psi_below`` and ``gpsi`` current.
 
-    ``w_t`` is ``W.T`` (K, J); ``lat_t`` the transposed lateral block (K, K) (ignored
-    unless ``use_lateral``). The logit of unit k is its own activation plus, for each
-    child c with weight w and PG variable g, ``(x_c - 1/2) w - g (2 psi_c^{\\k} w + w^2) / 2``
-    (the d_kn of Sec. 3.1, extended to lateral children).
+    The augmented conditional is linear in the unit, so with ``c1 = (x - 1/2) W``,
+    ``c2 = gamma (W * W)`` (fixed during the sweep) and ``gpsi = gamma * psi`` the
+    logit of unit k is ``a_k + c1_k - gpsi . w_k - (1/2 - h_k) c2_k`` (the d_kn of
+    Sec. 3.1), plus, with lateral weights, the same terms for the later units of the
+    layer. ``w_t`` is ``W.T`` (K, J); ``lat_t`` the transposed lateral block (K, K).
     """
-    cdef Py_ssize_t n = h.shape[0], K = h.shape[1], J = x_below.shape[1]
+    cdef Py_ssize_t n = h.shape[0], K = h.shape[1], J = psi_below.shape[1]
     cdef Py_ssize_t i, k, j
-    cdef double d, hk, w, p0, new, delta, u
+    cdef double d, hk, w, p0, new, delta, u, dot
     cdef bitgen_t* bg = bitgen_of(rng)
     with rng.bit_generator.lock, nogil:
         for k in range(K):
             for i in range(n):
                 hk = h[i, k]
-                d = a_self[i, k]
+                dot = 0.0
                 for j in range(J):
-                    w = w_t[k, j]
-                    p0 = psi_below[i, j] - w * hk
-                    d = d + (x_below[i, j] - 0.5) * w - 0.5 * gamma_below[i, j] * (2.0 * p0 * w + w * w)
+                    dot = dot + gpsi[i, j] * w_t[k, j]
+                d = a_self[i, k] + c1[i, k] - dot - (0.5 - hk) * c2[i, k]
                 if use_lateral:
                     for j in range(k + 1, K):
                         w = lat_t[k, j]
@@ -47,7 +48,9 @@ def pg_hidden_sweep(double[:, ::1] h, double[:, ::1] a_self,
                 if delta != 0.0:
                     h[i, k] = new
                     for j in range(J):
-                        psi_below[i, j] = psi_below[i, j] + delta * w_t[k, j]
+                        w = delta * w_t[k, j]
+                        psi_below[i, j] = psi_below[i, j] + w
+                        gpsi[i, j] = gpsi[i, j] + gamma_below[i, j] * w
                     if use_lateral:
                         for j in range(k + 1, K):
                             a_self[i, j] = a_self[i, j] + delta * lat_t[k, j]

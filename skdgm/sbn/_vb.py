@@ -83,18 +83,25 @@ def _zbar(template, layers_mean, l):
 
 
 def _hidden_update(l, template, state, layers_mean, psi, gbar):
-    """Coordinate update of every ``pi_kn`` of layer ``l`` (the VB analogue of the d_kn of Sec. 3.1)."""
+    """Coordinate update of every ``pi_kn`` of layer ``l`` (the VB analogue of the d_kn of Sec. 3.1).
+
+    For unit k with child weights ``m`` (means) and ``v`` (variances), the logit is
+    ``<psi_k> + sum_c (xbar_c - 1/2) m_c - gbar_c (<psi_c> - pi_k m_c) m_c - gbar_c (m_c^2 + v_c) / 2``;
+    the sums over children are matrix products, with ``gbar * <psi>`` kept current.
+    """
     L = template.n_hidden_layers
     sizes = _model.layer_sizes(template)
     K = sizes[l]
-    Mb, Vb = state["M"][l - 1], state["V"][l - 1]
+    Mb, Vb = state["M"][l - 1][:, :K], state["V"][l - 1][:, :K]
     pi = layers_mean[l]
-    xb = layers_mean[l - 1] - 0.5
+    g = gbar[l - 1]
+    base = (layers_mean[l - 1] - 0.5) @ Mb - 0.5 * (g @ (Mb * Mb + Vb))      # (n, K)
+    g_m2 = g @ (Mb * Mb)
+    gpsi = g * psi[l - 1]
     lat_off = sizes[l + 1] if l < L else 0
     for k in range(K):
-        mk, vk = Mb[:, k], Vb[:, k]
-        p0 = psi[l - 1] - pi[:, k:k + 1] * mk
-        d = psi[l][:, k] + xb @ mk - 0.5 * (gbar[l - 1] * (2 * p0 * mk + mk * mk + vk)).sum(1)
+        mk = Mb[:, k]
+        d = psi[l][:, k] + base[:, k] - gpsi @ mk + pi[:, k] * g_m2[:, k]
         if template.lateral is not None and k + 1 < K:
             ms = state["M"][l][k + 1:, lat_off + k]
             vs = state["V"][l][k + 1:, lat_off + k]
@@ -102,8 +109,11 @@ def _hidden_update(l, template, state, layers_mean, psi, gbar):
             d = d + (pi[:, k + 1:] - 0.5) @ ms \
                 - 0.5 * (gbar[l][:, k + 1:] * (2 * q0 * ms + ms * ms + vs)).sum(1)
         new = expit(d)
+        delta = new - pi[:, k]
         pi[:, k] = new
-        psi[l - 1] = p0 + new[:, None] * mk
+        step = np.outer(delta, mk)
+        psi[l - 1] += step
+        gpsi += g * step
         if template.lateral is not None and k + 1 < K:
             psi[l][:, k + 1:] = q0 + new[:, None] * ms
 
@@ -136,14 +146,17 @@ def rows_update(zbar, xbar, gbar, M, V, prior_prec, mask, *, scale=1.0, rho=1.0)
     blends the natural parameters ``(P, P M)``. ``M`` and ``V`` are updated in place.
     """
     psi = zbar @ M.T                                                # (n, J)
-    xc = xbar - 0.5
+    gpsi = gbar * psi
+    zc = zbar.T @ (xbar - 0.5)                                      # (d, J)
+    zg = zbar.T @ gbar                                              # (d, J); E[z^2] = zbar
+    z2g = (zbar * zbar).T @ gbar                                    # E[z_i] E[z_i] terms
     for i in range(M.shape[1]):
         m = mask[:, i]
         if not m.any():
             continue
         z = zbar[:, i]
-        prec_hat = scale * (z @ gbar) + prior_prec[:, i]
-        lin_hat = scale * (z @ (xc - gbar * (psi - z[:, None] * M[:, i])))
+        prec_hat = scale * zg[i] + prior_prec[:, i]
+        lin_hat = scale * (zc[i] - z @ gpsi + z2g[i] * M[:, i])
         if rho < 1.0:
             prec_old = np.where(m, 1.0 / np.where(V[:, i] > 0, V[:, i], 1.0), 0.0)
             prec_new = (1 - rho) * prec_old + rho * prec_hat
@@ -151,7 +164,7 @@ def rows_update(zbar, xbar, gbar, M, V, prior_prec, mask, *, scale=1.0, rho=1.0)
         else:
             prec_new, lin_new = prec_hat, lin_hat
         new_m = np.where(m, lin_new / prec_new, 0.0)
-        psi += z[:, None] * (new_m - M[:, i])
+        gpsi += np.outer(z, new_m - M[:, i]) * gbar
         M[:, i] = new_m
         V[:, i] = np.where(m, 1.0 / prec_new, 0.0)
 
