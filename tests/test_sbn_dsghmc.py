@@ -185,7 +185,7 @@ def test_doubly_stochastic_gibbs_gradient_is_unbiased():
     p = _tiny(rng, sizes)
     X = sample_ancestral(p, 8, rng)[0]
     exact = _exact_grad(p, X, sizes)
-    n, batch, L, R = len(X), 2, 2, 1500
+    n, batch, L, R = len(X), 2, 2, 1000
     # R independent replicates: each draws a minibatch and L Gibbs chains per row,
     # burnt in for 30 sweeps (the 5-unit posterior mixes in a few sweeps).
     chains = sample_hidden_prior(p, (R * L, n), rng)
@@ -281,7 +281,7 @@ def test_recognition_ess_rises_during_training():
     tr = DSGHMCTrainer(p, proposal="nais", learning_rate=1e-12, rng=rng,
                        recognition_learning_rate=0.01, n_samples=5)
     ess = []
-    for _ in range(12):
+    for _ in range(10):
         for rows in np.array_split(np.arange(400), 4):
             q, m = tr.minibatch(p, X[rows], 400, rng)
             ess.append(m["ess_ratio"])
@@ -344,17 +344,18 @@ def test_ais_and_importance_sampling_agree_on_a_trained_model():
     X, _ = _planted(300, seed=1)
     est = BayesianSBN((6,), inference="dsghmc_nais", n_iter=8, burn_in=4,
                       n_posterior_samples=4, batch_size=50, learning_rate=0.02,
-                      n_is_samples=2000, n_ais_betas=200, n_ais_runs=20,
+                      n_is_samples=2000, n_ais_betas=100, n_ais_runs=10,
                       random_state=0).fit(X)
-    Xt = X[:40]
+    Xt = X[:30]
     exact = est.score_samples(Xt)              # 6 hidden units: enumeration
     lp_is = est.score_samples(Xt, method="is")
     lp_ais = est.score_samples(Xt, method="ais")
-    # Both estimators are consistent; at these sizes their per-point errors were
-    # measured below 0.05 nats. The paper saw |IS - AIS| < 0.7 nats on MNIST.
-    assert np.abs(lp_is - exact).mean() < 0.1
-    assert np.abs(lp_ais - exact).mean() < 0.1
-    assert np.abs(lp_is - lp_ais).mean() < 0.15
+    # Both estimators are consistent; at these sizes the mean per-point errors were
+    # measured at 0.005 (IS) and 0.013 (AIS) nats: allow ~4x. The paper saw
+    # |IS - AIS| < 0.7 nats on MNIST.
+    assert np.abs(lp_is - exact).mean() < 0.03
+    assert np.abs(lp_ais - exact).mean() < 0.05
+    assert np.abs(lp_is - lp_ais).mean() < 0.06
     # Deterministic for an int random_state.
     np.testing.assert_array_equal(lp_is, est.score_samples(Xt, method="is"))
 
@@ -480,9 +481,9 @@ def test_pipeline_with_classifier_on_digits():
     X, y = load_digits(return_X_y=True)
     X = (X > 7).astype(float)
     pipe = make_pipeline(
-        BayesianSBN((20,), inference="dsghmc_nais", n_iter=3, burn_in=1,
+        BayesianSBN((20,), inference="dsghmc_nais", n_iter=4, burn_in=1,
                     n_posterior_samples=2, learning_rate=0.02, random_state=0),
         LogisticRegression(max_iter=500))
-    pipe.fit(X[:800], y[:800])
-    # 20 learned features: far above chance (0.1).
-    assert pipe.score(X[1200:1600], y[1200:1600]) > 0.6
+    pipe.fit(X[:1200], y[:1200])
+    # 20 learned binary features: far above chance (0.1); measured 0.805.
+    assert pipe.score(X[1200:1600], y[1200:1600]) > 0.7
