@@ -117,6 +117,25 @@ def test_hidden_samplers_leave_posterior_invariant(kind, ar):
 
 
 @pytest.mark.parametrize("ar", [False, True])
+def test_missing_visible_conditional_is_exact(ar):
+    """One missing pixel redrawn n times: frequency of 1 vs the exact conditional."""
+    rng = np.random.default_rng(12)
+    p = _tiny(rng, D=5, hidden=(3,), ar=ar)
+    layers = _model.sample_ancestral(p, 1, rng)
+    n = 20_000
+    layers = [np.repeat(h, n, axis=0) for h in layers]
+    missing = np.zeros((n, 5), bool)
+    missing[:, 1] = True
+    v = _model.sample_visible_missing(p, layers, missing, rng)
+    on = [h[:1].copy() for h in layers]
+    off = [h[:1].copy() for h in layers]
+    on[0][:, 1], off[0][:, 1] = 1.0, 0.0
+    prob = 1 / (1 + np.exp(-(_model.log_joint(p, on) - _model.log_joint(p, off))[0]))
+    np.testing.assert_array_equal(v[:, [0, 2, 3, 4]], layers[0][:, [0, 2, 3, 4]])
+    assert abs(v[:, 1].mean() - prob) < 4.5 * np.sqrt(prob * (1 - prob) / n)
+
+
+@pytest.mark.parametrize("ar", [False, True])
 def test_cython_sweep_equals_numpy_reference(ar):
     r = np.random.default_rng(4)
     n, J, K = 40, 30, 12
