@@ -137,7 +137,8 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         Units per hidden layer with some outgoing weight above 0.1 in magnitude.
     history_ : dict of lists
         Per-iteration metrics (``log_joint`` for Gibbs; ``bound`` and ``elbo`` per
-        sample for VB; ``batch_bound`` for online VB) and ``stage`` (0 = global).
+        sample for VB; ``batch_bound`` for online VB; ``step_size`` for DSGHMC, plus
+        ``log_px_is`` and ``ess_ratio`` for ``"dsghmc_nais"``) and ``stage`` (0 = global).
     n_iter_ : int
     """
 
