@@ -62,16 +62,21 @@ def time_gibbs(packed, n_rows):
 
 
 def main():
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--methods", default="dsghmc_nais,dsghmc_gibbs,gibbs")
+    methods = ap.parse_args().methods.split(",")
     packed = load_packed()
     print(f"one hidden layer of {HIDDEN[0]}, minibatch {BATCH}, 10 SGHMC steps per minibatch")
     print(f"{'method':<14}{'rows':>10}{'CPU s / iteration':>20}")
-    for n in (10_000, 100_000, 1_000_000):
+    for n in (10_000, 100_000, 1_000_000) if "dsghmc_nais" in methods else ():
         print(f"{'dsghmc_nais':<14}{n:>10}{time_dsghmc('dsghmc_nais', packed, n, 5):>20.3f}",
               flush=True)
-    for n in (10_000, 100_000, 1_000_000):
+    for n in (10_000, 100_000, 1_000_000) if "dsghmc_gibbs" in methods else ():
         print(f"{'dsghmc_gibbs':<14}{n:>10}{time_dsghmc('dsghmc_gibbs', packed, n, 2):>20.3f}",
               flush=True)
-    for n in (2_500, 5_000, 10_000, 20_000):
+    for n in (2_500, 5_000, 10_000, 20_000) if "gibbs" in methods else ():
         print(f"{'gibbs (batch)':<14}{n:>10}{time_gibbs(packed, n):>20.3f}", flush=True)
 
 
