@@ -8,7 +8,8 @@ SGHMC (Eq. 4, :mod:`skdgm._core.sgmcmc`) runs on the collapsed parameters
 is estimated from ``L`` samples of the hidden layers, either
 
 * by the exact collapsed Gibbs conditional of Eq. 15 (:func:`gibbs_gradient`,
-  Eq. 5, the model core's :func:`~skdgm.sbn._model.gibbs_sweep`), or
+  Eq. 5; :func:`gibbs_sweep_fast` is the C twin of the model core's
+  :func:`~skdgm.sbn._model.gibbs_sweep`), or
 * by self-normalised importance sampling from a recognition network
   (:func:`nais_gradient`, Eq. 6), whose parameters ascend the inclusive KL
   objective with the same samples (Eq. 7-10).
@@ -431,7 +432,6 @@ class DSGHMCTrainer:
             metrics["log_px_is"] = float(np.mean(log_px))
             metrics["ess_ratio"] = float(np.mean(ess))
         return params, metrics
-
 
 
 # --- engines for BayesianSBN(inference="dsghmc_gibbs" | "dsghmc_nais") ---------------
