@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._core.base import BaseGenerativeModel, iter_minibatches
 from .._core.random import as_generator, check_seed_sequence, spawn_generators
 from . import _gibbs, _model
+from ._dsghmc import DSGHMCGibbsEngine, DSGHMCNAISEngine, log_marginal_is
 from ._engines import GibbsEngine, OnlineVBEngine, VBEngine
 from ._priors import DEFAULT_PRIOR_PARAMS, init_prior_state
 
@@ -26,6 +27,9 @@ _INFERENCE = {
     "gibbs": GibbsEngine,
     "vb": VBEngine,
     "online_vb": OnlineVBEngine,
+    # part 2 (Du, Zhu and Zhang 2018): doubly stochastic SGHMC
+    "dsghmc_gibbs": DSGHMCGibbsEngine,
+    "dsghmc_nais": DSGHMCNAISEngine,
 }
 
 # Exact enumeration of the hidden units when there are at most this many in all.
@@ -55,12 +59,17 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     hidden_layer_sizes : tuple of int, default=(200,)
         Units per hidden layer, bottom first (upper bounds: the TPBN prior can switch
         units off).
-    inference : {"gibbs", "vb", "online_vb"}, default="gibbs"
+    inference : {"gibbs", "vb", "online_vb", "dsghmc_gibbs", "dsghmc_nais"}, default="gibbs"
         Pólya-Gamma Gibbs sampling (Eq. 10-14), batch mean-field VB (Eq. 15-17), or
-        online VB over minibatches (what ``partial_fit`` runs).
-    prior : {"tpbn", "student_t", "normal"}, default="tpbn"
+        online VB over minibatches (what ``partial_fit`` runs); or the doubly
+        stochastic SGHMC of Du, Zhu and Zhang (2018) with gradients from collapsed
+        Gibbs samples (``"dsghmc_gibbs"``) or from a neural adaptive importance
+        sampler (``"dsghmc_nais"``), both streaming (see the DSGHMC user guide).
+    prior : {"tpbn", "student_t", "normal"} or None, default=None
         Prior on the weights (Eq. 9; ``a = b = 1/2`` is the horseshoe); the biases get
-        ``N(0, bias_var)``. See ``prior_params``.
+        ``N(0, bias_var)``. See ``prior_params``. ``None``: ``"tpbn"`` for the part-1
+        methods, and for the DSGHMC options the paper's Student-t (scale 0.09,
+        ``df = 2.2``) on every parameter, biases included.
     autoregressive : bool, default=False
         Lower-triangular within-layer weights (Eq. 6).
     n_iter : int, default=100
@@ -86,6 +95,24 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     total_samples : int, optional
         Dataset size ``N`` that online VB scales minibatch statistics to in
         ``partial_fit`` (default: samples seen so far; ``fit`` uses ``len(X)``).
+    learning_rate : float or schedule, default=0.01
+        DSGHMC: per-datum SGHMC step size (Du et al. appendix C; the step on the
+        full-data gradient is ``learning_rate / N``); a number or a schedule spec of
+        :func:`skdgm._core.schedules.make_schedule` over minibatches.
+    friction : float, default=0.1
+        DSGHMC: momentum decay ``xi`` of Eq. 4 (the SGNHT diffusion with ``sgmcmc="sgnht"``).
+    sgmcmc : {"sghmc", "sgnht"}, default="sghmc"
+        DSGHMC: SGHMC (Eq. 4) or the Nosé-Hoover thermostat variant.
+    n_sghmc_steps : int, default=10
+        DSGHMC: SGHMC steps per minibatch (appendix C).
+    n_hidden_samples : int, default=5
+        DSGHMC: hidden-layer samples ``L`` per data point and step (Eq. 5-6).
+    gibbs_sweeps : int, default=5
+        ``"dsghmc_gibbs"``: Gibbs burn-in sweeps (Eq. 15) per minibatch.
+    recognition_learning_rate : float, default=1e-3
+        ``"dsghmc_nais"``: Adam step of the recognition network (Eq. 10).
+    n_is_samples : int, default=1000
+        ``score_samples(method="is")``: proposals per point (the paper used 100,000).
     n_ais_betas, n_ais_runs : int, default=100, 10
         AIS schedule length and chains per point in ``score_samples`` (used when the
         hidden layers have more than 16 units in all; otherwise log p(x) is exact).
@@ -110,14 +137,15 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         Units per hidden layer with some outgoing weight above 0.1 in magnitude.
     history_ : dict of lists
         Per-iteration metrics (``log_joint`` for Gibbs; ``bound`` and ``elbo`` per
-        sample for VB; ``batch_bound`` for online VB) and ``stage`` (0 = global).
+        sample for VB; ``batch_bound`` for online VB; ``step_size`` for DSGHMC, plus
+        ``log_px_is`` and ``ess_ratio`` for ``"dsghmc_nais"``) and ``stage`` (0 = global).
     n_iter_ : int
     """
 
     _parameter_constraints = {
         "hidden_layer_sizes": ["array-like"],
         "inference": [StrOptions(set(_INFERENCE))],
-        "prior": [StrOptions({"tpbn", "student_t", "normal"})],
+        "prior": [StrOptions({"tpbn", "student_t", "normal"}), None],
         "autoregressive": ["boolean"],
         "n_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -129,6 +157,14 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         "learning_decay": [Interval(numbers.Real, 0.5, 1.0, closed="both")],
         "n_local_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "total_samples": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "learning_rate": [Interval(numbers.Real, 0, None, closed="neither"), tuple, callable],
+        "friction": [Interval(numbers.Real, 0, 1, closed="right")],
+        "sgmcmc": [StrOptions({"sghmc", "sgnht"})],
+        "n_sghmc_steps": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_hidden_samples": [Interval(numbers.Integral, 1, None, closed="left")],
+        "gibbs_sweeps": [Interval(numbers.Integral, 1, None, closed="left")],
+        "recognition_learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
+        "n_is_samples": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left")],
         "n_ais_runs": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": ["random_state", np.random.Generator],
@@ -136,11 +172,13 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         "n_jobs": [numbers.Integral, None],
     }
 
-    def __init__(self, hidden_layer_sizes=(200,), *, inference="gibbs", prior="tpbn",
+    def __init__(self, hidden_layer_sizes=(200,), *, inference="gibbs", prior=None,
                  autoregressive=False, n_iter=100, batch_size=100, burn_in=40,
                  n_posterior_samples=10, pretrain=True, prior_params=None,
                  learning_offset=10.0, learning_decay=0.7, n_local_iter=4,
-                 total_samples=None, n_ais_betas=100, n_ais_runs=10, random_state=None,
+                 total_samples=None, learning_rate=0.01, friction=0.1, sgmcmc="sghmc",
+                 n_sghmc_steps=10, n_hidden_samples=5, gibbs_sweeps=5,
+                 recognition_learning_rate=1e-3, n_is_samples=1000, n_ais_betas=100, n_ais_runs=10, random_state=None,
                  verbose=0, n_jobs=None):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.inference = inference
@@ -156,6 +194,14 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         self.learning_decay = learning_decay
         self.n_local_iter = n_local_iter
         self.total_samples = total_samples
+        self.learning_rate = learning_rate
+        self.friction = friction
+        self.sgmcmc = sgmcmc
+        self.n_sghmc_steps = n_sghmc_steps
+        self.n_hidden_samples = n_hidden_samples
+        self.gibbs_sweeps = gibbs_sweeps
+        self.recognition_learning_rate = recognition_learning_rate
+        self.n_is_samples = n_is_samples
         self.n_ais_betas = n_ais_betas
         self.n_ais_runs = n_ais_runs
         self.random_state = random_state
@@ -178,6 +224,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         if not sizes and not self.autoregressive:
             raise ValueError("hidden_layer_sizes=() needs autoregressive=True (the FVSBN)")
         pp = dict(DEFAULT_PRIOR_PARAMS)
+        pp.update(getattr(_INFERENCE[self.inference], "default_prior_params", {}))
         if self.prior_params:
             unknown = set(self.prior_params) - set(pp)
             if unknown:
@@ -188,17 +235,29 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     def _options(self):
         return {"n_local_iter": self.n_local_iter, "learning_offset": self.learning_offset,
-                "learning_decay": self.learning_decay}
+                "learning_decay": self.learning_decay,
+                # DSGHMC (part 2)
+                "learning_rate": self.learning_rate, "friction": self.friction,
+                "sampler": self.sgmcmc, "n_sghmc_steps": self.n_sghmc_steps,
+                "n_samples": self.n_hidden_samples, "gibbs_sweeps": self.gibbs_sweeps,
+                "recognition_learning_rate": self.recognition_learning_rate,
+                "burn_in": self.burn_in, "n_posterior_samples": self.n_posterior_samples}
+
+    def _prior_kind(self):
+        """``prior``, or the inference method's default when it is ``None``."""
+        if self.prior is not None:
+            return self.prior
+        return getattr(_INFERENCE[self.inference], "default_prior", "tpbn")
 
     def _prior_states(self, params, pp):
-        return [init_prior_state(self.prior,
+        return [init_prior_state(self._prior_kind(),
                                  (len(b), _model.row_mask(params, l).shape[1] - 1), pp)
                 for l, b in enumerate(params.biases)]
 
     def _new_engine(self, params, pp, prior_states=None):
         if prior_states is None:
             prior_states = self._prior_states(params, pp)
-        return _INFERENCE[self.inference](params, prior_states, self.prior, pp,
+        return _INFERENCE[self.inference](params, prior_states, self._prior_kind(), pp,
                                           self._options())
 
     def _run(self, engine, X, rng, n_iter, stage, collect):
@@ -313,7 +372,10 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         n_total = self.total_samples or self._n_seen
         metrics = engine.step(X, rng, n_total=n_total)
         self._log_iteration(stage=0, **metrics)
-        samples = [engine.posterior_draw(rng) for _ in range(self.n_posterior_samples)]
+        if hasattr(engine, "streaming_samples"):    # DSGHMC: thinned samples of the stream
+            samples = engine.streaming_samples()
+        else:
+            samples = [engine.posterior_draw(rng) for _ in range(self.n_posterior_samples)]
         self._finish(engine, samples)
         return self
 
@@ -350,14 +412,29 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     def _n_features_out(self):
         return len(self.params_.biases[1]) if self.params_.weights else 0
 
-    def score_samples(self, X):
-        """``log p(x)`` under the posterior-mean parameters: exact by enumeration when
-        the hidden layers hold at most 16 units, else AIS from the prior (``n_ais_runs``
-        chains per point, ``n_ais_betas`` temperatures, Pólya-Gamma augmented sweeps
-        as transitions)."""
+    def score_samples(self, X, method=None):
+        """``log p(x)`` under the posterior-mean parameters.
+
+        ``method=None``: exact by enumeration when the hidden layers hold at most 16
+        units, else AIS from the prior (``n_ais_runs`` chains per point,
+        ``n_ais_betas`` temperatures, Pólya-Gamma augmented sweeps as transitions).
+        ``"ais"``: always AIS. ``"is"`` (``inference="dsghmc_nais"`` only):
+        importance sampling with the trained recognition network as proposal,
+        ``n_is_samples`` per point (Du et al. appendix B.1).
+        """
         check_is_fitted(self)
+        if method not in (None, "ais", "is"):
+            raise ValueError(f"method must be None, 'ais' or 'is', got {method!r}")
         X = self._validate(X, reset=False)
-        if self._n_hidden_total() <= _MAX_EXACT_UNITS:
+        if method == "is":
+            phi = getattr(self._engine, "recognition", None)
+            if phi is None:
+                raise ValueError("method='is' needs the recognition network of "
+                                 "inference='dsghmc_nais'")
+            lp, _ = log_marginal_is(self.params_, phi, X, self.n_is_samples,
+                                    self._call_rng())
+            return lp
+        if method is None and self._n_hidden_total() <= _MAX_EXACT_UNITS:
             return _model.log_marginal_exact(self.params_, X)
         lp, _ = _model.log_marginal_ais(self.params_, X, n_betas=self.n_ais_betas,
                                         n_runs=self.n_ais_runs,

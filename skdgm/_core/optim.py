@@ -1,0 +1,48 @@
+"""First-order optimisers on lists of arrays (no model knowledge).
+
+:class:`Adam` (Kingma and Ba 2015, Alg. 1) is what Du, Zhu and Zhang (2018)
+use for the recognition network of their neural adaptive proposal.
+"""
+
+import numpy as np
+
+__all__ = ["Adam"]
+
+
+class Adam:
+    """Adam with bias-corrected moments, on a list of parameter arrays.
+
+    Parameters
+    ----------
+    params : list of ndarray
+        Shapes of the parameters (the moments start at zero).
+    learning_rate : float, default=1e-3
+        ``alpha`` (Du et al. use 0.001 or 0.0005).
+    beta1, beta2, eps : float
+        Kingma and Ba's defaults.
+    maximize : bool, default=False
+        Ascend instead of descend (the inclusive-KL objective, Du et al. Eq. 7,
+        is maximised).
+    """
+
+    def __init__(self, params, *, learning_rate=1e-3, beta1=0.9, beta2=0.999, eps=1e-8,
+                 maximize=False):
+        self.learning_rate = float(learning_rate)
+        self.beta1, self.beta2, self.eps = float(beta1), float(beta2), float(eps)
+        self.maximize = bool(maximize)
+        self.m = [np.zeros_like(p, dtype=float) for p in params]
+        self.v = [np.zeros_like(p, dtype=float) for p in params]
+        self.t = 0
+
+    def step(self, params, grads):
+        """Return updated parameters (new arrays) and advance the moments."""
+        self.t += 1
+        b1, b2 = self.beta1, self.beta2
+        lr_t = self.learning_rate * np.sqrt(1.0 - b2**self.t) / (1.0 - b1**self.t)
+        sign = 1.0 if self.maximize else -1.0
+        out = []
+        for i, (p, g) in enumerate(zip(params, grads)):
+            self.m[i] = b1 * self.m[i] + (1.0 - b1) * g
+            self.v[i] = b2 * self.v[i] + (1.0 - b2) * (g * g)
+            out.append(p + sign * lr_t * self.m[i] / (np.sqrt(self.v[i]) + self.eps))
+        return out

@@ -1,0 +1,550 @@
+"""Doubly stochastic gradient MCMC for deep SBNs (Du, Zhu and Zhang 2018).
+
+SGHMC (Eq. 4, :mod:`skdgm._core.sgmcmc`) runs on the collapsed parameters
+``theta``; the intractable per-datum gradient (Eq. 3)
+
+    grad log p(x | theta) = E_{p(h | x, theta)} [grad log p(x, h | theta)]
+
+is estimated from ``L`` samples of the hidden layers, either
+
+* by the exact collapsed Gibbs conditional of Eq. 15 (:func:`gibbs_gradient`,
+  Eq. 5; :func:`gibbs_sweep_fast` is the C twin of the model core's
+  :func:`~skdgm.sbn._model.gibbs_sweep`), or
+* by self-normalised importance sampling from a recognition network
+  (:func:`nais_gradient`, Eq. 6), whose parameters ascend the inclusive KL
+  objective with the same samples (Eq. 7-10).
+
+Everything is module level and takes arrays plus an explicit generator; the
+estimator keeps one :class:`DSGHMCTrainer` (momenta, recognition network, Adam
+moments, Gibbs settings) between ``partial_fit`` calls.
+"""
+
+import numpy as np
+from scipy.special import expit, logsumexp
+
+from .._core.base import check_finite_params
+from .._core.optim import Adam
+from .._core.schedules import make_schedule
+from .._core.sgmcmc import SGHMCState, per_datum_step_size
+from ._dsghmc_fast import collapsed_sweep_layer
+from ._model import SBNParams, activation, gibbs_sweep, log_joint, sample_hidden_prior
+from ._priors import gibbs_update_prior, init_prior_state, prior_precision
+from ._recognition import (
+    init_recognition,
+    recognition_log_prob_grad,
+    sample_recognition,
+)
+
+__all__ = [
+    "DSGHMC_PRIOR_PARAMS",
+    "DSGHMCTrainer",
+    "PriorGradient",
+    "flatten_params",
+    "gibbs_gradient",
+    "gibbs_sweep_fast",
+    "log_joint_grad",
+    "log_marginal_is",
+    "nais_gradient",
+    "prior_grad",
+    "snis_weights",
+    "unflatten_params",
+]
+
+
+# --- parameter plumbing -----------------------------------------------------------
+
+def flatten_params(params):
+    """``SBNParams`` as one list: weights, biases, then lateral (if any)."""
+    out = list(params.weights) + list(params.biases)
+    if params.lateral is not None:
+        out += list(params.lateral)
+    return out
+
+
+def unflatten_params(params, arrays):
+    """Inverse of :func:`flatten_params` with the layout of ``params``."""
+    nw, nb = len(params.weights), len(params.biases)
+    lat = None
+    if params.lateral is not None:
+        # Keep the within-layer weights strictly lower triangular (Eq. 13-14).
+        lat = [np.tril(a, -1) for a in arrays[nw + nb:]]
+    return SBNParams(list(arrays[:nw]), list(arrays[nw:nw + nb]), lat)
+
+
+# --- the exact collapsed Gibbs sweep (Eq. 15), fast ------------------------------
+
+def gibbs_sweep_fast(params, layers, rng, beta=1.0):
+    """Same chain as :func:`skdgm.sbn._model.gibbs_sweep`, with the C kernel.
+
+    The uniforms are drawn as the NumPy sweep draws them (one ``rng.random(lead)``
+    per unit, bottom layer first), so from the same generator state both return
+    the same hidden layers. Autoregressive models use the NumPy sweep.
+    """
+    if params.lateral is not None:
+        return gibbs_sweep(params, layers, rng, beta)
+    lead = np.broadcast_shapes(*(np.shape(h)[:-1] for h in layers))
+    n = int(np.prod(lead))
+    # Copies: the kernel writes the hidden layers in place.
+    flat = [np.array(np.broadcast_to(h, lead + np.shape(h)[-1:]).reshape(n, -1), dtype=float)
+            for h in layers]
+    for l in range(1, params.n_hidden_layers + 1):
+        W = params.weights[l - 1]                      # (n_children, K)
+        Wt = np.ascontiguousarray(W.T)
+        K = Wt.shape[0]
+        u = rng.random((K,) + lead).reshape(K, n)
+        a_below = np.ascontiguousarray(activation(params, flat, l - 1))
+        a_self = np.ascontiguousarray(np.broadcast_to(activation(params, flat, l), (n, K)))
+        xw = np.ascontiguousarray(flat[l - 1] @ W)
+        collapsed_sweep_layer(Wt, np.exp(Wt), np.exp(-Wt), xw, a_below, a_self, flat[l], u,
+                              float(beta) if l == 1 else 1.0, np.empty(Wt.shape[1]))
+    return [layers[0]] + [h.reshape(lead + h.shape[-1:]) for h in flat[1:]]
+
+
+# --- gradients of the model ------------------------------------------------------
+
+def log_joint_grad(params, layers, weights):
+    """``sum over leading axes of weights * grad_theta log p(x, h | theta)``.
+
+    For every layer ``l`` with activation ``a_l`` (see :mod:`._model`),
+    ``d log p / d a_l = h_l - sigmoid(a_l)`` (Eq. 11-14), so the gradient of
+    ``weights[l]`` is ``r_l^T h_{l+1}``, of ``biases[l]`` the sum of ``r_l``
+    and of ``lateral[l]`` the strictly lower part of ``r_l^T h_l``, with
+    ``r_l = weights * (h_l - sigmoid(a_l))``.
+
+    Parameters
+    ----------
+    params : SBNParams
+    layers : list ``[x, h_1, ..., h_L]``
+        Arrays whose leading axes broadcast to ``weights.shape``.
+    weights : ndarray
+        One weight per sample (e.g. ``(L, n)``: SNIS weights over ``L``
+        proposals of ``n`` rows, or ``1 / L``).
+
+    Returns
+    -------
+    grad : SBNParams
+    """
+    weights = np.asarray(weights, dtype=float)
+    lead = weights.shape
+    n = int(np.prod(lead))
+    flat = [np.broadcast_to(h, lead + np.shape(h)[-1:]).reshape(n, -1) for h in layers]
+    w = weights.reshape(n, 1)
+    L = params.n_hidden_layers
+    gw, gb, gl = [None] * L, [None] * (L + 1), None
+    if params.lateral is not None:
+        gl = [None] * (L + 1)
+    for l in range(L + 1):
+        a = activation(params, flat, l)
+        r = w * (flat[l] - expit(a))
+        gb[l] = r.sum(axis=0)
+        if l < L:
+            gw[l] = r.T @ flat[l + 1]
+        if gl is not None:
+            gl[l] = np.tril(r.T @ flat[l], -1)
+    return SBNParams(gw, gb, gl)
+
+
+def prior_grad(arrays, *, kind="student_t", scale=0.09, df=2.2):
+    """``grad log p_0(theta)`` for independent priors on every entry.
+
+    ``"student_t"``: location 0, scale ``s``, ``nu`` degrees of freedom
+    (Du et al. appendix C: ``s = 0.09``, ``nu = 2.2``),
+    ``d/dw log p_0 = -(nu + 1) w / (nu s^2 + w^2)``.
+    ``"normal"``: ``N(0, s^2)``, ``-w / s^2``.
+    """
+    if kind == "student_t":
+        c = df * scale * scale
+        # w / (c + w^2) -> 0 for huge |w| (w^2 may overflow to inf on the way).
+        with np.errstate(over="ignore"):
+            return [-(df + 1.0) * a / (c + a * a) for a in arrays]
+    if kind == "normal":
+        return [-a / (scale * scale) for a in arrays]
+    raise ValueError(f"prior_grad supports 'student_t' and 'normal', got {kind!r}")
+
+
+#: Prior hyper-parameters of the DSGHMC options: Du et al.'s Student-t (appendix C),
+#: and part 1's values for the other priors.
+DSGHMC_PRIOR_PARAMS = {"scale": 0.09, "df": 2.2, "weight_var": 1.0, "bias_var": 10.0,
+                       "a": 0.5, "b": 0.5}
+
+
+class PriorGradient:
+    """``grad log p_0(theta)`` for every prior of :mod:`._priors`.
+
+    ``"student_t"`` (the DSGHMC default): the collapsed Student-t on *every*
+    parameter, biases included, as Du et al. (Sec. 3) do. ``"normal"``: normal
+    weights (``weight_var``). ``"tpbn"``: the three-parameter beta normal has no
+    closed-form marginal, so its latent scales are kept as auxiliary variables and
+    redrawn from their full conditionals (:func:`._priors.gibbs_update_prior`)
+    once per minibatch (Gibbs within SGHMC); the weights then see the Gaussian
+    gradient ``-w / zeta``. With ``"normal"`` and ``"tpbn"`` the biases have the
+    normal prior of part 1 (``bias_var``). Weight blocks are as in part 1: the
+    weights into layer ``l`` and its lateral weights side by side.
+    """
+
+    def __init__(self, params, kind, prior_params):
+        if kind not in ("student_t", "normal", "tpbn"):
+            raise ValueError(f"unknown prior {kind!r}; use 'student_t', 'normal' or 'tpbn'")
+        self.kind = kind
+        self.pp = dict(prior_params)
+        self.states = []
+        if kind != "student_t":
+            for l in range(len(params.biases)):
+                blk, mask = self._block(params, l)
+                self.states.append(init_prior_state(kind, blk.shape, self.pp)
+                                   if blk.size else {})
+
+    @staticmethod
+    def _block(params, l):
+        parts, masks = [], []
+        if l < params.n_hidden_layers:
+            parts.append(params.weights[l])
+            masks.append(np.ones(params.weights[l].shape, bool))
+        if params.lateral is not None:
+            parts.append(params.lateral[l])
+            masks.append(np.tril(np.ones(params.lateral[l].shape, bool), -1))
+        if not parts:
+            k = len(params.biases[l])
+            return np.zeros((k, 0)), np.zeros((k, 0), bool)
+        return np.hstack(parts), np.hstack(masks)
+
+    def resample(self, params, rng):
+        """Redraw the latent scales given the current weights (TPBN only)."""
+        if self.kind != "tpbn":
+            return
+        for l, st in enumerate(self.states):
+            blk, mask = self._block(params, l)
+            if blk.size:
+                self.states[l] = gibbs_update_prior("tpbn", st, blk, mask, self.pp, rng)
+
+    def __call__(self, params):
+        if self.kind == "student_t":
+            return prior_grad(flatten_params(params), kind="student_t",
+                              scale=self.pp["scale"], df=self.pp["df"])
+        L = params.n_hidden_layers
+        gw = [None] * L
+        gl = None if params.lateral is None else [None] * (L + 1)
+        for l, st in enumerate(self.states):
+            blk, mask = self._block(params, l)
+            if not blk.size:
+                continue
+            g = -prior_precision(self.kind, st, self.pp, blk.shape) * blk * mask
+            c = 0
+            if l < L:
+                c = params.weights[l].shape[1]
+                gw[l] = g[:, :c]
+            if gl is not None:
+                gl[l] = g[:, c:]
+        gb = [-b / self.pp["bias_var"] for b in params.biases]
+        return flatten_params(SBNParams(gw, gb, gl))
+
+
+def snis_weights(log_p, log_q):
+    """Self-normalised importance weights over the sample axis 0 (Eq. 6).
+
+    Returns the normalised weights (shape of ``log_p``), the per-row estimate
+    ``log mean exp(log_p - log_q)`` of ``log p(x)``, and the per-row effective
+    sample size ``1 / sum w^2``.
+    """
+    log_w = log_p - log_q
+    lse = logsumexp(log_w, axis=0)
+    w = np.exp(log_w - lse)
+    return w, lse - np.log(log_w.shape[0]), 1.0 / np.sum(w * w, axis=0)
+
+
+def gibbs_gradient(params, X, hidden, rng, *, n_sweeps=1):
+    """Eq. 5 with Gibbs samples (Eq. 15): run ``n_sweeps`` sweeps, then average.
+
+    Parameters
+    ----------
+    params : SBNParams
+    X : ndarray of shape (n, D)
+    hidden : list of ndarray of shape (L, n, K_l)
+        Current states of ``L`` Gibbs chains per row (warm start).
+    rng : numpy.random.Generator
+    n_sweeps : int
+
+    Returns
+    -------
+    grad : SBNParams
+        ``sum_n (1/L) sum_s grad log p(x_n, h^(s)_n | theta)``.
+    hidden : list of ndarray
+        The chains' new states.
+    """
+    layers = [X] + list(hidden)
+    for _ in range(int(n_sweeps)):
+        layers = gibbs_sweep_fast(params, layers, rng)
+    L = layers[1].shape[0]
+    weights = np.full(layers[1].shape[:2], 1.0 / L)
+    return log_joint_grad(params, layers, weights), layers[1:]
+
+
+def nais_gradient(params, phi, X, n_samples, rng):
+    """Eq. 6 and Eq. 9 from one set of ``L`` recognition samples per row.
+
+    Returns
+    -------
+    grad_theta : SBNParams
+        ``sum_n sum_s w_ns grad log p(x_n, h^(s) | theta)`` (self-normalised).
+    grad_phi : RecognitionParams
+        ``sum_n sum_s w_ns grad_phi log q(h^(s) | x_n)`` (the same weights, Eq. 9).
+    log_px : ndarray of shape (n,)
+        The importance estimate ``log mean_s w_ns`` (a lower bound in expectation).
+    ess : ndarray of shape (n,)
+        ``1 / sum_s w_ns^2`` (between 1 and ``L``).
+    """
+    hidden, log_q = sample_recognition(phi, X, n_samples, rng)
+    layers = [X] + hidden
+    w, log_px, ess = snis_weights(log_joint(params, layers), log_q)
+    return (log_joint_grad(params, layers, w), recognition_log_prob_grad(phi, X, hidden, w),
+            log_px, ess)
+
+
+def log_marginal_is(params, phi, X, n_samples, rng, *, chunk=1000):
+    """``log p(x)`` per row by importance sampling from the recognition model.
+
+    Du et al. appendix B.1: ``p(x) ~= mean_s p(x, h_s) / q(h_s | x)``; the log
+    of it is biased low by ``O(1/n_samples)`` (Jensen). Proposals are drawn in
+    chunks of ``chunk`` per row so memory stays bounded.
+
+    Returns ``(log_px, std_err)``; ``std_err`` is the delta-method standard error
+    ``sd(w) / (sqrt(S) mean(w))`` of the estimate.
+    """
+    X = np.asarray(X, dtype=float)
+    n_samples = int(n_samples)
+    parts = []
+    for start in range(0, n_samples, chunk):
+        m = min(chunk, n_samples - start)
+        hidden, log_q = sample_recognition(phi, X, m, rng)
+        parts.append(log_joint(params, [X] + hidden) - log_q)
+    log_w = np.concatenate(parts, axis=0)
+    lse = logsumexp(log_w, axis=0)
+    w = np.exp(log_w - np.max(log_w, axis=0))
+    std_err = w.std(axis=0, ddof=1) / (np.sqrt(n_samples) * w.mean(axis=0)) \
+        if n_samples > 1 else np.zeros(X.shape[0])
+    return lse - np.log(n_samples), std_err
+
+
+# --- the training state kept by the estimator -------------------------------------
+
+class DSGHMCTrainer:
+    """State and minibatch step of DSGHMC-Gibbs / DSGHMC-NAIS (Alg. 1).
+
+    Parameters
+    ----------
+    params : SBNParams
+        Initial ``theta`` (shapes only are kept here).
+    proposal : {"gibbs", "nais"}
+    n_samples : int
+        ``L`` hidden-layer samples per data point and SGHMC step (paper: 5).
+    gibbs_sweeps : int
+        Burn-in sweeps of the Gibbs chains at the start of each minibatch (paper:
+        5); the chains then move one sweep per further SGHMC step, warm-started
+        because ``theta`` moves little within a minibatch.
+    n_sghmc_steps : int
+        Inner SGHMC steps per minibatch (paper appendix C: 10).
+    learning_rate : float or schedule spec
+        Per-datum step size (appendix C), evaluated at the minibatch counter;
+        the SGHMC step is ``learning_rate / n_total``.
+    friction : float
+        Momentum decay ``xi`` (paper: 0.1 or 0.05).
+    sampler : {"sghmc", "sgnht"}
+    recognition_learning_rate : float
+        Adam step for the recognition network (paper: 0.001 or 0.0005).
+    prior : {"student_t", "normal", "tpbn"}
+    prior_params : dict
+        Keys of :data:`DSGHMC_PRIOR_PARAMS` (see :class:`PriorGradient`).
+    rng : numpy.random.Generator
+        Initialises the recognition network.
+    """
+
+    def __init__(self, params, *, proposal, n_samples=5, gibbs_sweeps=5, n_sghmc_steps=10,
+                 learning_rate=0.01, friction=0.1, sampler="sghmc",
+                 recognition_learning_rate=1e-3, prior="student_t", prior_params=None,
+                 rng=None):
+        if proposal not in ("gibbs", "nais"):
+            raise ValueError(f"unknown DSGHMC proposal {proposal!r}")
+        self.proposal = proposal
+        self.n_samples = int(n_samples)
+        self.gibbs_sweeps = int(gibbs_sweeps)
+        self.n_sghmc_steps = int(n_sghmc_steps)
+        self.schedule = make_schedule(learning_rate)
+        self.sampler = SGHMCState(flatten_params(params), method=sampler, friction=friction)
+        pp = dict(DSGHMC_PRIOR_PARAMS)
+        pp.update(prior_params or {})
+        self.prior = PriorGradient(params, prior, pp)
+        self.t = 0
+        self.phi = self.adam = None
+        if proposal == "nais":
+            sizes = [len(b) for b in params.biases]
+            self.phi = init_recognition(sizes[0], sizes[1:], rng,
+                                        autoregressive=params.lateral is not None)
+            self.adam = Adam(self.phi.flat(), learning_rate=recognition_learning_rate,
+                             maximize=True)
+
+    def full_gradient(self, params, grad_sum, batch_size, n_total):
+        """Prior gradient plus ``n_total / |B|`` times the minibatch sum (Eq. 4)."""
+        scale = float(n_total) / batch_size
+        prior = self.prior(params)
+        return [p + scale * g for p, g in zip(prior, flatten_params(grad_sum))]
+
+    def minibatch(self, params, X, n_total, rng):
+        """``n_sghmc_steps`` SGHMC steps on one minibatch (Alg. 1, lines 4-8).
+
+        Returns the new parameters and a dict of diagnostics: the step size,
+        for NAIS the mean importance estimate of ``log p(x)`` and the mean
+        relative ESS ``ess / L`` over the minibatch.
+        """
+        X = np.asarray(X, dtype=float)
+        n = X.shape[0]
+        eta = per_datum_step_size(self.schedule(self.t), n_total)
+        hidden = None
+        log_px, ess = [], []
+        self.prior.resample(params, rng)
+        for i in range(self.n_sghmc_steps):
+            if self.proposal == "gibbs":
+                if hidden is None:
+                    hidden = sample_hidden_prior(params, (self.n_samples, n), rng)
+                sweeps = self.gibbs_sweeps if i == 0 else 1
+                g, hidden = gibbs_gradient(params, X, hidden, rng, n_sweeps=sweeps)
+            else:
+                g, g_phi, lp, es = nais_gradient(params, self.phi, X, self.n_samples, rng)
+                log_px.append(lp.mean())
+                ess.append(es.mean() / self.n_samples)
+            grads = self.full_gradient(params, g, n, n_total)
+            new, aux = self.sampler.step(flatten_params(params), grads, step_size=eta,
+                                         rng=rng)
+            check_finite_params({"theta": new}, "DSGHMC step")
+            self.sampler.commit(aux)
+            params = unflatten_params(params, new)
+            if self.proposal == "nais":
+                # Per-datum gradient (Eq. 10 divided by |D|): Adam is scale-free anyway.
+                g_phi = [a / n for a in g_phi.flat()]
+                phi_new = self.adam.step(self.phi.flat(), g_phi)
+                check_finite_params({"phi": phi_new}, "recognition-network step")
+                self.phi = self.phi.from_flat(phi_new)
+                if self.phi.lateral is not None:
+                    self.phi = self.phi._replace(lateral=[np.tril(a, -1)
+                                                          for a in self.phi.lateral])
+        self.t += 1
+        metrics = {"step_size": eta}
+        if log_px:
+            metrics["log_px_is"] = float(np.mean(log_px))
+            metrics["ess_ratio"] = float(np.mean(ess))
+        return params, metrics
+
+
+# --- engines for BayesianSBN(inference="dsghmc_gibbs" | "dsghmc_nais") ---------------
+
+#: ``partial_fit`` keeps one posterior sample every this many minibatches after
+#: ``burn_in`` minibatches (the most recent ``n_posterior_samples`` are kept).
+STREAM_THIN = 10
+
+#: Estimator options the engines read, with their defaults.
+DSGHMC_OPTIONS = {
+    "learning_rate": 0.01,             # per-datum step (appendix C)
+    "friction": 0.1,                   # xi of Eq. 4
+    "sampler": "sghmc",
+    "n_sghmc_steps": 10,               # appendix C
+    "n_samples": 5,                    # L (Sec. 4.1)
+    "gibbs_sweeps": 5,                 # Sec. 4.1
+    "recognition_learning_rate": 1e-3,  # Adam (Sec. 4.1)
+    "burn_in": 40,
+    "n_posterior_samples": 10,
+}
+
+
+class _DSGHMCEngine:
+    """The engine protocol of :mod:`._engines` around a :class:`DSGHMCTrainer`.
+
+    ``step`` is one minibatch of ``n_sghmc_steps`` SGHMC steps, so ``fit`` runs
+    epochs of minibatches and ``partial_fit`` streams (``streaming = True``).
+    """
+
+    streaming = True
+    keeps_samples = True
+    proposal = None
+    #: The paper's prior (Sec. 3, appendix C), the default of these options.
+    default_prior = "student_t"
+    default_prior_params = {"scale": 0.09, "df": 2.2}
+
+    def __init__(self, params, prior_states, prior, prior_params, options):
+        o = {**DSGHMC_OPTIONS, **{k: v for k, v in options.items() if v is not None}}
+        self.options = o
+        self.params = params
+        self.prior_states = list(prior_states)
+        self.prior, self.prior_params = prior, dict(prior_params)
+        self.trainer = None
+        self._stream = []
+        self._n_steps = 0
+
+    def _ensure_trainer(self, rng):
+        if self.trainer is None:
+            o = self.options
+            self.trainer = DSGHMCTrainer(
+                self.params, proposal=self.proposal, n_samples=o["n_samples"],
+                gibbs_sweeps=o["gibbs_sweeps"], n_sghmc_steps=o["n_sghmc_steps"],
+                learning_rate=o["learning_rate"], friction=o["friction"],
+                sampler=o["sampler"],
+                recognition_learning_rate=o["recognition_learning_rate"],
+                prior=self.prior, prior_params=self.prior_params, rng=rng)
+
+    def init_data(self, X, rng, hidden=None):
+        self._ensure_trainer(rng)
+
+    def step(self, X, rng, frozen_layers=(), n_total=None):
+        self._ensure_trainer(rng)
+        n_total = len(X) if n_total is None else max(n_total, len(X))
+        self.params, metrics = self.trainer.minibatch(self.params, X, n_total, rng)
+        self._n_steps += 1
+        done = self._n_steps - self.options["burn_in"]
+        if done > 0 and done % STREAM_THIN == 0:
+            self._stream = (self._stream + [self.params.copy()])[
+                -self.options["n_posterior_samples"]:]
+        return metrics
+
+    def current_params(self):
+        return self.params
+
+    def posterior_draw(self, rng):
+        return self.params.copy()
+
+    def streaming_samples(self):
+        """Thinned samples kept while streaming (``partial_fit``), newest last."""
+        return list(self._stream) or [self.params.copy()]
+
+    def hidden_sample(self, X, rng):
+        """One posterior draw of the hidden layers per row (input of the next
+        pre-training stage): Gibbs sweeps, or SNIS resampling of ``L`` proposals."""
+        if self.proposal == "nais":
+            hidden, log_q = sample_recognition(self.trainer.phi, X, self.options["n_samples"],
+                                               rng)
+            w, _, _ = snis_weights(log_joint(self.params, [X] + hidden), log_q)
+            cum = np.cumsum(w, axis=0)
+            pick = np.minimum((rng.random(w.shape[1]) > cum).sum(axis=0), w.shape[0] - 1)
+            rows = np.arange(w.shape[1])
+            return [h[pick, rows] for h in hidden]
+        layers = [X] + sample_hidden_prior(self.params, (len(X),), rng)
+        for _ in range(self.options["gibbs_sweeps"]):
+            layers = gibbs_sweep_fast(self.params, layers, rng)
+        return layers[1:]
+
+    def export(self):
+        return self.params, self.prior_states, None
+
+    @property
+    def recognition(self):
+        """The recognition network (``None`` for the Gibbs proposal)."""
+        return None if self.trainer is None else self.trainer.phi
+
+
+class DSGHMCGibbsEngine(_DSGHMCEngine):
+    """``inference="dsghmc_gibbs"``: gradients from collapsed Gibbs samples (Eq. 5, 15)."""
+
+    proposal = "gibbs"
+
+
+class DSGHMCNAISEngine(_DSGHMCEngine):
+    """``inference="dsghmc_nais"``: SNIS gradients from a recognition network (Eq. 6-10)."""
+
+    proposal = "nais"

@@ -1,0 +1,101 @@
+"""Shared SG-MCMC updates (``skdgm._core.sgmcmc``) and Adam (``skdgm._core.optim``)."""
+
+import numpy as np
+import pytest
+from scipy.linalg import solve_discrete_lyapunov
+
+from skdgm._core.diagnostics import effective_sample_size
+from skdgm._core.optim import Adam
+from skdgm._core.sgmcmc import (
+    SGHMCState,
+    per_datum_step_size,
+    sghmc_update,
+    sgnht_update,
+)
+
+MU = np.array([1.0, -2.0])
+SD = np.array([1.0, 3.0])
+ETA, XI = 0.01, 0.1
+
+
+def _run(method, *, grad_noise=0.0, n_chains=100, n_steps=3000, seed=0):
+    """Vectorised independent chains on N(MU, diag(SD^2)); returns (draws, chains, dim)."""
+    rng = np.random.default_rng(seed)
+    theta = [np.tile(MU, (n_chains, 1))]
+    state = SGHMCState(theta, method=method, friction=XI)
+    trace = []
+    for _ in range(n_steps):
+        g = [-(theta[0] - MU) / SD**2 + grad_noise * rng.standard_normal(theta[0].shape)]
+        theta, aux = state.step(theta, g, step_size=ETA, rng=rng)
+        state.commit(aux)
+        trace.append(theta[0])
+    return np.asarray(trace)[n_steps // 4:]
+
+
+def _exact_stationary_variance(var):
+    # The discretised SGHMC on a Gaussian is a linear AR(2) in (theta, v); its exact
+    # stationary variance solves a discrete Lyapunov equation. The gap to ``var`` is
+    # the discretisation bias, which the tolerance below must allow for.
+    a = 1.0 / var
+    A = np.array([[1 - ETA * a, 1 - XI], [-ETA * a, 1 - XI]])
+    Q = 2 * XI * ETA * np.ones((2, 2))
+    return solve_discrete_lyapunov(A, Q)[0, 0]
+
+
+def test_sghmc_exact_gradients_reproduce_gaussian_mean_and_variance():
+    trace = _run("sghmc")
+    for d in range(2):
+        x = trace[:, :, d].T                      # (chains, draws)
+        var_exact = _exact_stationary_variance(SD[d] ** 2)
+        assert abs(var_exact - SD[d] ** 2) < 0.005 * SD[d] ** 2   # small step: tiny bias
+        # Tolerances: 4 Monte Carlo standard errors, each from the chains' own ESS
+        # (for the variance, the ESS of the squared deviations), plus the exact bias.
+        se_mean = np.sqrt(x.var() / effective_sample_size(x))
+        sq = (x - MU[d]) ** 2
+        se_var = np.sqrt(sq.var() / effective_sample_size(sq))
+        assert abs(x.mean() - MU[d]) < 4 * se_mean
+        assert abs(sq.mean() - SD[d] ** 2) < 4 * se_var + abs(var_exact - SD[d] ** 2)
+
+
+def test_sghmc_overheats_with_noisy_gradients_and_sgnht_does_not():
+    # Gradient noise of sd 3 adds ETA^2 * 9 / (2 XI ETA) = 0.45 to the temperature of
+    # the fixed-friction sampler; the thermostat raises the friction to absorb it.
+    hot = _run("sghmc", grad_noise=3.0, n_steps=2000)
+    cool = _run("sgnht", grad_noise=3.0, n_steps=2000)
+    v_hot = ((hot[:, :, 0] - MU[0]) ** 2).mean()
+    v_cool = ((cool[:, :, 0] - MU[0]) ** 2).mean()
+    assert v_hot > 1.3
+    assert abs(v_cool - 1.0) < 0.12
+
+
+def test_updates_return_new_arrays_and_zero_temperature_is_deterministic():
+    rng = np.random.default_rng(0)
+    p, v = [np.ones(3)], [np.zeros(3)]
+    g = [np.full(3, 2.0)]
+    p2, v2 = sghmc_update(p, v, g, step_size=0.1, friction=0.5, rng=rng, temperature=0.0)
+    np.testing.assert_allclose(v2[0], 0.2)
+    np.testing.assert_allclose(p2[0], 1.2)
+    assert p[0][0] == 1.0 and v[0][0] == 0.0
+    p3, v3, xi = sgnht_update(p, v, 0.5, g, step_size=0.1, diffusion=0.5, rng=rng,
+                              temperature=0.0)
+    np.testing.assert_allclose(p3[0], 1.2)
+    assert xi == pytest.approx(0.5 + 0.04)
+
+
+def test_per_datum_step_size_and_bad_method():
+    assert per_datum_step_size(0.02, 100) == pytest.approx(2e-4)
+    with pytest.raises(ValueError, match="positive"):
+        per_datum_step_size(0.1, 0)
+    with pytest.raises(ValueError, match="unknown SG-MCMC"):
+        SGHMCState([np.zeros(2)], method="sgld")
+
+
+def test_adam_minimises_and_maximises_a_quadratic():
+    target = np.array([3.0, -1.0])
+    for maximize in (False, True):
+        x = [np.zeros(2)]
+        opt = Adam(x, learning_rate=0.05, maximize=maximize)
+        for _ in range(2000):
+            g = x[0] - target                      # gradient of 0.5 |x - t|^2
+            x = opt.step(x, [-g if maximize else g])
+        np.testing.assert_allclose(x[0], target, atol=1e-3)
