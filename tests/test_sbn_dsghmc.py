@@ -406,11 +406,21 @@ def test_divergence_raises_and_keeps_finite_parameters():
     # the candidate before it is committed.
     est = BayesianSBN((4,), inference="dsghmc_nais", prior="normal",
                       prior_params={"weight_var": 1e-8}, learning_rate=1.0, random_state=0)
+    before = None
     with pytest.raises(DivergenceError), np.errstate(all="ignore"):
         for _ in range(20):
+            trainer = getattr(getattr(est, "_engine", None), "trainer", None)
+            if trainer is not None:
+                before = ([m.copy() for m in trainer.sampler.momenta], trainer.phi)
             est.partial_fit(X)
     p = est._engine.params
     assert all(np.all(np.isfinite(a)) for a in flatten_params(p))
+    # The sampler's momenta and the recognition network revert with the parameters.
+    assert before is not None
+    trainer = est._engine.trainer
+    for m, m0 in zip(trainer.sampler.momenta, before[0]):
+        np.testing.assert_array_equal(m, m0)
+    assert trainer.phi is before[1]
 
 
 def test_sgnht_option_trains():

@@ -19,6 +19,8 @@ estimator keeps one :class:`DSGHMCTrainer` (momenta, recognition network, Adam
 moments, Gibbs settings) between ``partial_fit`` calls.
 """
 
+import copy
+
 import numpy as np
 from scipy.special import expit, logsumexp
 
@@ -29,6 +31,7 @@ from .._core.sgmcmc import SGHMCState, per_datum_step_size
 from ._dsghmc_fast import collapsed_sweep_layer
 from ._model import SBNParams, activation, gibbs_sweep, log_joint, sample_hidden_prior
 from ._priors import gibbs_update_prior, init_prior_state, prior_precision
+from ..exceptions import DivergenceError
 from ._recognition import (
     init_recognition,
     recognition_log_prob_grad,
@@ -398,9 +401,27 @@ class DSGHMCTrainer:
         X = np.asarray(X, dtype=float)
         n = X.shape[0]
         eta = per_datum_step_size(self.schedule(self.t), n_total)
+        self.prior.resample(params, rng)
+        # The caller reverts the parameters to the start of the minibatch when a step
+        # diverges; revert the sampler's and the recognition network's state with them
+        # so momenta and parameters stay in step.
+        saved = (self.sampler.momenta, self.sampler.thermostat, self.phi,
+                 copy.deepcopy(self.adam))
+        try:
+            params, log_px, ess = self._steps(params, X, n, n_total, eta, rng)
+        except DivergenceError:
+            (self.sampler.momenta, self.sampler.thermostat, self.phi, self.adam) = saved
+            raise
+        self.t += 1
+        metrics = {"step_size": eta}
+        if log_px:
+            metrics["log_px_is"] = float(np.mean(log_px))
+            metrics["ess_ratio"] = float(np.mean(ess))
+        return params, metrics
+
+    def _steps(self, params, X, n, n_total, eta, rng):
         hidden = None
         log_px, ess = [], []
-        self.prior.resample(params, rng)
         for i in range(self.n_sghmc_steps):
             if self.proposal == "gibbs":
                 if hidden is None:
@@ -426,12 +447,7 @@ class DSGHMCTrainer:
                 if self.phi.lateral is not None:
                     self.phi = self.phi._replace(lateral=[np.tril(a, -1)
                                                           for a in self.phi.lateral])
-        self.t += 1
-        metrics = {"step_size": eta}
-        if log_px:
-            metrics["log_px_is"] = float(np.mean(log_px))
-            metrics["ess_ratio"] = float(np.mean(ess))
-        return params, metrics
+        return params, log_px, ess
 
 
 # --- engines for BayesianSBN(inference="dsghmc_gibbs" | "dsghmc_nais") ---------------
