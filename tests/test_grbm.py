@@ -121,6 +121,27 @@ def test_score_samples_ais_matches_exact(monkeypatch):
         assert est2.log_partition()[0] == log_z
 
 
+def test_log_partition_cache_follows_random_state_and_params(monkeypatch):
+    """set_params(random_state=...) or new parameters must not reuse a stale log Z."""
+    p = tiny_params(seed=5, M=6, N=3)
+    monkeypatch.setattr(grbm_estimator, "EXACT_MAX_HIDDEN", 0)    # force AIS
+    est = fitted_with(p, n_ais_runs=4, n_ais_betas=10)
+    lz0 = est.log_partition()[0]
+    est.set_params(random_state=1)
+    lz1 = est.log_partition()[0]
+    assert lz1 != lz0               # 4 runs x 10 betas: seeds give distinct estimates
+    est._log_z_cache = None
+    assert est.log_partition()[0] == lz1
+    assert est.set_params(random_state=0).log_partition()[0] == lz0
+    assert est.set_params(n_ais_betas=11).log_partition()[0] != lz0
+    est.set_params(n_ais_betas=10)
+    est.mean_ = est.mean_ + 1.0     # shifting mu leaves Z unchanged in law, not the draws
+    assert est.log_partition()[0] != lz0
+    # without an int seed nothing is reused: each call is a fresh estimate
+    est.set_params(random_state=None)
+    assert est.log_partition()[0] != est.log_partition()[0]
+
+
 # ---------------------------------------------------------------------------
 # samplers: Cython twins, moments, stability
 # ---------------------------------------------------------------------------

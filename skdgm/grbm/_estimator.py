@@ -369,15 +369,25 @@ class GaussianBernoulliRBM(BaseGenerativeModel):
         visibles, independent ``Bernoulli(sigmoid(b))`` hiddens) with
         ``n_ais_betas`` sigmoid-spaced temperatures and ``n_ais_runs`` runs,
         through :func:`skdgm._core.ais.annealed_importance_sampling`, seeded from
-        ``random_state`` (deterministic for an int). Cached until the next update.
+        ``random_state`` (deterministic for an int). Reused while the parameters,
+        ``random_state`` (an int) and the AIS settings are unchanged.
         """
         check_is_fitted(self)
-        key = (self._n_updates, self.n_ais_runs, self.n_ais_betas)
-        cache = getattr(self, "_log_z_cache", None)
-        if cache is not None and cache[0] == key:
-            return cache[1]
         params = self._params()
-        if self.n_components <= EXACT_MAX_HIDDEN:
+        exact = self.n_components <= EXACT_MAX_HIDDEN
+        rs = self.random_state
+        seeded = isinstance(rs, numbers.Integral) and not isinstance(rs, bool)
+        # The estimate depends on the parameter arrays, the AIS settings and the
+        # seed; any of them can change after fit (set_params, direct assignment),
+        # so the key holds all of them. Without an int seed every call draws
+        # fresh randomness, as score_samples promises, and nothing is reused.
+        key = (self._n_updates, exact, int(rs) if seeded else None, self.n_ais_runs,
+               self.n_ais_betas)
+        cache = getattr(self, "_log_z_cache", None)
+        if (cache is not None and cache[0] == key and (exact or seeded)
+                and all(a is b for a, b in zip(cache[1], params))):
+            return cache[2]
+        if exact:
             out = (exact_log_partition(params), 0.0)
         else:
             log_density, transition, sample_base, log_z0 = ais_callables(params)
@@ -386,7 +396,7 @@ class GaussianBernoulliRBM(BaseGenerativeModel):
                 beta_schedule(self.n_ais_betas, "sigmoid"), self.n_ais_runs,
                 random_state=self._score_seed(), n_jobs=self.n_jobs)
             out = (float(res.log_z), float(res.std_err))
-        self._log_z_cache = (key, out)
+        self._log_z_cache = (key, tuple(params), out)
         return out
 
     def _score_seed(self):
