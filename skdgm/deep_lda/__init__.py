@@ -1,0 +1,1 @@
+"""Deep latent Dirichlet allocation (the Poisson gamma belief network) with TLASGR-MCMC."""
