@@ -2,4 +2,6 @@
 
 __version__ = "0.1.0.dev0"
 
-__all__ = []
+from .deep_lda import DeepLDA
+
+__all__ = ["DeepLDA"]

@@ -187,15 +187,13 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
     L = len(phis)
     Ks = [p.shape[1] for p in phis]
     V = phis[0].shape[0]
+    rows = np.repeat(np.arange(n), np.diff(indptr))
     if theta is None:
-        lengths = np.add.reduceat(data, indptr[:-1]) if data.size else np.zeros(n)
-        lengths = np.where(np.diff(indptr) > 0, lengths, 0)
-        theta = initial_theta(lengths, Ks)
+        theta = initial_theta(np.bincount(rows, weights=data, minlength=n), Ks)
     else:
         theta = [np.array(t, dtype=np.float64, order="C") for t in theta]
     phis = [np.ascontiguousarray(p, dtype=np.float64) for p in phis]
     r = np.asarray(r, dtype=np.float64)
-    rows = np.repeat(np.arange(n), np.diff(indptr))
 
     topic_sums = [np.zeros((phis[l].shape[0], Ks[l])) for l in range(L)] if collect_topics else None
     top_sum = np.zeros(Ks[-1])
