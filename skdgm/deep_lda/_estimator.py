@@ -23,6 +23,10 @@ __all__ = ["DeepLDA"]
 # streams, and so the results, are the same for every n_jobs and joblib backend.
 _CHUNK_DOCS = 100
 
+# history_ keeps the latest entries only, so a stream of partial_fit calls runs in
+# constant memory.
+_MAX_HISTORY = 10_000
+
 _SAMPLER_DEFAULTS = {  # (step_size, step_decay): the authors' settings
     "tlasgr": (1.0, 0.7),
     "tlfsgr": (1.0, 0.7),
@@ -240,16 +244,24 @@ class DeepLDA(BaseGenerativeModel):
         return out
 
     # --------------------------------------------------------------- fitting
-    def _reset(self, n_features):
+    def _reset(self, n_features, X=None):
         Ks = self._layers()
         root = check_seed_sequence(self.random_state)
-        self._train_seed, global_seed = root.spawn(2)
+        self._train_seed, global_seed, self._order_seed = root.spawn(3)
         self._rng = as_generator(global_seed)
         dims = (n_features,) + Ks
         self._etas_ = self._etas(Ks)
         # Dir(1) start for each topic; r at the gamma-process mean gamma0/(K_L c0).
         self.topics_ = [self._rng.dirichlet(np.ones(dims[l]), size=dims[l + 1]).T.copy()
                         for l in range(len(Ks))]
+        if X is not None and X.nnz:
+            # Seed each layer-1 topic on one random document (plus an equal weight of
+            # Dir(1) noise): topics start apart, which avoids most merged-topic modes.
+            rows = self._rng.choice(X.shape[0], size=Ks[0], replace=X.shape[0] < Ks[0])
+            docs = X[rows].toarray().T
+            lengths = np.maximum(docs.sum(axis=0), 1.0)
+            start = docs / lengths + self.topics_[0]
+            self.topics_[0] = start / start.sum(axis=0)
         self._phihat = [t * dims[l] for l, t in enumerate(self.topics_)]
         self.r_ = np.full(Ks[-1], self.gamma0 / (Ks[-1] * self.c0))
         self._M = [np.zeros(K) for K in Ks]
@@ -275,14 +287,14 @@ class DeepLDA(BaseGenerativeModel):
         """
         self._validate_params()
         X = self._check_X(X, reset=True)
-        self._reset(X.shape[1])
+        self._reset(X.shape[1], X)
         n = X.shape[0]
         if self.sampler == "gibbs":
             for _ in range(self.n_iter):
                 self._step(X, n)
             return self
         total = n if self.total_samples is None else self.total_samples
-        order_rng = as_generator(self._train_seed.spawn(1)[0])
+        order_rng = as_generator(self._order_seed)
         for _ in range(self.n_iter):
             for idx in iter_minibatches(n, self.batch_size, order_rng):
                 self._step(X[idx], total)
@@ -303,7 +315,7 @@ class DeepLDA(BaseGenerativeModel):
             self._validate_params()
         X = self._check_X(X, reset=first)
         if first:
-            self._reset(X.shape[1])
+            self._reset(X.shape[1], X)
         else:
             self._check_partial_fit_features(X)
         total = X.shape[0] if self.total_samples is None else self.total_samples
@@ -377,6 +389,9 @@ class DeepLDA(BaseGenerativeModel):
         for l, rt in enumerate(rates[:L]):
             metrics[f"rate_layer{l + 1}"] = float(np.mean(rt))
         self._log_iteration(**metrics)
+        # Keep memory bounded over endless partial_fit streams.
+        for values in self.history_.values():
+            del values[:-_MAX_HISTORY]
 
     # ------------------------------------------------------------ properties
     @property
@@ -408,7 +423,7 @@ class DeepLDA(BaseGenerativeModel):
     # ------------------------------------------------------------- inference
     def _eval_seed(self, k):
         """Per-call streams from ``random_state`` (deterministic for an int), apart from training."""
-        return check_seed_sequence(self.random_state).spawn(2 + k)[1 + k]
+        return check_seed_sequence(self.random_state).spawn(4 + k)[3 + k]
 
     def transform(self, X, *, all_layers=False):
         """Posterior mean of each document's normalised hidden units ``theta^(1)``.
