@@ -54,13 +54,18 @@ def partition_counts(indptr, indices, counts, phi, theta, rng, doc_topic, word_t
     cnt = counts[keep]
     if cnt.size == 0:
         return
-    # Products then a sequential running sum, exactly as the C loop forms them.
-    cum = np.cumsum(phi[cols] * theta[rows], axis=1)
-    tot = cum[:, -1]
+    # The C loop's arithmetic, operation for operation: products, a total from
+    # four interleaved sequential partial sums, and a sequential running sum.
+    w = phi[cols] * theta[rows]
+    part = [np.cumsum(w[:, i::4], axis=1)[:, -1] if K > i else np.zeros(len(w))
+            for i in range(4)]
+    tot = (part[0] + part[1]) + (part[2] + part[3])
+    cum = np.cumsum(w, axis=1)
     entry = np.repeat(np.arange(cnt.size), cnt)
     u = rng.random(entry.size)
     target = u * tot[entry]
-    k = np.sum(cum[entry] <= target[:, None], axis=1)
+    # the walk stops at the first k with cum[k] > target, else at K - 1
+    k = np.sum(cum[entry][:, :-1] <= target[:, None], axis=1)
     dead = tot[entry] <= 0.0
     k[dead] = (u[dead] * K).astype(np.int64)
     np.minimum(k, K - 1, out=k)

@@ -25,9 +25,12 @@ def partition_counts(const int64[::1] indptr, const int64[::1] indices,
 
     Row ``j`` of the CSR matrix ``(indptr, indices, counts)`` holds the counts
     ``n_vj`` of document ``j``; each of them is split over the ``K`` topics with
-    probabilities proportional to ``phi[v, k] * theta[j, k]``, one token at a
-    time: a uniform ``u`` scaled by the row total is located by binary search in
-    the running sum. The topic counts are *added* to ``doc_topic[j, k]`` and
+    probabilities proportional to ``w_k = phi[v, k] * theta[j, k]``, one token at
+    a time: a uniform ``u`` scaled by the total is located by a linear walk of
+    the running sum (first ``k`` with ``w_0 + ... + w_k > u * total``). The
+    total is formed from four interleaved partial sums (``k mod 4``) so that it
+    is not one long chain of dependent additions; the walk stops on average
+    half-way. The topic counts are *added* to ``doc_topic[j, k]`` and
     ``word_topic[v, k]`` (pass an empty ``(0, K)`` array to skip the latter).
     A row whose probabilities are all zero (an all-zero topic column) falls back
     to a uniform topic so that counts are always conserved.
@@ -35,11 +38,11 @@ def partition_counts(const int64[::1] indptr, const int64[::1] indices,
     cdef Py_ssize_t n_docs = indptr.shape[0] - 1
     cdef Py_ssize_t K = phi.shape[1]
     cdef bint want_word = word_topic.shape[0] > 0
-    cdef double[::1] cum = np.empty(K, dtype=np.float64)
+    cdef double[::1] w = np.empty(K, dtype=np.float64)
     cdef bitgen_t* bg = bitgen_of(rng)
-    cdef Py_ssize_t j, e, v, k, lo, hi, mid
+    cdef Py_ssize_t j, e, v, k
     cdef int64 n, t
-    cdef double tot, u
+    cdef double tot, u, cum, s0, s1, s2, s3
     if theta.shape[0] != n_docs or theta.shape[1] != K or doc_topic.shape[0] != n_docs:
         raise ValueError("partition_counts: inconsistent shapes")
     with rng.bit_generator.lock, nogil:
@@ -49,24 +52,42 @@ def partition_counts(const int64[::1] indptr, const int64[::1] indices,
                 if n <= 0:
                     continue
                 v = indices[e]
-                tot = 0.0
-                for k in range(K):
-                    tot = tot + phi[v, k] * theta[j, k]
-                    cum[k] = tot
+                s0 = 0.0
+                s1 = 0.0
+                s2 = 0.0
+                s3 = 0.0
+                k = 0
+                while k + 3 < K:
+                    w[k] = phi[v, k] * theta[j, k]
+                    w[k + 1] = phi[v, k + 1] * theta[j, k + 1]
+                    w[k + 2] = phi[v, k + 2] * theta[j, k + 2]
+                    w[k + 3] = phi[v, k + 3] * theta[j, k + 3]
+                    s0 = s0 + w[k]
+                    s1 = s1 + w[k + 1]
+                    s2 = s2 + w[k + 2]
+                    s3 = s3 + w[k + 3]
+                    k = k + 4
+                if k < K:
+                    w[k] = phi[v, k] * theta[j, k]
+                    s0 = s0 + w[k]
+                if k + 1 < K:
+                    w[k + 1] = phi[v, k + 1] * theta[j, k + 1]
+                    s1 = s1 + w[k + 1]
+                if k + 2 < K:
+                    w[k + 2] = phi[v, k + 2] * theta[j, k + 2]
+                    s2 = s2 + w[k + 2]
+                tot = (s0 + s1) + (s2 + s3)
                 for t in range(n):
                     u = random_standard_uniform(bg)
                     if tot > 0.0:
                         u = u * tot
-                        # first k with cum[k] > u
-                        lo = 0
-                        hi = K - 1
-                        while lo < hi:
-                            mid = (lo + hi) >> 1
-                            if cum[mid] > u:
-                                hi = mid
-                            else:
-                                lo = mid + 1
-                        k = lo
+                        cum = 0.0
+                        k = 0
+                        while k < K - 1:
+                            cum = cum + w[k]
+                            if cum > u:
+                                break
+                            k = k + 1
                     else:
                         k = <Py_ssize_t>(u * K)
                         if k >= K:
