@@ -493,3 +493,55 @@ def _expected_failed_checks(estimator):
 @parametrize_with_checks([DeepLDA(**CHEAP)], expected_failed_checks=_expected_failed_checks)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("sampler", ["tlasgr", "tlfsgr", "sgrld"])
+def test_estimator_step_follows_equations(sampler):
+    """Replay one partial_fit from the estimator's own streams with the bare equations."""
+    import copy
+
+    X, _ = _pgbn_corpus(10, K=(4,), n_docs=150)
+    m = DeepLDA((4, 3), sampler=sampler, total_samples=600, local_burn_in=3, local_samples=2,
+                random_state=0).partial_fit(X[:50])
+    phis = [p.copy() for p in m.topics_]
+    r, M, M_top = m.r_.copy(), [a.copy() for a in m._M], m._M_top
+    phihat = [p.copy() for p in m._phihat]
+    ss = m._train_seed
+    seed = np.random.SeedSequence(ss.entropy, spawn_key=ss.spawn_key,
+                                  n_children_spawned=ss.n_children_spawned)
+    rng = copy.deepcopy(m._rng)
+    Xb = X[50:100]
+    m.partial_fit(Xb)
+
+    stats = m._merge(m._local(m._check_X(Xb, reset=False), seed, phis, r, n_burn=3,
+                              n_collect=2, collect_topics=True))
+    rho, eps = 600 / 50, 1.0 * (1 + 1 / 20) ** (-0.9 if sampler == "sgrld" else -0.7)
+    if sampler == "sgrld":
+        eps = 0.1 * (1 + 1 / 20) ** -0.9
+    etas = [1 / 4, 1 / 3]
+    newM = [(1 - eps) * M[l] + eps * rho * stats["topic_counts"][l].sum(0) for l in range(2)]
+    for l in range(2):
+        xbar = stats["topic_counts"][l]
+        noise = rng.standard_normal(phis[l].shape)
+        V = phis[l].shape[0]
+        if sampler == "sgrld":
+            phi = phihat[l] / phihat[l].sum(0)
+            new = np.abs(phihat[l] + eps * ((rho * xbar + etas[l])
+                                            - (rho * xbar.sum(0) + phihat[l].sum(0)) * phi)
+                         + np.sqrt(2 * eps * phihat[l]) * noise)
+            expected = new / new.sum(0)
+        else:
+            rate = eps / newM[l] if sampler == "tlasgr" else eps / newM[0].mean()
+            rate = np.minimum(rate, 1 / (rho * xbar.sum(0) + etas[l] * V))  # documented cap
+            y = (phis[l] + rate * ((rho * xbar + etas[l]) - (rho * xbar.sum(0) + etas[l] * V)
+                                   * phis[l]) + np.sqrt(2 * rate * phis[l]) * noise)
+            expected = np.abs(y - phis[l] * (y.sum(0) - 1))
+            expected /= expected.sum(0)
+            np.testing.assert_allclose(m.learning_rates_[l], rate, rtol=1e-12)
+        np.testing.assert_allclose(m.topics_[l], expected, rtol=1e-10, atol=1e-300)
+    newM_top = (1 - eps) * M_top + eps * rho * stats["q_top"]
+    b = 1.0 + rho * stats["q_top"]
+    rate_r = min(eps / newM_top, 1 / b)
+    exp_r = np.abs(r + rate_r * ((rho * stats["top_tables"] + 1.0 / 3) - r * b)
+                   + np.sqrt(2 * rate_r * r) * rng.standard_normal(3))
+    np.testing.assert_allclose(m.r_, exp_r, rtol=1e-10)
