@@ -77,11 +77,17 @@ def test_partition_matches_twin_and_conserves_counts():
     for fn in (_local_fast.partition_counts, _local.partition_counts):
         dt = np.zeros((40, 7), np.int64)
         wt = np.zeros((30, 7), np.int64)
-        fn(ip, ix, cnt, phi, theta, np.random.default_rng(42), dt, wt)
+        fn(ip, ix, cnt, theta, phi, np.random.default_rng(42), dt, wt)
         outs.append((dt, wt))
     np.testing.assert_array_equal(outs[0][0], outs[1][0])
     np.testing.assert_array_equal(outs[0][1], outs[1][1])
     dt, wt = outs[0]
+    # the transposed (words by documents) layout conserves the same totals
+    Xt = X.T.tocsr()
+    wt2, dt2 = np.zeros((30, 7), np.int64), np.zeros((40, 7), np.int64)
+    _local_fast.partition_counts(*_int64_csr(Xt), phi, theta, np.random.default_rng(1), wt2, dt2)
+    np.testing.assert_array_equal(dt2.sum(1), dt.sum(1))
+    np.testing.assert_array_equal(wt2.sum(1), wt.sum(1))
     # every count lands in exactly one topic
     np.testing.assert_array_equal(dt.sum(1), np.asarray(X.sum(1)).ravel())
     np.testing.assert_array_equal(wt.sum(1), np.asarray(X.sum(0)).ravel())
@@ -94,7 +100,7 @@ def test_partition_probabilities():
     theta = np.array([[1.0, 0.5, 1.0]])
     dt = np.zeros((1, 3), np.int64)
     _local_fast.partition_counts(np.array([0, 1]), np.array([0]), np.array([20000]),
-                                 phi, theta, np.random.default_rng(3), dt,
+                                 theta, phi, np.random.default_rng(3), dt,
                                  np.zeros((0, 3), np.int64))
     np.testing.assert_allclose(dt[0] / 20000, [0.2, 0.3, 0.5], atol=0.016)
 

@@ -43,20 +43,20 @@ _P_CLIP = 1e-12
 # --------------------------------------------------------------------------
 # NumPy twins of the Cython kernels
 # --------------------------------------------------------------------------
-def partition_counts(indptr, indices, counts, phi, theta, rng, doc_topic, word_topic):
+def partition_counts(indptr, indices, counts, row_factor, col_factor, rng, row_out, col_out):
     """NumPy twin of :func:`._local_fast.partition_counts` (adds in place)."""
-    n_docs = len(indptr) - 1
-    K = phi.shape[1]
+    n_rows = len(indptr) - 1
+    K = row_factor.shape[1]
     counts = np.asarray(counts)
     keep = counts > 0
-    rows = np.repeat(np.arange(n_docs), np.diff(indptr))[keep]
+    rows = np.repeat(np.arange(n_rows), np.diff(indptr))[keep]
     cols = np.asarray(indices)[keep]
     cnt = counts[keep]
     if cnt.size == 0:
         return
     # The C loop's arithmetic, operation for operation: products, a total from
     # four interleaved sequential partial sums, and a sequential running sum.
-    w = phi[cols] * theta[rows]
+    w = row_factor[rows] * col_factor[cols]
     part = [np.cumsum(w[:, i::4], axis=1)[:, -1] if K > i else np.zeros(len(w))
             for i in range(4)]
     tot = (part[0] + part[1]) + (part[2] + part[3])
@@ -67,11 +67,11 @@ def partition_counts(indptr, indices, counts, phi, theta, rng, doc_topic, word_t
     # the walk stops at the first k with cum[k] > target, else at K - 1
     k = np.sum(cum[entry][:, :-1] <= target[:, None], axis=1)
     dead = tot[entry] <= 0.0
-    k[dead] = (u[dead] * K).astype(np.int64)
-    np.minimum(k, K - 1, out=k)
-    np.add.at(doc_topic, (rows[entry], k), 1)
-    if word_topic.shape[0] > 0:
-        np.add.at(word_topic, (cols[entry], k), 1)
+    k[dead] = np.minimum((u[dead] * K).astype(np.int64), K - 1)
+    if row_out.shape[0] > 0:
+        np.add.at(row_out, (rows[entry], k), 1)
+    if col_out.shape[0] > 0:
+        np.add.at(col_out, (cols[entry], k), 1)
 
 
 def crt(counts, shape, rng):
@@ -193,6 +193,12 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
     Ks = [p.shape[1] for p in phis]
     V = phis[0].shape[0]
     rows = np.repeat(np.arange(n), np.diff(indptr))
+    # words-by-documents layout of the same entries: perm maps it to the CSR order
+    Xt = sp.csr_matrix((np.arange(data.size, dtype=np.int64), indices, indptr),
+                       shape=(n, V)).T.tocsr()
+    wptr, wdocs, perm = (Xt.indptr.astype(np.int64), Xt.indices.astype(np.int64),
+                         Xt.data.astype(np.int64))
+    data_t = data[perm]
     if theta is None:
         theta = initial_theta(np.bincount(rows, weights=data, minlength=n), Ks)
     else:
@@ -222,7 +228,10 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
             counts = data
         A = [np.zeros((n, K), dtype=np.int64) for K in Ks]
         W = [np.zeros((phis[l].shape[0] if want else 0, Ks[l]), dtype=np.int64) for l in range(L)]
-        partition(indptr, indices, counts, phis[0], theta[0], rng, A[0], W[0])
+        # Layer 1 runs words by documents: each word's topic row is read once per
+        # sweep while the chunk's theta stays in cache.
+        counts_t = counts[perm] if link == "bernoulli" else data_t
+        partition(wptr, wdocs, counts_t, phis[0], theta[0], rng, W[0], A[0])
         shapes = []
         for l in range(L):
             shape_l = np.ascontiguousarray(prior_shape(l))
@@ -230,7 +239,7 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
             m = crt_(A[l], shape_l, rng)
             if l < L - 1:
                 ip, ix, cm = _dense_to_csr(m)
-                partition(ip, ix, cm, phis[l + 1], theta[l + 1], rng, A[l + 1], W[l + 1])
+                partition(ip, ix, cm, theta[l + 1], phis[l + 1], rng, A[l + 1], W[l + 1])
             else:
                 top = m
         # ---- downward: p_j^(2), c_j^(l), then theta^(L), ..., theta^(1) ----

@@ -18,63 +18,70 @@ ctypedef long long int64
 
 
 def partition_counts(const int64[::1] indptr, const int64[::1] indices,
-                     const int64[::1] counts, const double[:, ::1] phi,
-                     const double[:, ::1] theta, rng, int64[:, ::1] doc_topic,
-                     int64[:, ::1] word_topic):
+                     const int64[::1] counts, const double[:, ::1] row_factor,
+                     const double[:, ::1] col_factor, rng, int64[:, ::1] row_out,
+                     int64[:, ::1] col_out):
     """Multinomial partition of CSR counts over topics (Eq. 6, the ``Mult`` lines).
 
-    Row ``j`` of the CSR matrix ``(indptr, indices, counts)`` holds the counts
-    ``n_vj`` of document ``j``; each of them is split over the ``K`` topics with
-    probabilities proportional to ``w_k = phi[v, k] * theta[j, k]``, one token at
-    a time: a uniform ``u`` scaled by the total is located by a linear walk of
-    the running sum (first ``k`` with ``w_0 + ... + w_k > u * total``). The
+    Entry ``(i, c)`` of the CSR matrix ``(indptr, indices, counts)`` is split
+    over the ``K`` topics with probabilities proportional to
+    ``w_k = row_factor[i, k] * col_factor[c, k]``, one token at a time: a uniform
+    ``u`` scaled by the total is located by a linear walk of the running sum
+    (first ``k`` with ``w_0 + ... + w_k > u * total``, else ``K - 1``). The
     total is formed from four interleaved partial sums (``k mod 4``) so that it
     is not one long chain of dependent additions; the walk stops on average
-    half-way. The topic counts are *added* to ``doc_topic[j, k]`` and
-    ``word_topic[v, k]`` (pass an empty ``(0, K)`` array to skip the latter).
-    A row whose probabilities are all zero (an all-zero topic column) falls back
-    to a uniform topic so that counts are always conserved.
+    half-way. The topic counts are *added* to ``row_out[i, k]`` and
+    ``col_out[c, k]`` (pass an empty ``(0, K)`` array to skip either).
+
+    Documents by words (rows = documents, ``row_factor = theta``,
+    ``col_factor = phi``) or words by documents (the transpose, which keeps each
+    word's topic row in cache while the minibatch's ``theta`` stays in L2) give
+    the same law; the random numbers are used in the row-major order of the
+    matrix given. A row of all-zero probabilities falls back to a uniform topic
+    so that counts are always conserved.
     """
-    cdef Py_ssize_t n_docs = indptr.shape[0] - 1
-    cdef Py_ssize_t K = phi.shape[1]
-    cdef bint want_word = word_topic.shape[0] > 0
+    cdef Py_ssize_t n_rows = indptr.shape[0] - 1
+    cdef Py_ssize_t K = row_factor.shape[1]
+    cdef bint want_row = row_out.shape[0] > 0
+    cdef bint want_col = col_out.shape[0] > 0
     cdef double[::1] w = np.empty(K, dtype=np.float64)
     cdef bitgen_t* bg = bitgen_of(rng)
-    cdef Py_ssize_t j, e, v, k
+    cdef Py_ssize_t i, e, c, k
     cdef int64 n, t
     cdef double tot, u, cum, s0, s1, s2, s3
-    if theta.shape[0] != n_docs or theta.shape[1] != K or doc_topic.shape[0] != n_docs:
+    if (row_factor.shape[0] < n_rows or col_factor.shape[1] != K
+            or (want_row and row_out.shape[0] < n_rows)):
         raise ValueError("partition_counts: inconsistent shapes")
     with rng.bit_generator.lock, nogil:
-        for j in range(n_docs):
-            for e in range(indptr[j], indptr[j + 1]):
+        for i in range(n_rows):
+            for e in range(indptr[i], indptr[i + 1]):
                 n = counts[e]
                 if n <= 0:
                     continue
-                v = indices[e]
+                c = indices[e]
                 s0 = 0.0
                 s1 = 0.0
                 s2 = 0.0
                 s3 = 0.0
                 k = 0
                 while k + 3 < K:
-                    w[k] = phi[v, k] * theta[j, k]
-                    w[k + 1] = phi[v, k + 1] * theta[j, k + 1]
-                    w[k + 2] = phi[v, k + 2] * theta[j, k + 2]
-                    w[k + 3] = phi[v, k + 3] * theta[j, k + 3]
+                    w[k] = row_factor[i, k] * col_factor[c, k]
+                    w[k + 1] = row_factor[i, k + 1] * col_factor[c, k + 1]
+                    w[k + 2] = row_factor[i, k + 2] * col_factor[c, k + 2]
+                    w[k + 3] = row_factor[i, k + 3] * col_factor[c, k + 3]
                     s0 = s0 + w[k]
                     s1 = s1 + w[k + 1]
                     s2 = s2 + w[k + 2]
                     s3 = s3 + w[k + 3]
                     k = k + 4
                 if k < K:
-                    w[k] = phi[v, k] * theta[j, k]
+                    w[k] = row_factor[i, k] * col_factor[c, k]
                     s0 = s0 + w[k]
                 if k + 1 < K:
-                    w[k + 1] = phi[v, k + 1] * theta[j, k + 1]
+                    w[k + 1] = row_factor[i, k + 1] * col_factor[c, k + 1]
                     s1 = s1 + w[k + 1]
                 if k + 2 < K:
-                    w[k + 2] = phi[v, k + 2] * theta[j, k + 2]
+                    w[k + 2] = row_factor[i, k + 2] * col_factor[c, k + 2]
                     s2 = s2 + w[k + 2]
                 tot = (s0 + s1) + (s2 + s3)
                 for t in range(n):
@@ -92,9 +99,10 @@ def partition_counts(const int64[::1] indptr, const int64[::1] indices,
                         k = <Py_ssize_t>(u * K)
                         if k >= K:
                             k = K - 1
-                    doc_topic[j, k] += 1
-                    if want_word:
-                        word_topic[v, k] += 1
+                    if want_row:
+                        row_out[i, k] += 1
+                    if want_col:
+                        col_out[c, k] += 1
 
 
 def crt(const int64[:, ::1] counts, const double[:, ::1] shape, rng):
