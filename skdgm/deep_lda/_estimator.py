@@ -330,8 +330,8 @@ class DeepLDA(BaseGenerativeModel):
         eps = float(self._schedule()(self._t))
         phis, r = self.topics_, self.r_
         if self.sampler == "gibbs":
-            # Batch Gibbs keeps each document's hidden units between sweeps.
-            chunks = even_chunks(n, math.ceil(n / _CHUNK_DOCS))
+            # Batch Gibbs keeps each document's hidden units between sweeps (the
+            # chunking, and so the state's layout, depends only on n).
             state = self._gibbs_state
             if state is None or state[0] != n:
                 state = None
@@ -340,7 +340,6 @@ class DeepLDA(BaseGenerativeModel):
                               thetas=None if state is None else state[1])
             stats = self._merge(res)
             self._gibbs_state = (n, [rr["theta"] for rr in res])
-            del chunks
             new_phis = [_global.gibbs_phi(stats["topic_counts"][l], self._etas_[l], self._rng)
                         for l in range(L)]
             new_r = _global.gibbs_r(stats["top_tables"], stats["q_top"], self.gamma0,
