@@ -62,7 +62,7 @@ def run_deep(Ks, sampler, args, X, obs, held):
     L = len(Ks)
     name = "-".join(map(str, Ks))
     cobs, cheld = _test_subset(obs, held, args.curve_docs, seed=1)
-    model = DeepLDA(Ks, sampler=sampler, total_samples=X.shape[0],
+    model = DeepLDA(Ks, sampler=sampler, total_samples=X.shape[0], step_size=args.step_size,
                     n_posterior_samples=args.posterior_samples, random_state=0, n_jobs=1)
     rng = np.random.default_rng(0)
     n = X.shape[0]
@@ -87,7 +87,8 @@ def run_deep(Ks, sampler, args, X, obs, held):
     t0 = time.process_time()
     ppl = model.perplexity(obs, held, n_burn=args.test_burn * L, n_samples=args.test_collect * L)
     eval_cpu = time.process_time() - t0
-    rec = dict(model="DeepLDA", sampler=sampler, size=name, steps=steps, train_cpu=cpu,
+    label = sampler if args.step_size is None else f"{sampler} a={args.step_size}"
+    rec = dict(model="DeepLDA", sampler=label, size=name, steps=steps, train_cpu=cpu,
                perplexity=ppl, eval_cpu=eval_cpu, curve=curve, test_docs=obs.shape[0],
                posterior_samples=args.posterior_samples, paper=PAPER.get((sampler, name)))
     print(f"DeepLDA {sampler:>6} {name:>10}: perplexity {ppl:7.1f} (paper {rec['paper']}), "
@@ -133,7 +134,8 @@ def plot():
     fig, axes = plt.subplots(1, len(sizes), figsize=(5 * len(sizes), 4), squeeze=False)
     for ax, size in zip(axes[0], sizes):
         for r in data:
-            if r["model"] == "DeepLDA" and r["size"] == size and r["curve"]:
+            if (r["model"] == "DeepLDA" and r["size"] == size and r["curve"]
+                    and " " not in r["sampler"]):
                 c = np.array(r["curve"])
                 ax.plot(c[:, 0], c[:, 1], marker="o", ms=3, label=r["sampler"])
         ax.set(title=f"20News, DeepLDA {size}", xlabel="training CPU time (s, one core)",
@@ -151,6 +153,8 @@ def main():
     ap.add_argument("--samplers", nargs="*", default=["tlasgr"])
     ap.add_argument("--minibatches", type=int, default=200)
     ap.add_argument("--gibbs-iters", type=int, default=100)
+    ap.add_argument("--step-size", type=float, default=None,
+                    help="DeepLDA step_size (default: the sampler's own)")
     ap.add_argument("--test-docs", type=int, default=1500)
     ap.add_argument("--curve-docs", type=int, default=300)
     ap.add_argument("--checkpoints", type=int, default=8)
