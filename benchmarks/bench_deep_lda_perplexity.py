@@ -1,0 +1,186 @@
+"""Per-held-out-word perplexity of DeepLDA on 20News (the paper's split), scaled down.
+
+For each network size and global sampler: train on the 11,284 training
+documents (minibatches of 200, or batch Gibbs sweeps), recording the point
+perplexity (latest global sample only) on a fixed subset of test documents
+against training CPU time (the paper's Fig. 1a), then the paper's Sec. 5
+perplexity: local variables sampled from the ~80 % observed tokens of each test
+document under each of the last ``--posterior-samples`` global samples, the
+layer-1 Poisson rates averaged over all collected samples, normalised, and
+scored on the ~20 % held-out tokens. ``--sklearn`` adds scikit-learn's
+LatentDirichletAllocation (online and batch) under the same protocol (its
+point estimate of the topics; document proportions from ``transform`` of the
+observed part). Results are appended to benchmarks/results/deep_lda_perplexity.json
+and the curves plotted by ``--plot``.
+
+This is far shorter than the paper's schedule (2,000 burn-in + 1,500 collected
+minibatches, 1,500 collected test samples); the defaults are sized so that one
+(size, sampler) run takes a few minutes of one core.
+
+Run, e.g.:
+  OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \
+      python benchmarks/bench_deep_lda_perplexity.py --layers 128 --samplers tlasgr
+  python benchmarks/bench_deep_lda_perplexity.py --sklearn
+  python benchmarks/bench_deep_lda_perplexity.py --plot
+"""
+
+import argparse
+import json
+from pathlib import Path
+import time
+
+import numpy as np
+
+from skdgm import DeepLDA
+
+from _deep_lda_data import load_20news
+
+RESULTS = Path(__file__).resolve().parent / "results"
+JSON = RESULTS / "deep_lda_perplexity.json"
+PAPER = {  # Table 1, 20News
+    ("tlasgr", "128-64-32"): 757, ("tlasgr", "128-64"): 758, ("tlasgr", "128"): 770,
+    ("tlfsgr", "128-64-32"): 760, ("tlfsgr", "128-64"): 759, ("tlfsgr", "128"): 772,
+    ("sgrld", "128-64-32"): 775, ("sgrld", "128-64"): 770, ("sgrld", "128"): 777,
+    ("gibbs", "128-64-32"): 752, ("gibbs", "128-64"): 754, ("gibbs", "128"): 768,
+}
+
+
+def _append(record):
+    RESULTS.mkdir(exist_ok=True)
+    data = json.loads(JSON.read_text()) if JSON.exists() else []
+    data.append(record)
+    JSON.write_text(json.dumps(data, indent=1))
+
+
+def _test_subset(obs, held, n, seed=0):
+    rng = np.random.default_rng(seed)
+    idx = np.sort(rng.choice(obs.shape[0], size=min(n, obs.shape[0]), replace=False))
+    return obs[idx], held[idx]
+
+
+def run_deep(Ks, sampler, args, X, obs, held):
+    L = len(Ks)
+    name = "-".join(map(str, Ks))
+    cobs, cheld = _test_subset(obs, held, args.curve_docs, seed=1)
+    model = DeepLDA(Ks, sampler=sampler, total_samples=X.shape[0], step_size=args.step_size,
+                    n_posterior_samples=args.posterior_samples, random_state=0, n_jobs=1)
+    rng = np.random.default_rng(0)
+    n = X.shape[0]
+    steps = args.gibbs_iters if sampler == "gibbs" else args.minibatches
+    every = max(1, steps // args.checkpoints)
+    curve, cpu = [], 0.0
+    order = []
+    for t in range(steps):
+        t0 = time.process_time()
+        if sampler == "gibbs":
+            model.partial_fit(X)
+        else:
+            if not order:
+                order = list(np.array_split(rng.permutation(n), n // 200))
+            model.partial_fit(X[np.sort(order.pop())])
+        cpu += time.process_time() - t0
+        if (t + 1) % every == 0 or t + 1 == steps:
+            pp = model.perplexity(cobs, cheld, point=True)
+            curve.append((cpu, pp))
+            print(f"  [{sampler} {name}] step {t + 1}/{steps}: train CPU {cpu:7.1f} s, "
+                  f"point perplexity {pp:7.1f}", flush=True)
+    t0 = time.process_time()
+    ppl = model.perplexity(obs, held, n_burn=args.test_burn * L, n_samples=args.test_collect * L)
+    eval_cpu = time.process_time() - t0
+    label = sampler if args.step_size is None else f"{sampler} a={args.step_size}"
+    rec = dict(model="DeepLDA", sampler=label, size=name, steps=steps, train_cpu=cpu,
+               perplexity=ppl, eval_cpu=eval_cpu, curve=curve, test_docs=obs.shape[0],
+               posterior_samples=args.posterior_samples, paper=PAPER.get((sampler, name)))
+    print(f"DeepLDA {sampler:>6} {name:>10}: perplexity {ppl:7.1f} (paper {rec['paper']}), "
+          f"{steps} steps, train CPU {cpu:.0f} s, test CPU {eval_cpu:.0f} s", flush=True)
+    _append(rec)
+
+
+def _lda_perplexity(lda, obs, held):
+    theta = lda.transform(obs)
+    topics = lda.components_ / lda.components_.sum(axis=1, keepdims=True)
+    rows = np.repeat(np.arange(held.shape[0]), np.diff(held.indptr))
+    p = np.einsum("ek,ek->e", theta[rows], topics[:, held.indices].T)
+    return float(np.exp(-(held.data * np.log(p)).sum() / held.data.sum()))
+
+
+def run_sklearn(args, X, obs, held):
+    from sklearn.decomposition import LatentDirichletAllocation
+
+    for method, kw in [("online", dict(learning_method="online", batch_size=200,
+                                       max_iter=args.sklearn_online_epochs,
+                                       total_samples=X.shape[0], doc_topic_prior=0.1,
+                                       topic_word_prior=0.01)),
+                       ("batch", dict(learning_method="batch", max_iter=args.sklearn_batch_iters))]:
+        lda = LatentDirichletAllocation(n_components=128, random_state=0, **kw)
+        t0 = time.process_time()
+        lda.fit(X)
+        cpu = time.process_time() - t0
+        ppl = _lda_perplexity(lda, obs, held)
+        print(f"sklearn LDA {method:>6} 128: perplexity {ppl:7.1f}, train CPU {cpu:.0f} s "
+              f"({kw['max_iter']} passes)", flush=True)
+        _append(dict(model="sklearn-LDA", sampler=method, size="128", steps=kw["max_iter"],
+                     train_cpu=cpu, perplexity=ppl, test_docs=obs.shape[0], curve=[]))
+
+
+def plot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    data = json.loads(JSON.read_text())
+    sizes = sorted({r["size"] for r in data if r["model"] == "DeepLDA"}, key=len)
+    fig, axes = plt.subplots(1, len(sizes), figsize=(5 * len(sizes), 4), squeeze=False)
+    for ax, size in zip(axes[0], sizes):
+        for r in data:
+            if (r["model"] == "DeepLDA" and r["size"] == size and r["curve"]
+                    and " " not in r["sampler"]):
+                c = np.array(r["curve"])
+                ax.plot(c[:, 0], c[:, 1], marker="o", ms=3, label=r["sampler"])
+        ax.set(title=f"20News, DeepLDA {size}", xlabel="training CPU time (s, one core)",
+               ylabel="point perplexity")
+        ax.legend()
+    fig.tight_layout()
+    out = RESULTS / "deep_lda_point_perplexity.png"
+    fig.savefig(out, dpi=100)
+    print(f"wrote {out}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--layers", nargs="*", default=[], help="e.g. 128 128-64 128-64-32")
+    ap.add_argument("--samplers", nargs="*", default=["tlasgr"])
+    ap.add_argument("--minibatches", type=int, default=200)
+    ap.add_argument("--gibbs-iters", type=int, default=100)
+    ap.add_argument("--step-size", type=float, default=None,
+                    help="DeepLDA step_size (default: the sampler's own)")
+    ap.add_argument("--test-docs", type=int, default=1500)
+    ap.add_argument("--curve-docs", type=int, default=300)
+    ap.add_argument("--checkpoints", type=int, default=8)
+    ap.add_argument("--posterior-samples", type=int, default=5)
+    ap.add_argument("--test-burn", type=int, default=20, help="per layer")
+    ap.add_argument("--test-collect", type=int, default=10, help="per layer")
+    ap.add_argument("--sklearn", action="store_true")
+    ap.add_argument("--sklearn-online-epochs", type=int, default=5)
+    ap.add_argument("--sklearn-batch-iters", type=int, default=10)
+    ap.add_argument("--plot", action="store_true")
+    args = ap.parse_args()
+    if args.plot:
+        return plot()
+    X, obs, held, _ = load_20news()
+    obs, held = _test_subset(obs, held, args.test_docs)
+    keep = np.asarray(held.sum(axis=1)).ravel() > 0
+    obs, held = obs[keep], held[keep]
+    print(f"train {X.shape[0]} docs; test subset {obs.shape[0]} docs, "
+          f"{int(held.sum())} held-out tokens", flush=True)
+    for size in args.layers:
+        Ks = tuple(int(k) for k in size.split("-"))
+        for sampler in args.samplers:
+            run_deep(Ks, sampler, args, X, obs, held)
+    if args.sklearn:
+        run_sklearn(args, X, obs, held)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,573 @@
+"""The scikit-learn face of deep LDA: validates, orchestrates, nothing numerical."""
+
+from collections import deque
+import math
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import check_is_fitted, check_non_negative
+
+from .._core.base import BaseGenerativeModel, check_binary, check_counts, check_finite_params
+from .._core.base import iter_minibatches
+from .._core.chains import even_chunks, run_chains
+from .._core.random import as_generator, check_seed_sequence
+from .._core.schedules import Polynomial
+from . import _global
+from ._local import local_task
+
+__all__ = ["DeepLDA"]
+
+# Documents per local-sampler task. Fixed (never derived from n_jobs) so that the
+# streams, and so the results, are the same for every n_jobs and joblib backend.
+_CHUNK_DOCS = 100
+
+# history_ keeps the latest entries only, so a stream of partial_fit calls runs in
+# constant memory.
+_MAX_HISTORY = 10_000
+
+_SAMPLER_DEFAULTS = {  # (step_size, step_decay): the authors' settings
+    "tlasgr": (1.0, 0.7),
+    "tlfsgr": (1.0, 0.7),
+    "sgrld": (0.1, 0.9),
+    "gibbs": (1.0, 0.7),
+}
+
+
+class DeepLDA(BaseGenerativeModel):
+    """Deep latent Dirichlet allocation (Poisson gamma belief network) by MCMC.
+
+    The PGBN of Zhou et al. (2016a) in the deep-LDA form of Cong et al. (2017),
+    Eq. 1 and Eq. 6-7: each document's word counts are Poisson with rates
+    ``Phi^(1) theta^(1)``, and ``theta^(l) ~ Gam(Phi^(l+1) theta^(l+1), 1/c^(l+1))``
+    up to ``theta^(L) ~ Gam(r, 1/c^(L+1))``; every topic ``phi_k^(l)`` lives on
+    the simplex with a ``Dir(eta_l)`` prior. Documents are sampled locally with
+    the upward-downward Gibbs sampler (Cython, over CSR); the topics are learned
+    by topic-layer-adaptive stochastic-gradient Riemannian MCMC (TLASGR, Alg. 1)
+    or one of the paper's alternatives.
+
+    Read more in the :ref:`User Guide <deep_lda>`.
+
+    Parameters
+    ----------
+    n_components : int or tuple of int, default=(128, 64, 32)
+        Topics per layer, bottom first (any depth >= 1).
+    sampler : {"tlasgr", "tlfsgr", "sgrld", "gibbs"}, default="tlasgr"
+        Global update: TLASGR (Eq. 15-19, rate ``eps_t / M_k^(l)`` per topic and
+        layer), TLFSGR (one rate ``eps_t / mean_k M_k^(1)`` for all topics),
+        SGRLD (expanded mean, Eq. 5), or the batch upward-downward Gibbs sampler
+        (``Phi`` from its Dirichlet conditional; every call of ``partial_fit`` is
+        one sweep over its whole input).
+    link : {"poisson", "bernoulli"}, default="poisson"
+        ``"bernoulli"`` models 0/1 data as ``b = 1(x > 0)`` (Bernoulli-Poisson link).
+    batch_size : int, default=200
+        Documents per minibatch in :meth:`fit`.
+    n_iter : int, default=10
+        Passes over the data in :meth:`fit` (sweeps for ``sampler="gibbs"``).
+    total_samples : int, optional
+        Corpus size ``|X|`` for ``rho = |X| / |minibatch|`` in :meth:`partial_fit`;
+        ``None`` means the size of the data given to :meth:`fit` (in ``fit``) and
+        the minibatch itself (``rho = 1``) in a bare ``partial_fit``.
+    step_size, step_offset, step_decay : float, optional
+        ``eps_t = step_size (1 + t / step_offset)^(-step_decay)``; ``None``
+        takes the authors' values: ``(1, 20, 0.7)``, ``(0.1, 20, 0.9)`` for SGRLD.
+    eta : float or sequence of float, optional
+        Dirichlet concentration of each layer's topics; ``None`` is ``1/K_l``
+        per layer (the paper; the authors' code uses 0.05).
+    gamma0, c0 : float, default=1.0
+        ``r_k ~ Gam(gamma0 / K_L, 1 / c0)``.
+    a0, b0 : float, default=0.01
+        ``p_j^(2) ~ Beta(a0, b0)``.
+    e0, f0 : float, default=1.0
+        ``c_j^(l) ~ Gam(e0, 1 / f0)``.
+    local_burn_in, local_samples : int, optional
+        Local Gibbs sweeps discarded / collected per minibatch (and in
+        :meth:`transform` and :meth:`perplexity`); ``None`` is ``20 L`` / ``10 L``.
+    n_posterior_samples : int, default=5
+        Global samples kept (the latest ones) for :meth:`perplexity` and :meth:`score`.
+    random_state : int, RandomState, Generator or None, default=None
+    verbose : int, default=0
+    n_jobs : int, optional
+        Parallel local sampling over fixed chunks of documents (joblib; results
+        do not depend on it).
+
+    Attributes
+    ----------
+    components_ : ndarray of shape (K_1, n_features)
+        Layer-1 topics ``Phi^(1)`` as rows on the simplex.
+    topics_ : list of ndarray
+        ``topics_[l]`` is ``Phi^(l+1)`` of shape ``(K_l, K_{l+1})`` (``K_0 = V``),
+        columns on the simplex.
+    r_ : ndarray of shape (K_L,)
+    learning_rates_ : list of ndarray
+        The rates ``eps_t / M_k^(l)`` actually applied in the last update, per
+        layer and topic (the paper's Fig. 2), then the rate of ``r``.
+    history_ : dict of lists
+        Per global update: ``step_size``, ``rate_layer{l}`` and ``time``.
+    n_iter_ : int
+        Number of global updates (minibatches, or Gibbs sweeps).
+    n_features_in_ : int
+    """
+
+    _parameter_constraints = {
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left"), tuple, list],
+        "sampler": [StrOptions({"tlasgr", "tlfsgr", "sgrld", "gibbs"})],
+        "link": [StrOptions({"poisson", "bernoulli"})],
+        "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "total_samples": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "step_size": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "step_offset": [Interval(numbers.Real, 0, None, closed="neither")],
+        "step_decay": [Interval(numbers.Real, 0, None, closed="left"), None],
+        "eta": [Interval(numbers.Real, 0, None, closed="neither"), tuple, list, None],
+        "gamma0": [Interval(numbers.Real, 0, None, closed="neither")],
+        "c0": [Interval(numbers.Real, 0, None, closed="neither")],
+        "a0": [Interval(numbers.Real, 0, None, closed="neither")],
+        "b0": [Interval(numbers.Real, 0, None, closed="neither")],
+        "e0": [Interval(numbers.Real, 0, None, closed="neither")],
+        "f0": [Interval(numbers.Real, 0, None, closed="neither")],
+        "local_burn_in": [Interval(numbers.Integral, 0, None, closed="left"), None],
+        "local_samples": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "n_posterior_samples": [Interval(numbers.Integral, 1, None, closed="left")],
+        "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
+        "verbose": ["verbose"],
+        "n_jobs": [numbers.Integral, None],
+    }
+
+    def __init__(self, n_components=(128, 64, 32), *, sampler="tlasgr", link="poisson",
+                 batch_size=200, n_iter=10, total_samples=None, step_size=None,
+                 step_offset=20.0, step_decay=None, eta=None, gamma0=1.0, c0=1.0,
+                 a0=0.01, b0=0.01, e0=1.0, f0=1.0, local_burn_in=None, local_samples=None,
+                 n_posterior_samples=5, random_state=None, verbose=0, n_jobs=None):
+        self.n_components = n_components
+        self.sampler = sampler
+        self.link = link
+        self.batch_size = batch_size
+        self.n_iter = n_iter
+        self.total_samples = total_samples
+        self.step_size = step_size
+        self.step_offset = step_offset
+        self.step_decay = step_decay
+        self.eta = eta
+        self.gamma0 = gamma0
+        self.c0 = c0
+        self.a0 = a0
+        self.b0 = b0
+        self.e0 = e0
+        self.f0 = f0
+        self.local_burn_in = local_burn_in
+        self.local_samples = local_samples
+        self.n_posterior_samples = n_posterior_samples
+        self.random_state = random_state
+        self.verbose = verbose
+        self.n_jobs = n_jobs
+
+    # ------------------------------------------------------------------ tags
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        tags.input_tags.positive_only = True
+        # Counts are integers: the common checks then feed rounded data.
+        tags.input_tags.categorical = True
+        tags.transformer_tags.preserves_dtype = ["float64"]
+        return tags
+
+    # ------------------------------------------------------------ validation
+    def _layers(self):
+        K = self.n_components
+        if isinstance(K, numbers.Integral):
+            K = (int(K),)
+        K = tuple(int(k) for k in K)
+        if len(K) == 0 or any(k < 1 for k in K):
+            raise ValueError(f"n_components must be positive ints, got {self.n_components!r}")
+        return K
+
+    def _etas(self, Ks):
+        if self.eta is None:
+            return [1.0 / k for k in Ks]
+        if isinstance(self.eta, numbers.Real):
+            return [float(self.eta)] * len(Ks)
+        etas = [float(e) for e in self.eta]
+        if len(etas) != len(Ks) or any(e <= 0 for e in etas):
+            raise ValueError(f"eta must be one positive value per layer ({len(Ks)}), got {self.eta!r}")
+        return etas
+
+    def _check_X(self, X, *, reset):
+        X = self._validate_input(X, reset=reset, accept_sparse="csr")
+        check_non_negative(X, f"{type(self).__name__} (counts must be non-negative integers)")
+        if self.link == "bernoulli":
+            check_binary(X, what=f"{type(self).__name__}(link='bernoulli')")
+        else:
+            check_counts(X, what=type(self).__name__)
+        return sp.csr_matrix(X, dtype=np.float64)
+
+    def _sweeps(self):
+        L = len(self._layers())
+        burn = 20 * L if self.local_burn_in is None else int(self.local_burn_in)
+        coll = 10 * L if self.local_samples is None else int(self.local_samples)
+        return burn, coll
+
+    def _schedule(self):
+        a0, c0 = _SAMPLER_DEFAULTS[self.sampler]
+        a = a0 if self.step_size is None else float(self.step_size)
+        c = c0 if self.step_decay is None else float(self.step_decay)
+        return Polynomial(a, float(self.step_offset), c)
+
+    # ----------------------------------------------------------- local runs
+    def _local(self, X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics,
+               thetas=None):
+        """Upward-downward sampling of every document, in fixed chunks through run_chains."""
+        n = X.shape[0]
+        chunks = even_chunks(n, math.ceil(n / _CHUNK_DOCS))
+        tasks = [X[sl] for sl in chunks] if thetas is None else \
+            [(X[sl], th) for sl, th in zip(chunks, thetas)]
+        seeds = seed_seq.spawn(len(tasks))
+        return run_chains(
+            local_task, tasks, seeds=seeds, n_jobs=self.n_jobs, phis=phis, r=r,
+            a0=self.a0, b0=self.b0, e0=self.e0, f0=self.f0, n_burn=n_burn,
+            n_collect=n_collect, link=self.link, collect_topics=collect_topics,
+        )
+
+    @staticmethod
+    def _merge(results):
+        L = len(results[0]["theta"])
+        out = {
+            "top_tables": sum(res["top_tables"] for res in results),
+            "q_top": float(sum(res["q_top"] for res in results)),
+            "n_collect": results[0]["n_collect"],
+        }
+        if results[0]["topic_counts"] is not None:
+            out["topic_counts"] = [sum(res["topic_counts"][l] for res in results) for l in range(L)]
+        for key in ("theta_sum", "theta_norm_sum"):
+            out[key] = [np.vstack([res[key][l] for res in results]) for l in range(L)]
+        return out
+
+    # --------------------------------------------------------------- fitting
+    def _reset(self, n_features, X=None):
+        Ks = self._layers()
+        root = check_seed_sequence(self.random_state)
+        self._train_seed, global_seed, self._order_seed = root.spawn(3)
+        self._rng = as_generator(global_seed)
+        dims = (n_features,) + Ks
+        self._etas_ = self._etas(Ks)
+        # Dir(1) start for each topic; r at the gamma-process mean gamma0/(K_L c0).
+        self.topics_ = [self._rng.dirichlet(np.ones(dims[l]), size=dims[l + 1]).T.copy()
+                        for l in range(len(Ks))]
+        if X is not None and X.nnz:
+            # Seed each layer-1 topic on one random document (plus an equal weight of
+            # Dir(1) noise): topics start apart, which avoids most merged-topic modes.
+            rows = self._rng.choice(X.shape[0], size=Ks[0], replace=X.shape[0] < Ks[0])
+            docs = X[rows].toarray().T
+            lengths = np.maximum(docs.sum(axis=0), 1.0)
+            start = docs / lengths + self.topics_[0]
+            self.topics_[0] = start / start.sum(axis=0)
+        self._phihat = [t * dims[l] for l, t in enumerate(self.topics_)]
+        self.r_ = np.full(Ks[-1], self.gamma0 / (Ks[-1] * self.c0))
+        self._M = [np.zeros(K) for K in Ks]
+        self._M_top = 0.0
+        self._t = 0
+        self._posterior = deque(maxlen=self.n_posterior_samples)
+        self._gibbs_state = None
+        self.learning_rates_ = []
+        self._start_history()
+
+    def fit(self, X, y=None):
+        """Reset and run ``n_iter`` passes of minibatch updates (or Gibbs sweeps).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Word counts (non-negative integers), or 0/1 for ``link="bernoulli"``.
+        y : Ignored
+
+        Returns
+        -------
+        self
+        """
+        self._validate_params()
+        X = self._check_X(X, reset=True)
+        self._reset(X.shape[1], X)
+        n = X.shape[0]
+        if self.sampler == "gibbs":
+            for _ in range(self.n_iter):
+                self._step(X, n)
+            return self
+        total = n if self.total_samples is None else self.total_samples
+        order_rng = as_generator(self._order_seed)
+        for _ in range(self.n_iter):
+            for idx in iter_minibatches(n, self.batch_size, order_rng):
+                self._step(X[idx], total)
+        return self
+
+    def partial_fit(self, X, y=None):
+        """One global update from one minibatch of a stream (one sweep for ``"gibbs"``).
+
+        ``rho = total_samples / len(X)``. Memory does not grow with the number
+        of calls: only the latest ``n_posterior_samples`` global samples are kept.
+
+        Returns
+        -------
+        self
+        """
+        first = not hasattr(self, "topics_")
+        if first:
+            self._validate_params()
+        X = self._check_X(X, reset=first)
+        if first:
+            self._reset(X.shape[1], X)
+        else:
+            self._check_partial_fit_features(X)
+        total = X.shape[0] if self.total_samples is None else self.total_samples
+        self._step(X, total)
+        return self
+
+    def _step(self, X, total):
+        """Alg. 1: local sampling on the minibatch, then every global update."""
+        n = X.shape[0]
+        rho = total / n
+        L = len(self.topics_)
+        eps = float(self._schedule()(self._t))
+        phis, r = self.topics_, self.r_
+        if self.sampler == "gibbs":
+            # Batch Gibbs keeps each document's hidden units between sweeps (the
+            # chunking, and so the state's layout, depends only on n).
+            state = self._gibbs_state
+            if state is None or state[0] != n:
+                state = None
+            res = self._local(X, self._train_seed, phis, r, n_burn=0, n_collect=1,
+                              collect_topics=True,
+                              thetas=None if state is None else state[1])
+            stats = self._merge(res)
+            self._gibbs_state = (n, [rr["theta"] for rr in res])
+            new_phis = [_global.gibbs_phi(stats["topic_counts"][l], self._etas_[l], self._rng)
+                        for l in range(L)]
+            new_r = _global.gibbs_r(stats["top_tables"], stats["q_top"], self.gamma0,
+                                    self.c0, self._rng)
+            rates = []
+        else:
+            burn, coll = self._sweeps()
+            stats = self._merge(self._local(X, self._train_seed, phis, r, n_burn=burn,
+                                            n_collect=coll, collect_topics=True))
+            new_phis, rates = [], []
+            w = 1.0 if self._t == 0 else min(eps, 1.0)  # Eq. 18: M starts at its first estimate
+            new_M = [_global.update_metric(self._M[l], stats["topic_counts"][l].sum(axis=0),
+                                           rho, w) for l in range(L)]
+            new_M_top = float(_global.update_metric(self._M_top, stats["q_top"], rho, w))
+            for l in range(L):
+                noise = self._rng.standard_normal(phis[l].shape)
+                xbar = stats["topic_counts"][l]
+                if self.sampler == "sgrld":
+                    phihat, phi = _global.sgrld_step(self._phihat[l], eps, xbar, rho,
+                                                     self._etas_[l], noise)
+                    rate = np.full(phi.shape[1], eps)
+                    self._phihat[l] = phihat
+                else:
+                    if self.sampler == "tlasgr":
+                        rate = eps / np.maximum(new_M[l], np.finfo(float).tiny)
+                    else:  # tlfsgr: one rate from the mean layer-1 metric
+                        rate = eps / max(new_M[0].mean(), np.finfo(float).tiny)
+                    phi, rate = _global.simplex_step(phis[l], rate, xbar, rho,
+                                                     self._etas_[l], noise)
+                new_phis.append(phi)
+                rates.append(np.array(rate, dtype=float, copy=True))
+            new_r, r_rate = _global.r_step(r, eps / max(new_M_top, np.finfo(float).tiny),
+                                           stats["top_tables"], stats["q_top"], rho,
+                                           self.gamma0, self.c0,
+                                           self._rng.standard_normal(r.shape))
+            rates.append(np.array([r_rate]))
+        check_finite_params({"topics": new_phis, "r": new_r}, "DeepLDA.partial_fit")
+        self.topics_ = new_phis
+        self.r_ = new_r
+        if self.sampler != "gibbs":
+            self._M, self._M_top = new_M, new_M_top
+        self.learning_rates_ = rates
+        self._posterior.append(([p.copy() for p in new_phis], new_r.copy()))
+        self._t += 1
+        metrics = {"step_size": eps}
+        for l, rt in enumerate(rates[:L]):
+            metrics[f"rate_layer{l + 1}"] = float(np.mean(rt))
+        self._log_iteration(**metrics)
+        # Keep memory bounded over endless partial_fit streams.
+        for values in self.history_.values():
+            del values[:-_MAX_HISTORY]
+
+    # ------------------------------------------------------------ properties
+    @property
+    def components_(self):
+        check_is_fitted(self, "topics_")
+        return self.topics_[0].T
+
+    def projected_topics(self, layer):
+        """Layer-``layer`` topics in vocabulary space, ``Phi^(1) ... Phi^(layer)``.
+
+        Parameters
+        ----------
+        layer : int
+            1-based layer index.
+
+        Returns
+        -------
+        topics : ndarray of shape (n_features, K_layer)
+            Columns on the simplex.
+        """
+        check_is_fitted(self, "topics_")
+        if not 1 <= layer <= len(self.topics_):
+            raise ValueError(f"layer must be in 1..{len(self.topics_)}, got {layer}")
+        out = self.topics_[0]
+        for l in range(1, layer):
+            out = out @ self.topics_[l]
+        return out
+
+    # ------------------------------------------------------------- inference
+    def _eval_seed(self, k):
+        """Per-call streams from ``random_state`` (deterministic for an int), apart from training."""
+        return check_seed_sequence(self.random_state).spawn(4 + k)[3 + k]
+
+    def transform(self, X, *, all_layers=False):
+        """Posterior mean of each document's normalised hidden units ``theta^(1)``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        all_layers : bool, default=False
+            Return one array per layer instead of layer 1 only.
+
+        Returns
+        -------
+        doc_topic : ndarray of shape (n_samples, K_1), or list of such per layer
+        """
+        check_is_fitted(self, "topics_")
+        X = self._check_X(X, reset=False)
+        burn, coll = self._sweeps()
+        stats = self._merge(self._local(X, self._eval_seed(0), self.topics_, self.r_,
+                                        n_burn=burn, n_collect=coll, collect_topics=False))
+        out = [t / stats["n_collect"] for t in stats["theta_norm_sum"]]
+        return out if all_layers else out[0]
+
+    def _heldout_loglik(self, X_obs, X_held, *, point, n_burn, n_collect, seed):
+        """Per document: sum of log predictive probabilities of the held-out words, and their count.
+
+        Sec. 5 protocol: for each kept global sample the local variables are
+        sampled from the observed words; the layer-1 Poisson rates
+        ``Phi^(1) theta^(1)`` are accumulated over every collected sample and
+        every kept global sample, normalised per document and scored on the
+        held-out words.
+        """
+        samples = [self._posterior[-1]] if point else list(self._posterior)
+        n = X_obs.shape[0]
+        Xh = sp.csr_matrix(X_held)
+        rows = np.repeat(np.arange(n), np.diff(Xh.indptr))
+        cols = Xh.indices
+        num = np.zeros(cols.size)
+        den = np.zeros(n)
+        seeds = seed.spawn(len(samples))
+        for (phis, r), s in zip(samples, seeds):
+            st = self._merge(self._local(X_obs, s, phis, r, n_burn=n_burn, n_collect=n_collect,
+                                         collect_topics=False))
+            th = st["theta_sum"][0]
+            num += np.einsum("ek,ek->e", phis[0][cols], th[rows])
+            den += th.sum(axis=1)  # columns of Phi^(1) sum to one
+        with np.errstate(divide="ignore"):
+            logp = np.log(num / den[rows])
+        ll = np.bincount(rows, weights=Xh.data * logp, minlength=n)
+        cnt = np.asarray(Xh.sum(axis=1)).ravel()
+        return ll, cnt
+
+    def perplexity(self, X_observed, X_heldout, *, point=False, n_burn=None, n_samples=None):
+        """Per-held-out-word perplexity (Cong et al. 2017, Sec. 5).
+
+        Parameters
+        ----------
+        X_observed : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The part of each document used to infer its hidden units.
+        X_heldout : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The part scored.
+        point : bool, default=False
+            The paper's point perplexity: only the latest global sample.
+        n_burn, n_samples : int, optional
+            Local sweeps discarded / collected per global sample (default
+            ``local_burn_in`` / ``local_samples``; the paper's point perplexity
+            uses 200 / 200 with every second kept).
+
+        Returns
+        -------
+        perplexity : float
+            ``exp(- sum log p(held-out words) / number of held-out words)``.
+        """
+        check_is_fitted(self, "topics_")
+        Xo = self._check_X(X_observed, reset=False)
+        Xh = self._check_X(X_heldout, reset=False)
+        if Xo.shape != Xh.shape:
+            raise ValueError(f"X_observed {Xo.shape} and X_heldout {Xh.shape} differ in shape")
+        burn, coll = self._sweeps()
+        ll, cnt = self._heldout_loglik(
+            Xo, Xh, point=point, n_burn=burn if n_burn is None else int(n_burn),
+            n_collect=coll if n_samples is None else int(n_samples), seed=self._eval_seed(1))
+        if cnt.sum() == 0:
+            raise ValueError("X_heldout contains no tokens")
+        return float(np.exp(-ll.sum() / cnt.sum()))
+
+    def _split(self, X):
+        """Seeded 80/20 split of every document's tokens (binomial thinning)."""
+        rng = as_generator(self._eval_seed(2))
+        held = X.copy()
+        held.data = rng.binomial(X.data.astype(np.int64), 0.2).astype(np.float64)
+        obs = X.copy()
+        obs.data = X.data - held.data
+        held.eliminate_zeros()
+        obs.eliminate_zeros()
+        return obs, held
+
+    def _score_parts(self, X):
+        check_is_fitted(self, "topics_")
+        X = self._check_X(X, reset=False)
+        obs, held = self._split(X)
+        burn, coll = self._sweeps()
+        return self._heldout_loglik(obs, held, point=False, n_burn=burn, n_collect=coll,
+                                    seed=self._eval_seed(3))
+
+    def score_samples(self, X):
+        """Per-document mean log-likelihood of held-out words on a seeded 80/20 token split.
+
+        Documents with no held-out token score 0.
+        """
+        ll, cnt = self._score_parts(X)
+        return np.where(cnt > 0, ll / np.maximum(cnt, 1), 0.0)
+
+    def score(self, X, y=None):
+        """Per-held-out-word log-likelihood over all documents (``-log`` perplexity).
+
+        Pooled over every held-out token of the seeded 80/20 split (not the mean
+        of :meth:`score_samples`, which would weight short documents as long ones).
+        """
+        ll, cnt = self._score_parts(X)
+        return float(ll.sum() / max(cnt.sum(), 1))
+
+    # ------------------------------------------------------------- sampling
+    def sample(self, n_samples=1, *, random_state=None):
+        """Draw documents from the generative model, Eq. 1.
+
+        ``p_j^(2) ~ Beta(a0, b0)`` (clipped into ``[1e-6, 1 - 1e-6]``: with the
+        default ``a0 = b0 = 0.01`` it otherwise rounds to 0 or 1), ``c_j^(l) ~
+        Gam(e0, 1/f0)``, then the gamma units top-down and Poisson counts (0/1 for
+        ``link="bernoulli"``).
+
+        Returns
+        -------
+        X : scipy.sparse.csr_matrix of shape (n_samples, n_features), int64
+        """
+        check_is_fitted(self, "topics_")
+        rng = as_generator(check_seed_sequence(random_state))
+        L = len(self.topics_)
+        p2 = np.clip(rng.beta(self.a0, self.b0, size=n_samples), 1e-6, 1 - 1e-6)
+        rates = [(1 - p2) / p2] + [rng.gamma(self.e0, 1.0 / self.f0, size=n_samples)
+                                   for _ in range(1, L)]
+        shape = np.broadcast_to(self.r_, (n_samples, self.r_.size))
+        for l in reversed(range(L)):
+            theta = rng.standard_gamma(shape) / rates[l][:, None]
+            shape = theta @ self.topics_[l].T
+        X = rng.poisson(shape)
+        if self.link == "bernoulli":
+            X = (X > 0).astype(np.int64)
+        return sp.csr_matrix(X.astype(np.int64))

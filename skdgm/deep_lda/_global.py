@@ -1,0 +1,134 @@
+"""Global updates of the topics ``Phi^(l)`` and the top-layer shapes ``r``.
+
+All functions are pure: arrays and noise (or a generator) in, new arrays out.
+Noise is passed explicitly as standard normals so that the tests can replay one
+step of Eq. 15 / Eq. 5 / Eq. 17 on fixed numbers.
+
+Notation (Cong et al., 2017): for one layer, ``phi`` is ``(K_{l-1}, K_l)`` with
+columns ``phi_k`` on the simplex; ``xbar`` the minibatch counts
+``x_{:k.}`` averaged over the collected local samples (``E[.]`` of Eq. 18);
+``rho = |X| / |X_minibatch|``.
+"""
+
+import numpy as np
+
+__all__ = [
+    "update_metric",
+    "simplex_step",
+    "project_simplex",
+    "sgrld_step",
+    "r_step",
+    "gibbs_phi",
+    "gibbs_r",
+]
+
+_TINY = np.finfo(np.float64).tiny
+
+
+def update_metric(M, stat, rho, weight):
+    """Annealed-weighting estimate of the Fisher metric, Eq. 18 / Eq. 19.
+
+    ``M' = (1 - w) M + w rho E[stat]``, with ``stat = x~_{.k.}`` per topic for
+    ``Phi^(l)`` (Eq. 18) or ``q~_.^(L+1)`` for ``r`` (Eq. 19); the paper's
+    ``w = eps'_t = eps_t``.
+    """
+    return (1.0 - weight) * M + weight * rho * np.asarray(stat, dtype=np.float64)
+
+
+def project_simplex(y, phi):
+    """The constraint ``[.]_angle`` of Eq. 15.
+
+    First the exact conditioning of ``N(mu, c diag(phi))`` on the hyperplane
+    ``sum_v phi_vk = 1`` (Cong, Chen & Zhou 2017, Theorem 2): with that
+    covariance ``Sigma 1 / (1' Sigma 1) = phi / sum(phi) = phi``, so
+    ``x = y - phi (1'y - 1)``. This is the O(V) simulation of the reduced-mean
+    update Eq. 14 in V dimensions. Then non-negativity: negative entries are
+    reflected (``|.|``, as in Eq. 5) and the column renormalised.
+    """
+    x = y - phi * (y.sum(axis=0, keepdims=True) - 1.0)
+    x = np.abs(x)
+    x /= x.sum(axis=0, keepdims=True)
+    return np.maximum(x, _TINY)
+
+
+def simplex_step(phi, rate, xbar, rho, eta, noise):
+    """One reduced-mean Riemannian step for every column of ``phi``, Eq. 15.
+
+    ``phi_k <- [phi_k + r_k ((rho x_{:k.} + eta) - (rho x_{.k.} + eta V) phi_k)
+    + N(0, 2 r_k diag(phi_k))]_angle`` with ``r_k = eps_t / M_k`` (TLASGR) or a
+    rate shared by all topics (TLFSGR).
+
+    The rate is capped at ``1 / (rho x_{.k.} + eta V)``: at that value the drift
+    lands exactly on the conditional posterior mean, and larger values overshoot
+    it (the Euler step of a linear drift diverges past twice that). The cap is
+    only active when ``M_k`` is small, e.g. for a topic the minibatch hardly
+    uses, where the uncapped rate would blow up.
+
+    Parameters
+    ----------
+    phi : ndarray of shape (V, K)
+    rate : ndarray of shape (K,) or float
+    xbar : ndarray of shape (V, K)
+        ``E[x~_{vk.}]`` of the minibatch.
+    rho : float
+    eta : float
+    noise : ndarray of shape (V, K)
+        Standard normal draws.
+
+    Returns
+    -------
+    phi_new : ndarray of shape (V, K)
+    rate_used : ndarray of shape (K,)
+    """
+    V = phi.shape[0]
+    a = rho * xbar + eta
+    b = rho * xbar.sum(axis=0) + eta * V
+    rate = np.minimum(np.broadcast_to(np.asarray(rate, dtype=np.float64), b.shape), 1.0 / b)
+    y = phi + rate * (a - b * phi) + np.sqrt(2.0 * rate * phi) * noise
+    return project_simplex(y, phi), rate
+
+
+def sgrld_step(phihat, eps, xbar, rho, eta, noise):
+    """Expanded-mean SGRLD of Patterson & Teh (2013), Eq. 5.
+
+    ``phihat_k <- | phihat_k + eps ((rho x_{:k} + eta) - (rho x_{.k} + phihat_{.k}) phi_k)
+    + N(0, 2 eps diag(phihat_k)) |`` with ``phi_k = phihat_k / phihat_{.k}``.
+
+    Returns
+    -------
+    phihat_new, phi_new : ndarray of shape (V, K)
+    """
+    phi = phihat / phihat.sum(axis=0, keepdims=True)
+    drift = (rho * xbar + eta) - (rho * xbar.sum(axis=0) + phihat.sum(axis=0)) * phi
+    new = np.abs(phihat + eps * drift + np.sqrt(2.0 * eps * phihat) * noise)
+    new = np.maximum(new, _TINY)
+    return new, new / new.sum(axis=0, keepdims=True)
+
+
+def r_step(r, rate, x_top, q_top, rho, gamma0, c0, noise):
+    """Riemannian step for the top-layer shapes, Eq. 17.
+
+    ``r <- | r + (eps/M) ((rho x~_{:.}^(L+1) + gamma0/K_L) - r (c0 + rho q~_.^(L+1)))
+    + N(0, 2 (eps/M) diag(r)) |``; the rate is capped at
+    ``1 / (c0 + rho q~)`` for the reason given in :func:`simplex_step`, and the
+    absolute value keeps ``r`` positive.
+    """
+    K = r.shape[0]
+    b = c0 + rho * q_top
+    rate = min(float(rate), 1.0 / b)
+    y = r + rate * ((rho * x_top + gamma0 / K) - r * b) + np.sqrt(2.0 * rate * r) * noise
+    return np.maximum(np.abs(y), _TINY), rate
+
+
+def gibbs_phi(xbar, eta, rng):
+    """Batch Gibbs draw ``phi_k ~ Dir(eta + x_{1k.}, ..., eta + x_{Vk.})`` (Sec. 3.2)."""
+    g = rng.standard_gamma(eta + np.asarray(xbar, dtype=np.float64))
+    g = np.maximum(g, _TINY)
+    return g / g.sum(axis=0, keepdims=True)
+
+
+def gibbs_r(x_top, q_top, gamma0, c0, rng):
+    """Batch Gibbs draw ``r_k ~ Gam(gamma0/K + x_{k.}^(L+1), 1/(c0 + q_.^(L+1)))`` (Eq. 7)."""
+    K = x_top.shape[0]
+    g = rng.standard_gamma(gamma0 / K + np.asarray(x_top, dtype=np.float64))
+    return np.maximum(g / (c0 + q_top), _TINY)

@@ -1,0 +1,553 @@
+"""Tests of skdgm.deep_lda: kernels against their twins and exact laws, global
+updates against the paper's equations, and the estimator's contract."""
+
+from math import lgamma
+from pathlib import Path
+import tracemalloc
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import linear_sum_assignment
+from sklearn.feature_extraction.text import CountVectorizer
+from sklearn.linear_model import LogisticRegression
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from skdgm import DeepLDA
+from skdgm.deep_lda import _global, _local, _local_fast
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+
+CHEAP = dict(n_components=(3, 2), n_iter=2, batch_size=50, local_burn_in=2,
+             local_samples=2, n_posterior_samples=2, random_state=0)
+
+
+def _random_csr(n, V, density, seed, high=6):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n, V, density=density, random_state=seed,
+                  data_rvs=lambda k: rng.integers(1, high, k)).tocsr()
+    X.data = X.data.astype(np.int64)
+    return X
+
+
+def _int64_csr(X):
+    return X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.int64)
+
+
+def _pgbn_corpus(seed, V=50, K=(5,), n_docs=400, scale=25.0):
+    """Documents from a known PGBN with well separated layer-1 topics.
+
+    Topic k puts most of its mass on its own block of words (so the true topics
+    are nearly orthogonal and the recovery test measures the sampler, not the
+    luck of an identifiable draw).
+    """
+    rng = np.random.default_rng(seed)
+    conc = np.full((K[0], V), 0.01)
+    for k, block in enumerate(np.array_split(np.arange(V), K[0])):
+        conc[k, block] = 1.0
+    phi = np.array([rng.dirichlet(c) for c in conc]).T
+    if len(K) == 1:
+        theta = rng.gamma(0.3, scale, size=(n_docs, K[0]))
+    else:
+        phi2 = rng.dirichlet(np.full(K[0], 0.3), K[1]).T
+        theta2 = rng.gamma(0.5, 1.0, size=(n_docs, K[1]))
+        theta = rng.gamma(theta2 @ phi2.T, scale)
+    return sp.csr_matrix(rng.poisson(theta @ phi.T)), phi
+
+
+def _matched_cosine(learned_rows, true_rows):
+    a = learned_rows / np.linalg.norm(learned_rows, axis=1, keepdims=True)
+    b = true_rows / np.linalg.norm(true_rows, axis=1, keepdims=True)
+    cos = b @ a.T
+    i, j = linear_sum_assignment(-cos)
+    return cos[i, j]
+
+
+# ---------------------------------------------------------------- kernels
+def test_partition_matches_twin_and_conserves_counts():
+    X = _random_csr(40, 30, 0.3, seed=1)
+    rng = np.random.default_rng(0)
+    phi = rng.dirichlet(np.ones(30), 7).T.copy()
+    theta = rng.gamma(1.0, 1.0, (40, 7))
+    theta[3] = 0.0  # a document whose probabilities are all zero: uniform fallback
+    ip, ix, cnt = _int64_csr(X)
+    outs = []
+    for fn in (_local_fast.partition_counts, _local.partition_counts):
+        dt = np.zeros((40, 7), np.int64)
+        wt = np.zeros((30, 7), np.int64)
+        fn(ip, ix, cnt, theta, phi, np.random.default_rng(42), dt, wt)
+        outs.append((dt, wt))
+    np.testing.assert_array_equal(outs[0][0], outs[1][0])
+    np.testing.assert_array_equal(outs[0][1], outs[1][1])
+    dt, wt = outs[0]
+    # the transposed (words by documents) layout conserves the same totals
+    Xt = X.T.tocsr()
+    wt2, dt2 = np.zeros((30, 7), np.int64), np.zeros((40, 7), np.int64)
+    _local_fast.partition_counts(*_int64_csr(Xt), phi, theta, np.random.default_rng(1), wt2, dt2)
+    np.testing.assert_array_equal(dt2.sum(1), dt.sum(1))
+    np.testing.assert_array_equal(wt2.sum(1), wt.sum(1))
+    # every count lands in exactly one topic
+    np.testing.assert_array_equal(dt.sum(1), np.asarray(X.sum(1)).ravel())
+    np.testing.assert_array_equal(wt.sum(1), np.asarray(X.sum(0)).ravel())
+
+
+def test_partition_probabilities():
+    # One word, count 20000, over 3 topics with probabilities 0.2/0.3/0.5;
+    # binomial sd of each share <= sqrt(.25/20000) = 0.0035, test at ~4.5 sd.
+    phi = np.array([[0.2, 0.6, 0.5]])
+    theta = np.array([[1.0, 0.5, 1.0]])
+    dt = np.zeros((1, 3), np.int64)
+    _local_fast.partition_counts(np.array([0, 1]), np.array([0]), np.array([20000]),
+                                 theta, phi, np.random.default_rng(3), dt,
+                                 np.zeros((0, 3), np.int64))
+    np.testing.assert_allclose(dt[0] / 20000, [0.2, 0.3, 0.5], atol=0.016)
+
+
+def _crt_pmf(n, s):
+    # P(m) = |S(n, m)| s^m Gamma(s) / Gamma(n + s), unsigned Stirling numbers of the first kind
+    S = np.zeros((n + 1, n + 1))
+    S[0, 0] = 1
+    for i in range(1, n + 1):
+        for m in range(1, i + 1):
+            S[i, m] = S[i - 1, m - 1] + (i - 1) * S[i - 1, m]
+    m = np.arange(n + 1)
+    return S[n] * np.exp(m * np.log(s) + lgamma(s) - lgamma(n + s))
+
+
+@pytest.mark.parametrize("n, s", [(1, 0.4), (5, 0.7), (8, 3.0)])
+def test_crt_exact_pmf(n, s):
+    draws = 40000
+    counts = np.full((draws, 1), n, np.int64)
+    shape = np.full((draws, 1), s)
+    m = _local_fast.crt(counts, shape, np.random.default_rng(11)).ravel()
+    freq = np.bincount(m, minlength=n + 1) / draws
+    p = _crt_pmf(n, s)
+    assert p.sum() == pytest.approx(1.0)
+    # per-cell binomial sd sqrt(p(1-p)/draws); 5 sd plus a floor for p ~ 0
+    tol = 5 * np.sqrt(p * (1 - p) / draws) + 1e-4
+    assert np.all(np.abs(freq - p) <= tol), (freq, p)
+
+
+def test_crt_matches_twin():
+    rng = np.random.default_rng(5)
+    counts = rng.integers(0, 30, size=(20, 9)).astype(np.int64)
+    shape = rng.gamma(0.5, 2.0, size=(20, 9))
+    shape[0, 0] = 0.0
+    a = _local_fast.crt(counts, shape, np.random.default_rng(1))
+    b = _local.crt(counts, shape, np.random.default_rng(1))
+    np.testing.assert_array_equal(a, b)
+    assert np.all(a <= counts) and np.all((a >= 1) == ((counts >= 1) & (shape > 0)))
+
+
+def test_zero_truncated_poisson():
+    lam = np.concatenate([np.full(20000, 0.3), np.full(20000, 4.0)])
+    a = _local_fast.zero_truncated_poisson(lam, np.random.default_rng(2))
+    sub = np.ascontiguousarray(lam[::97])
+    b = _local.zero_truncated_poisson(sub, np.random.default_rng(2))
+    np.testing.assert_array_equal(_local_fast.zero_truncated_poisson(
+        sub, np.random.default_rng(2)), b)
+    assert a.min() >= 1
+    for part, lm in ((a[:20000], 0.3), (a[20000:], 4.0)):
+        mean = lm / (1 - np.exp(-lm))
+        var = (lm + lm ** 2) / (1 - np.exp(-lm)) - mean ** 2
+        # 5 standard errors of the mean of 20000 draws
+        assert abs(part.mean() - mean) < 5 * np.sqrt(var / 20000)
+
+
+@pytest.mark.parametrize("Ks, link", [((6,), "poisson"), ((6, 3), "poisson"),
+                                      ((5, 3, 2), "bernoulli")])
+def test_sampler_cython_equals_numpy(Ks, link):
+    X = _random_csr(25, 40, 0.2, seed=4)
+    if link == "bernoulli":
+        X.data[:] = 1
+    rng = np.random.default_rng(0)
+    dims = (40,) + Ks
+    phis = [rng.dirichlet(np.ones(dims[l]), dims[l + 1]).T.copy() for l in range(len(Ks))]
+    r = np.full(Ks[-1], 1.0 / Ks[-1])
+    kw = dict(phis=phis, r=r, n_burn=3, n_collect=2, link=link)
+    a = _local.upward_downward(X, np.random.default_rng(9), kernels="cython", **kw)
+    b = _local.upward_downward(X, np.random.default_rng(9), kernels="numpy", **kw)
+    for l in range(len(Ks)):
+        np.testing.assert_array_equal(a["topic_counts"][l], b["topic_counts"][l])
+        np.testing.assert_array_equal(a["theta"][l], b["theta"][l])
+    np.testing.assert_array_equal(a["top_tables"], b["top_tables"])
+    assert a["q_top"] == b["q_top"]
+    if link == "poisson":
+        # layer-1 counts conserve the corpus; each layer's counts go up by CRT (<=)
+        assert a["topic_counts"][0].sum() == X.sum()
+        np.testing.assert_allclose(a["topic_counts"][0].sum(1), np.asarray(X.sum(0)).ravel())
+    for l in range(1, len(Ks)):
+        assert a["topic_counts"][l].sum() <= a["topic_counts"][l - 1].sum()
+
+
+# ---------------------------------------------------------- global updates
+def test_simplex_step_is_eq15():
+    rng = np.random.default_rng(0)
+    V, K, rho, eta, eps = 30, 4, 50.0, 0.1, 0.01
+    phi = rng.dirichlet(np.full(V, 5.0), K).T
+    xbar = rng.poisson(3.0, (V, K)).astype(float)
+    M = rho * xbar.sum(0) * 1.3  # cap 1/(rho x + eta V) inactive: eps/M < it
+    noise = rng.standard_normal((V, K)) * 0.1
+    new, rate = _global.simplex_step(phi, eps / M, xbar, rho, eta, noise)
+    np.testing.assert_allclose(rate, eps / M)
+    # Eq. 15 written out, then the hyperplane conditioning y - phi (1'y - 1)
+    y = (phi + (eps / M) * ((rho * xbar + eta) - (rho * xbar.sum(0) + eta * V) * phi)
+         + np.sqrt(2 * eps / M * phi) * noise)
+    expected = y - phi * (y.sum(0) - 1)
+    assert np.all(expected > 0)  # no reflection in this regime
+    np.testing.assert_allclose(new, expected, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(new.sum(0), 1.0, rtol=1e-12)
+
+
+def test_simplex_step_stays_on_simplex_and_caps():
+    rng = np.random.default_rng(1)
+    V, K = 20, 5
+    phi = rng.dirichlet(np.full(V, 0.1), K).T
+    xbar = rng.poisson(0.5, (V, K)).astype(float)
+    xbar[:, 0] = 0  # an unused topic: tiny M, huge uncapped rate
+    for _ in range(50):
+        phi, rate = _global.simplex_step(phi, np.full(K, 1e6), xbar, 10.0, 0.05,
+                                         rng.standard_normal((V, K)))
+        assert np.all(phi > 0)
+        np.testing.assert_allclose(phi.sum(0), 1.0, rtol=1e-12)
+    np.testing.assert_allclose(rate, 1 / (10.0 * xbar.sum(0) + 0.05 * V))
+    # without noise the capped step lands on the conditional posterior mean
+    new, _ = _global.simplex_step(phi, np.full(K, 1e6), xbar, 10.0, 0.05, np.zeros((V, K)))
+    target = (10.0 * xbar + 0.05) / (10.0 * xbar.sum(0) + 0.05 * V)
+    np.testing.assert_allclose(new, target, rtol=1e-10)
+
+
+def test_sgrld_step_is_eq5():
+    rng = np.random.default_rng(2)
+    V, K, rho, eta, eps = 15, 3, 8.0, 0.2, 0.05
+    phihat = rng.gamma(2.0, 3.0, (V, K))
+    xbar = rng.poisson(2.0, (V, K)).astype(float)
+    noise = rng.standard_normal((V, K))
+    new, phi_new = _global.sgrld_step(phihat, eps, xbar, rho, eta, noise)
+    phi = phihat / phihat.sum(0)
+    expected = np.abs(phihat + eps * ((rho * xbar + eta) - (rho * xbar.sum(0) + phihat.sum(0)) * phi)
+                      + np.sqrt(2 * eps * phihat) * noise)
+    np.testing.assert_allclose(new, expected, rtol=1e-13)
+    np.testing.assert_allclose(phi_new.sum(0), 1.0)
+
+
+def test_r_step_is_eq17():
+    rng = np.random.default_rng(3)
+    K, rho, g0, c0 = 6, 20.0, 1.0, 1.0
+    r = rng.gamma(1.0, 1.0, K)
+    x_top, q_top = rng.poisson(5.0, K).astype(float), 3.0
+    M = rho * q_top * 2
+    noise = rng.standard_normal(K) * 0.1
+    new, rate = _global.r_step(r, 0.5 / M, x_top, q_top, rho, g0, c0, noise)
+    expected = np.abs(r + 0.5 / M * ((rho * x_top + g0 / K) - r * (c0 + rho * q_top))
+                      + np.sqrt(2 * 0.5 / M * r) * noise)
+    np.testing.assert_allclose(new, expected, rtol=1e-13)
+    assert rate == 0.5 / M
+
+
+def test_metric_eq18():
+    M = np.array([1.0, 2.0])
+    np.testing.assert_allclose(_global.update_metric(M, [3.0, 4.0], 10.0, 0.25),
+                               0.75 * M + 0.25 * 10 * np.array([3.0, 4.0]))
+
+
+def test_gibbs_conditionals_means():
+    rng = np.random.default_rng(4)
+    xbar = np.array([[100.0, 0.0], [300.0, 10.0]])
+    draws = np.mean([_global.gibbs_phi(xbar, 1.0, rng) for _ in range(2000)], axis=0)
+    np.testing.assert_allclose(draws, (xbar + 1) / (xbar + 1).sum(0), atol=0.02)
+    rs = np.mean([_global.gibbs_r(np.array([10.0, 40.0]), 4.0, 1.0, 1.0, rng)
+                  for _ in range(4000)], axis=0)
+    np.testing.assert_allclose(rs, (np.array([10.0, 40.0]) + 0.5) / 5.0, rtol=0.03)
+
+
+# --------------------------------------------------------------- estimator
+# The learned model is over-complete (8 topics for 5 true ones), as the PGBN is used
+# in practice: its gamma-process prior on r shrinks the spare topics, while with
+# exactly K topics short runs often end in a mode where two true topics share one
+# learned topic. Seeds are fixed; at these run lengths about one 2-layer seed in
+# six still ends in such a mode (measured over seeds 0-5).
+@pytest.mark.parametrize("Ks, learned, sampler", [
+    ((5,), (8,), "tlasgr"), ((5, 3), (8, 4), "tlasgr"), ((5,), (8,), "tlfsgr"),
+    ((5,), (8,), "sgrld"), ((5, 3), (8, 4), "gibbs"),
+])
+def test_topic_recovery(Ks, learned, sampler):
+    X, phi = _pgbn_corpus(0, K=Ks, n_docs=400)
+    n_iter = 40 if sampler == "gibbs" else 6
+    model = DeepLDA(learned, sampler=sampler, n_iter=n_iter, batch_size=100, local_burn_in=10,
+                    local_samples=10, random_state=0).fit(X)
+    cos = _matched_cosine(model.components_, phi.T)
+    assert cos.min() >= 0.9, cos
+    for l in range(1, len(Ks) + 1):
+        np.testing.assert_allclose(model.projected_topics(l).sum(0), 1.0)
+
+
+def test_fitted_attributes_and_sample():
+    X, _ = _pgbn_corpus(1, K=(4,), n_docs=120)
+    m = DeepLDA((4, 3, 2), n_iter=2, batch_size=60, local_burn_in=3, local_samples=2,
+                random_state=0).fit(X)
+    assert m.components_.shape == (4, X.shape[1])
+    np.testing.assert_allclose(m.components_.sum(1), 1.0)
+    assert [t.shape for t in m.topics_] == [(X.shape[1], 4), (4, 3), (3, 2)]
+    assert [lr.shape for lr in m.learning_rates_] == [(4,), (3,), (2,), (1,)]
+    assert m.n_iter_ == 4 and len(m.history_["rate_layer3"]) == 4
+    S = m.sample(7, random_state=0)
+    assert sp.issparse(S) and S.shape == (7, X.shape[1]) and S.dtype == np.int64
+    assert (m.sample(7, random_state=0) != S).nnz == 0
+    T = m.transform(X[:5], all_layers=True)
+    assert [t.shape for t in T] == [(5, 4), (5, 3), (5, 2)]
+    for t in T:
+        np.testing.assert_allclose(t.sum(1), 1.0)
+
+
+def test_perplexity_protocol():
+    X, _ = _pgbn_corpus(2, K=(5,), n_docs=300)
+    m = DeepLDA(5, n_iter=5, batch_size=100, local_burn_in=10, local_samples=10,
+                n_posterior_samples=3, random_state=0).fit(X[:200])
+    rng = np.random.default_rng(0)
+    Xt = X[200:]
+    held = Xt.copy()
+    held.data = rng.binomial(Xt.data.astype(int), 0.2).astype(float)
+    obs = Xt - held
+    ppl = m.perplexity(obs, held)
+    pt = m.perplexity(obs, held, point=True)
+    # a 50-word vocabulary: uniform prediction scores 50; the true model far better
+    assert 1 < ppl < 25 and 1 < pt < 25
+    assert ppl == m.perplexity(obs, held)  # re-seeded from random_state
+    s = m.score_samples(Xt)
+    assert s.shape == (100,) and np.all(s <= 0)
+    assert m.score(Xt) == pytest.approx(m.score(Xt))
+
+
+def test_empty_documents_get_the_prior():
+    X, _ = _pgbn_corpus(3, K=(3,), n_docs=60)
+    X = sp.vstack([X, sp.csr_matrix((2, X.shape[1]))]).tocsr()
+    m = DeepLDA(3, **{k: v for k, v in CHEAP.items() if k != "n_components"}).fit(X)
+    T = m.transform(X)
+    assert np.all(np.isfinite(T)) and np.allclose(T.sum(1), 1.0)
+
+
+def test_partial_fit_equals_fit_on_one_batch():
+    X, _ = _pgbn_corpus(4, K=(3,), n_docs=80)
+    params = dict(n_components=(3, 2), n_iter=1, batch_size=80, local_burn_in=2,
+                  local_samples=2, random_state=7)
+    a = DeepLDA(**params).fit(X)
+    b = DeepLDA(**params).partial_fit(X)
+    for ta, tb in zip(a.topics_, b.topics_):
+        np.testing.assert_array_equal(ta, tb)
+    np.testing.assert_array_equal(a.r_, b.r_)
+    # and fit leaves what partial_fit needs
+    a.partial_fit(X[:10])
+    assert a.n_iter_ == 2
+
+
+def test_partial_fit_stream_with_total_samples():
+    X, phi = _pgbn_corpus(5, K=(4,), n_docs=400)
+    m = DeepLDA(6, total_samples=400, local_burn_in=10, local_samples=10, random_state=0)
+    for _ in range(4):
+        for start in range(0, 400, 100):
+            m.partial_fit(X[start:start + 100])
+    assert _matched_cosine(m.components_, phi.T).min() >= 0.9
+
+
+def test_memory_flat_over_many_partial_fit_calls():
+    X = _random_csr(5, 200, 0.1, seed=6)
+    m = DeepLDA((4,), local_burn_in=1, local_samples=1, n_posterior_samples=2, random_state=0)
+    for _ in range(100):
+        m.partial_fit(X)
+    tracemalloc.start()
+    start = tracemalloc.take_snapshot()
+    for _ in range(900):
+        m.partial_fit(X)
+    growth = sum(s.size_diff for s in tracemalloc.take_snapshot().compare_to(start, "filename"))
+    tracemalloc.stop()
+    # One leaked copy of Phi per call would be 900 * 200 * 4 * 8 B = 5.8 MB; history_
+    # (bounded at 10,000 entries per key) accounts for ~0.2 MB over these calls.
+    assert growth < 1_000_000, growth
+    assert m.n_iter_ == 1000
+
+
+def test_n_jobs_and_backends_give_identical_results():
+    from joblib import parallel_config
+
+    X, _ = _pgbn_corpus(6, K=(3,), n_docs=250)
+    params = dict(n_components=(3, 2), n_iter=1, batch_size=250, local_burn_in=2,
+                  local_samples=2, random_state=3)
+    ref = DeepLDA(**params, n_jobs=1).fit(X)
+    thr = DeepLDA(**params, n_jobs=2)
+    with parallel_config(backend="threading"):
+        thr.fit(X)
+    loky = DeepLDA(**params, n_jobs=2).fit(X)
+    for m in (thr, loky):
+        for a, b in zip(ref.topics_, m.topics_):
+            np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(ref.transform(X), loky.transform(X))
+
+
+def test_dask_backend():
+    distributed = pytest.importorskip("distributed")
+    from joblib import parallel_config
+
+    X, _ = _pgbn_corpus(7, K=(3,), n_docs=220)
+    params = dict(n_components=3, n_iter=1, batch_size=220, local_burn_in=2,
+                  local_samples=2, random_state=1)
+    ref = DeepLDA(**params).fit(X)
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=2,
+                            dashboard_address=None):
+        with parallel_config(backend="dask"):
+            m = DeepLDA(**params, n_jobs=2).fit(X)
+    np.testing.assert_array_equal(ref.components_, m.components_)
+
+
+def test_bernoulli_link():
+    X, phi = _pgbn_corpus(8, K=(4,), n_docs=400, scale=8.0)
+    B = (X > 0).astype(np.float64)
+    m = DeepLDA(6, link="bernoulli", n_iter=6, batch_size=100, local_burn_in=10,
+                local_samples=10, random_state=0).fit(B)
+    assert _matched_cosine(m.components_, phi.T).min() >= 0.8
+    with pytest.raises(ValueError, match="binary"):
+        m.partial_fit(X)
+
+
+def test_float32_and_dense_input():
+    X, _ = _pgbn_corpus(9, K=(3,), n_docs=60)
+    a = DeepLDA(**CHEAP).fit(X.toarray().astype(np.float32))
+    b = DeepLDA(**CHEAP).fit(X)
+    np.testing.assert_array_equal(a.components_, b.components_)
+
+
+@pytest.mark.parametrize("bad, match", [
+    (-1, "Negative values"), (0.5, "non-integer"), (np.nan, "NaN"), (np.inf, "infinity|inf"),
+])
+def test_bad_input(bad, match):
+    X = np.ones((10, 5))
+    X[2, 3] = bad
+    with pytest.raises(ValueError, match=match):
+        DeepLDA(**CHEAP).fit(X)
+
+
+def test_bad_input_shapes_and_params():
+    X = np.ones((10, 5))
+    m = DeepLDA(**CHEAP).fit(X)
+    with pytest.raises(ValueError, match="features"):
+        m.partial_fit(np.ones((4, 6)))
+    with pytest.raises(ValueError, match="0 sample"):
+        DeepLDA(**CHEAP).fit(np.ones((0, 5)))
+    with pytest.raises(ValueError, match="sampler"):
+        DeepLDA(sampler="hmc").fit(X)
+    with pytest.raises(ValueError, match="eta"):
+        DeepLDA(n_components=(3, 2), eta=(0.1,)).fit(X)
+
+
+def _text_corpus(seed, n=120):
+    rng = np.random.default_rng(seed)
+    vocab = [["goal", "match", "team", "score", "league", "coach", "player", "season"],
+             ["atom", "cell", "energy", "lab", "theory", "quantum", "protein", "data"]]
+    docs, y = [], []
+    for i in range(n):
+        c = i % 2
+        words = rng.choice(vocab[c], size=30).tolist() + rng.choice(vocab[1 - c], size=3).tolist()
+        docs.append(" ".join(words))
+        y.append(c)
+    return docs, np.array(y)
+
+
+def test_pipeline_countvectorizer_logistic_regression():
+    docs, y = _text_corpus(0)
+    pipe = make_pipeline(CountVectorizer(), DeepLDA(2, n_iter=5, batch_size=40, local_burn_in=5,
+                                                    local_samples=5, random_state=0),
+                         LogisticRegression())
+    pipe.fit(docs[:80], y[:80])
+    assert pipe.score(docs[80:], y[80:]) >= 0.9
+
+
+def test_gridsearch_over_step_size():
+    docs, _ = _text_corpus(1, n=60)
+    X = CountVectorizer().fit_transform(docs)
+    gs = GridSearchCV(DeepLDA(2, n_iter=2, batch_size=20, local_burn_in=3, local_samples=3,
+                              random_state=0), {"step_size": [0.5, 1.0]}, cv=2).fit(X)
+    assert gs.best_params_["step_size"] in (0.5, 1.0)
+    assert np.all(np.isfinite(gs.cv_results_["mean_test_score"]))
+
+
+@pytest.mark.shared_data
+def test_20news_smoke():
+    path = DATA / "20news_2000.npz"
+    if not path.exists():
+        pytest.skip("shared data not available")
+    d = np.load(path)
+    X = sp.csr_matrix((d["train_data"], d["train_indices"], d["train_indptr"]),
+                      shape=tuple(d["train_shape"]))
+    m = DeepLDA((16,), n_iter=1, batch_size=200, total_samples=X.shape[0],
+                local_burn_in=4, local_samples=2, random_state=0)
+    for start in range(0, 1000, 200):
+        m.partial_fit(X[start:start + 200])
+    assert np.all(np.isfinite(m.components_))
+
+
+def _expected_failed_checks(estimator):
+    reason = ("transform and score_samples are Monte Carlo estimates; their random "
+              "streams are assigned per fixed chunk of rows (so that n_jobs never "
+              "changes a result), hence a subset or a permutation of the rows gets "
+              "other draws: equal in distribution, not bit for bit")
+    return {"check_methods_subset_invariance": reason,
+            "check_methods_sample_order_invariance": reason}
+
+
+@parametrize_with_checks([DeepLDA(**CHEAP)], expected_failed_checks=_expected_failed_checks)
+def test_sklearn_compatible(estimator, check):
+    check(estimator)
+
+
+@pytest.mark.parametrize("sampler", ["tlasgr", "tlfsgr", "sgrld"])
+def test_estimator_step_follows_equations(sampler):
+    """Replay one partial_fit from the estimator's own streams with the bare equations."""
+    import copy
+
+    X, _ = _pgbn_corpus(10, K=(4,), n_docs=150)
+    m = DeepLDA((4, 3), sampler=sampler, total_samples=600, local_burn_in=3, local_samples=2,
+                random_state=0).partial_fit(X[:50])
+    phis = [p.copy() for p in m.topics_]
+    r, M, M_top = m.r_.copy(), [a.copy() for a in m._M], m._M_top
+    phihat = [p.copy() for p in m._phihat]
+    ss = m._train_seed
+    seed = np.random.SeedSequence(ss.entropy, spawn_key=ss.spawn_key,
+                                  n_children_spawned=ss.n_children_spawned)
+    rng = copy.deepcopy(m._rng)
+    Xb = X[50:100]
+    m.partial_fit(Xb)
+
+    stats = m._merge(m._local(m._check_X(Xb, reset=False), seed, phis, r, n_burn=3,
+                              n_collect=2, collect_topics=True))
+    rho, eps = 600 / 50, 1.0 * (1 + 1 / 20) ** (-0.9 if sampler == "sgrld" else -0.7)
+    if sampler == "sgrld":
+        eps = 0.1 * (1 + 1 / 20) ** -0.9
+    etas = [1 / 4, 1 / 3]
+    newM = [(1 - eps) * M[l] + eps * rho * stats["topic_counts"][l].sum(0) for l in range(2)]
+    for l in range(2):
+        xbar = stats["topic_counts"][l]
+        noise = rng.standard_normal(phis[l].shape)
+        V = phis[l].shape[0]
+        if sampler == "sgrld":
+            phi = phihat[l] / phihat[l].sum(0)
+            new = np.abs(phihat[l] + eps * ((rho * xbar + etas[l])
+                                            - (rho * xbar.sum(0) + phihat[l].sum(0)) * phi)
+                         + np.sqrt(2 * eps * phihat[l]) * noise)
+            expected = new / new.sum(0)
+        else:
+            rate = eps / newM[l] if sampler == "tlasgr" else eps / newM[0].mean()
+            rate = np.minimum(rate, 1 / (rho * xbar.sum(0) + etas[l] * V))  # documented cap
+            y = (phis[l] + rate * ((rho * xbar + etas[l]) - (rho * xbar.sum(0) + etas[l] * V)
+                                   * phis[l]) + np.sqrt(2 * rate * phis[l]) * noise)
+            expected = np.abs(y - phis[l] * (y.sum(0) - 1))
+            expected /= expected.sum(0)
+            np.testing.assert_allclose(m.learning_rates_[l], rate, rtol=1e-12)
+        np.testing.assert_allclose(m.topics_[l], expected, rtol=1e-10, atol=1e-300)
+    newM_top = (1 - eps) * M_top + eps * rho * stats["q_top"]
+    b = 1.0 + rho * stats["q_top"]
+    rate_r = min(eps / newM_top, 1 / b)
+    exp_r = np.abs(r + rate_r * ((rho * stats["top_tables"] + 1.0 / 3) - r * b)
+                   + np.sqrt(2 * rate_r * r) * rng.standard_normal(3))
+    np.testing.assert_allclose(m.r_, exp_r, rtol=1e-10)
