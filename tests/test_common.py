@@ -16,6 +16,8 @@ CHEAP = {
                                  batch_size=16, random_state=0),
     "BayesianSBN": dict(hidden_layer_sizes=(3,), n_iter=2, burn_in=1, n_posterior_samples=2,
                         batch_size=20, random_state=0),
+    "DeepLDA": dict(n_components=(3, 2), n_iter=2, batch_size=50, local_burn_in=2,
+                    local_samples=2, n_posterior_samples=2, random_state=0),
     "DBMCAST": dict(hidden_layer_sizes=(6, 4), n_iter=2, n_chains=10, batch_size=50,
                     pretrain_n_iter=1, n_temperatures=4, beta_min=0.6, swap_interval=3,
                     random_state=0),
@@ -45,10 +47,24 @@ def _instances():
     return [getattr(skdgm, name)(**CHEAP.get(name, {})) for name in skdgm.__all__]
 
 
+_CHUNKED_STREAMS = (
+    "transform and score_samples are Monte Carlo estimates; their random streams are "
+    "assigned per fixed chunk of rows (so that n_jobs never changes a result), hence a "
+    "subset or a permutation of the rows gets other draws: equal in distribution, not "
+    "bit for bit"
+)
+OTHER_EXPECTED_FAILURES = {
+    "DeepLDA": {"check_methods_subset_invariance": _CHUNKED_STREAMS,
+                "check_methods_sample_order_invariance": _CHUNKED_STREAMS},
+}
+
+
 def _expected_failed(estimator):
-    if type(estimator).__name__ in BINARY_ONLY:
-        return {name: _FEEDS_CONTINUOUS for name in _CONTINUOUS_DATA_CHECKS}
-    return {}
+    name = type(estimator).__name__
+    failures = dict(OTHER_EXPECTED_FAILURES.get(name, {}))
+    if name in BINARY_ONLY:
+        failures.update({check: _FEEDS_CONTINUOUS for check in _CONTINUOUS_DATA_CHECKS})
+    return failures
 
 
 @parametrize_with_checks(_instances(), expected_failed_checks=_expected_failed)

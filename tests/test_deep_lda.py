@@ -13,7 +13,6 @@ from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import make_pipeline
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from skdgm import DeepLDA
 from skdgm.deep_lda import _global, _local, _local_fast
@@ -487,18 +486,7 @@ def test_20news_smoke():
     assert np.all(np.isfinite(m.components_))
 
 
-def _expected_failed_checks(estimator):
-    reason = ("transform and score_samples are Monte Carlo estimates; their random "
-              "streams are assigned per fixed chunk of rows (so that n_jobs never "
-              "changes a result), hence a subset or a permutation of the rows gets "
-              "other draws: equal in distribution, not bit for bit")
-    return {"check_methods_subset_invariance": reason,
-            "check_methods_sample_order_invariance": reason}
-
-
-@parametrize_with_checks([DeepLDA(**CHEAP)], expected_failed_checks=_expected_failed_checks)
-def test_sklearn_compatible(estimator, check):
-    check(estimator)
+# scikit-learn's common checks for DeepLDA run in tests/test_common.py.
 
 
 @pytest.mark.parametrize("sampler", ["tlasgr", "tlfsgr", "sgrld"])
