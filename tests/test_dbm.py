@@ -412,3 +412,77 @@ def test_divergence_raises_and_keeps_finite_params():
         est.partial_fit(X)
     for w, v in zip(est.coefs_, before):
         assert np.all(np.isfinite(w))
+
+
+# ---------------------------------------------------------------- defect fixes (dbm2)
+def _adaptive_st_energy_replicates(chains_cls, n_rep=8, n_chains=25, n_steps=1200,
+                                   burn_in=200, interval=5):
+    """Negative-phase estimates of E[energy] and E[v] from independent samplers.
+
+    The Wang-Landau weights are fixed at the exact ``log Z(beta_k)`` (gain 0), so
+    any bias comes from how states are selected, not from the adaptation.
+    """
+    W, b = _random_dbm([12, 8], 1.5, seed=5)
+    ex = _exact_rbm_moments(W, b)
+    e_exact = -(W[0] * ex[2]).sum() - b[0] @ ex[0] - b[1] @ ex[1]
+    betas = T.temperature_ladder(10, 0.3)
+    log_z = np.array([M.exact_log_partition([be * W[0]], [be * b[0], be * b[1]])
+                      for be in betas])
+    est_e, est_v = [], []
+    for r in range(n_rep):
+        rng = np.random.default_rng(100 + r)
+        layers = [rng.integers(0, 2, (n_chains, s)).astype(float) for s in (12, 8)]
+        ch = chains_cls(layers, betas, Constant(0.0), interval)
+        ch.log_g[:] = log_z - log_z[0]
+        acc_e, acc_v = 0.0, np.zeros(12)
+        for s in range(n_steps):
+            x = ch.step(W, b, rng)  # the negative-phase states of this update
+            if s >= burn_in:
+                acc_e += M.energy(x, W, b).mean()
+                acc_v += x[0].mean(0)
+        est_e.append(acc_e / (n_steps - burn_in))
+        est_v.append(acc_v / (n_steps - burn_in))
+    return np.array(est_e), np.array(est_v), e_exact, ex[0]
+
+
+def test_adaptive_st_negative_phase_unbiased():
+    # Guards defect 1: the negative phase of sampler="adaptive_st" used each
+    # chain's state at its first return to temperature 1 after an ST run, a
+    # stopping-time selection biased toward high energy (z = +5.7 on the energy
+    # with this set-up). Now the negative phase is the chains that are at
+    # temperature 1 at the update. The Monte Carlo error is the spread of 8 independent
+    # replicate samplers: |mean - exact| / (sd / sqrt(8)) follows ~t_7 under no
+    # bias, so 4 is exceeded with probability ~0.005.
+    est_e, est_v, e_exact, v_exact = _adaptive_st_energy_replicates(T.AdaptiveSTChains)
+    se = est_e.std(ddof=1) / np.sqrt(est_e.size)
+    assert abs(est_e.mean() - e_exact) < 4 * se
+    se_v = est_v.std(axis=0, ddof=1) / np.sqrt(est_v.shape[0])
+    assert np.all(np.abs(est_v.mean(0) - v_exact) < 4.5 * se_v)  # 12 tests at ~t_7
+    assert np.abs(est_v.mean(0) - v_exact).max() < 0.02
+
+
+def _sample_log_prob_z(est, n_samples=1000, n_steps=50):
+    """z-score of the mean exact log p(v) of ``sample(sampler="adaptive_st")`` (RBM)."""
+    S = est.sample(n_samples, sampler="adaptive_st", n_steps=n_steps, random_state=0)
+    V = M.all_states(S.shape[1])
+    (W,), (b0, b1) = est.coefs_, est.intercepts_
+    lp_all = V @ b0 + np.logaddexp(0, V @ W + b1).sum(1)
+    lp_all -= logsumexp(lp_all)
+    exact = np.exp(lp_all) @ lp_all  # E_p[log p(v)] = minus the entropy
+    idx = (S.astype(int) << np.arange(S.shape[1])[::-1]).sum(1)
+    lp = lp_all[idx]
+    return (lp.mean() - exact) / (lp.std(ddof=1) / np.sqrt(lp.size)), S
+
+
+def test_sample_adaptive_st_unbiased():
+    # Guards defect 1 in sample(): it returned each chain's last state at
+    # temperature 1, which is biased toward high energy, i.e. low log p(v)
+    # (z = -14.5 before the fix). 1,000 independent draws: the mean of log p(v)
+    # has standard error sd / sqrt(1000); 4 of them is the tolerance.
+    W, b = _random_dbm([12, 8], 1.5, seed=5)
+    est = _cheap(hidden_layer_sizes=(8,), n_temperatures=10, beta_min=0.3, n_iter=0,
+                 pretrain=False).fit(_digits()[:, :12])
+    est.coefs_, est.intercepts_ = W, b
+    z, S = _sample_log_prob_z(est)
+    assert S.shape == (1000, 12)
+    assert abs(z) < 4

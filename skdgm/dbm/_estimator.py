@@ -451,7 +451,10 @@ class DBMCAST(BaseGenerativeModel):
             Independent chains, one sample each.
         sampler : {"gibbs", "adaptive_st"}
             Blocked Gibbs sweeps, or Alg. 1 with this estimator's temperatures and
-            gain (the returned state is each chain's last state at temperature 1).
+            gain: ``n_temperatures * n_samples`` chains run ``n_steps`` steps and
+            those at temperature 1 at the last step are returned (``n_steps``
+            more steps when too few are; see
+            :func:`skdgm.dbm._tempering.adaptive_st_draw`).
         n_steps : int
         random_state : None, int or Generator
             Fresh randomness by default.
@@ -465,15 +468,18 @@ class DBMCAST(BaseGenerativeModel):
             raise ValueError(f"sampler must be 'gibbs' or 'adaptive_st', got {sampler!r}")
         rng = as_generator(check_seed_sequence(random_state))
         sizes = [b.shape[0] for b in self.intercepts_]
-        layers = [_bernoulli(np.full((int(n_samples), s), 0.5), rng) for s in sizes]
+        # Adaptive ST keeps only the chains at temperature 1 at the last step
+        # (about one in K): it runs K chains per requested sample.
+        n_chains = int(n_samples) * (1 if sampler == "gibbs" else int(self.n_temperatures))
+        layers = [_bernoulli(np.full((n_chains, s), 0.5), rng) for s in sizes]
         if sampler == "gibbs":
             for _ in range(int(n_steps)):
                 _model.gibbs_sweep(layers, self.coefs_, self.intercepts_, rng)
             return layers[0]
-        last, _ = _tempering.adaptive_st_sample(
-            layers, self._betas(), _schedule(self.wl_gain, _WL_T0), n_steps, self.coefs_,
-            self.intercepts_, rng)
-        return last[0]
+        draws, _ = _tempering.adaptive_st_draw(
+            int(n_samples), layers, self._betas(), _schedule(self.wl_gain, _WL_T0), n_steps,
+            self.coefs_, self.intercepts_, rng)
+        return draws[0]
 
     @property
     def _n_features_out(self):
