@@ -486,3 +486,53 @@ def test_sample_adaptive_st_unbiased():
     z, S = _sample_log_prob_z(est)
     assert S.shape == (1000, 12)
     assert abs(z) < 4
+
+
+def test_fpcd_fast_weights_follow_their_equation():
+    # Guards defect 2 (FPCD had no test of its own): Sec. 3 / Tieleman & Hinton
+    # (2009): theta_f <- decay * theta_f + fast_lr * grad after every update, and
+    # the chains are swept with theta + theta_f.
+    sizes = [6, 5, 4]
+    W, b = _random_dbm(sizes, 1.0, seed=7)
+    rng0 = np.random.default_rng(0)
+    layers = [rng0.integers(0, 2, (9, s)).astype(float) for s in sizes]
+    ch = T.FastWeightChains(layers, W, b, fast_lr=0.3, fast_decay=0.9)
+    fW = [np.zeros_like(w) for w in W]
+    fb = [np.zeros_like(c) for c in b]
+    ref = [a.copy() for a in layers]
+    ra, rb = np.random.default_rng(1), np.random.default_rng(1)
+    for t in range(5):
+        x = ch.step(W, b, ra)
+        M.gibbs_sweep(ref, [w + f for w, f in zip(W, fW)], [c + f for c, f in zip(b, fb)],
+                      rb)
+        for u, v in zip(x, ref):
+            np.testing.assert_array_equal(u, v)
+        gW = [rng0.normal(size=w.shape) for w in W]
+        gb = [rng0.normal(size=c.shape) for c in b]
+        ch.after_update((gW, gb), 0.01)
+        fW = [0.9 * f + 0.3 * g for f, g in zip(fW, gW)]
+        fb = [0.9 * f + 0.3 * g for f, g in zip(fb, gb)]
+        for u, v in zip(ch.fast_coefs + ch.fast_intercepts, fW + fb):
+            np.testing.assert_allclose(u, v, rtol=1e-13, atol=1e-15)
+    # with no fast rate, the fast weights only decay: decay^n of their value
+    before = [f.copy() for f in ch.fast_coefs]
+    ch.fast_lr = 0.0
+    for _ in range(20):
+        ch.after_update((gW, gb), 0.01)
+    for u, v in zip(ch.fast_coefs, before):
+        np.testing.assert_allclose(u, 0.9 ** 20 * v, rtol=1e-12)
+
+
+def test_fpcd_with_zero_fast_rate_is_sap():
+    # The fast weights never leave zero, and FPCD consumes the stream as SAP does:
+    # the fitted parameters are bit-identical.
+    X = _digits()
+    sap = _cheap(sampler="sap").fit(X)
+    fpcd = _cheap(sampler="fpcd", fpcd_learning_rate=0.0).fit(X)
+    for u, v in zip(sap.coefs_ + sap.intercepts_, fpcd.coefs_ + fpcd.intercepts_):
+        np.testing.assert_array_equal(u, v)
+    assert fpcd.history_["fast_weight_norm"][-1] == 0.0
+    # with a fast rate the chains (hence the parameters) differ
+    fast = _cheap(sampler="fpcd", fpcd_learning_rate=0.05).fit(X)
+    assert not np.array_equal(fast.coefs_[0], sap.coefs_[0])
+    assert 0.0 < fast.history_["fast_weight_norm"][-1]
