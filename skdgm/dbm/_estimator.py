@@ -82,7 +82,8 @@ class DBMCAST(BaseGenerativeModel):
         plain persistent Gibbs (SAP/PCD), fast-weight PCD (Sec. 3), tempered
         transitions every ``swap_interval`` updates (Trans-SAP), or
         ``swap_interval`` Gibbs updates alternating with one adaptive ST run
-        (Sec. 6).
+        (Sec. 6; persistent tempered chains, of which those at temperature 1
+        form the negative phase).
     n_temperatures : int, default=20
         Number ``K`` of inverse temperatures, spaced uniformly from 1 to
         ``beta_min`` (also the levels of tempered transitions).
@@ -150,8 +151,11 @@ class DBMCAST(BaseGenerativeModel):
         Per pass: ``learning_rate``, ``unnormalised_bound`` (mean of Eq. 3 plus
         ``log Z`` over the pass's minibatches), and the sampler's statistics:
         ``temperature_occupancy`` and ``adaptive_log_weights`` (adaptive ST,
-        CAST), ``n_swaps`` (CAST), ``tt_acceptance`` (Trans-SAP),
-        ``fast_weight_norm`` (FPCD).
+        CAST), ``n_swaps`` (CAST), ``tt_acceptance`` (Trans-SAP, over the run
+        so far), ``fast_weight_norm`` (FPCD), ``negative_chains`` (adaptive ST:
+        mean number of chains at temperature 1, which alone form the negative
+        phase) and ``n_fallback`` (adaptive ST: updates with none, which reused
+        the previous set).
     n_updates_ : int
         Parameter updates made so far.
     """
