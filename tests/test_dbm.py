@@ -326,6 +326,9 @@ def test_fit_every_sampler(sampler):
         occ = est.history_["temperature_occupancy"][-1]
         assert occ.shape == (4,) and occ.sum() == pytest.approx(1.0)
         assert est.history_["adaptive_log_weights"][-1].shape == (4,)
+    if sampler == "adaptive_st":
+        # the negative phase is the chains at temperature 1: at most all 10
+        assert 0 < est.history_["negative_chains"][-1] <= 10
 
 
 def test_score_samples_is_bound_on_exact_log_prob():
