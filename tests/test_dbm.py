@@ -326,6 +326,9 @@ def test_fit_every_sampler(sampler):
         occ = est.history_["temperature_occupancy"][-1]
         assert occ.shape == (4,) and occ.sum() == pytest.approx(1.0)
         assert est.history_["adaptive_log_weights"][-1].shape == (4,)
+    if sampler == "adaptive_st":
+        # the negative phase is the chains at temperature 1: at most all 10
+        assert 0 < est.history_["negative_chains"][-1] <= 10
 
 
 def test_score_samples_is_bound_on_exact_log_prob():
@@ -412,3 +415,127 @@ def test_divergence_raises_and_keeps_finite_params():
         est.partial_fit(X)
     for w, v in zip(est.coefs_, before):
         assert np.all(np.isfinite(w))
+
+
+# ---------------------------------------------------------------- defect fixes (dbm2)
+def _adaptive_st_energy_replicates(chains_cls, n_rep=8, n_chains=25, n_steps=1200,
+                                   burn_in=200, interval=5):
+    """Negative-phase estimates of E[energy] and E[v] from independent samplers.
+
+    The Wang-Landau weights are fixed at the exact ``log Z(beta_k)`` (gain 0), so
+    any bias comes from how states are selected, not from the adaptation.
+    """
+    W, b = _random_dbm([12, 8], 1.5, seed=5)
+    ex = _exact_rbm_moments(W, b)
+    e_exact = -(W[0] * ex[2]).sum() - b[0] @ ex[0] - b[1] @ ex[1]
+    betas = T.temperature_ladder(10, 0.3)
+    log_z = np.array([M.exact_log_partition([be * W[0]], [be * b[0], be * b[1]])
+                      for be in betas])
+    est_e, est_v = [], []
+    for r in range(n_rep):
+        rng = np.random.default_rng(100 + r)
+        layers = [rng.integers(0, 2, (n_chains, s)).astype(float) for s in (12, 8)]
+        ch = chains_cls(layers, betas, Constant(0.0), interval)
+        ch.log_g[:] = log_z - log_z[0]
+        acc_e, acc_v = 0.0, np.zeros(12)
+        for s in range(n_steps):
+            x = ch.step(W, b, rng)  # the negative-phase states of this update
+            if s >= burn_in:
+                acc_e += M.energy(x, W, b).mean()
+                acc_v += x[0].mean(0)
+        est_e.append(acc_e / (n_steps - burn_in))
+        est_v.append(acc_v / (n_steps - burn_in))
+    return np.array(est_e), np.array(est_v), e_exact, ex[0]
+
+
+def test_adaptive_st_negative_phase_unbiased():
+    # Guards defect 1: the negative phase of sampler="adaptive_st" used each
+    # chain's state at its first return to temperature 1 after an ST run, a
+    # stopping-time selection biased toward high energy (z = +5.7 on the energy
+    # with this set-up). Now the negative phase is the chains that are at
+    # temperature 1 at the update. The Monte Carlo error is the spread of 8 independent
+    # replicate samplers: |mean - exact| / (sd / sqrt(8)) follows ~t_7 under no
+    # bias, so 4 is exceeded with probability ~0.005.
+    est_e, est_v, e_exact, v_exact = _adaptive_st_energy_replicates(T.AdaptiveSTChains)
+    se = est_e.std(ddof=1) / np.sqrt(est_e.size)
+    assert abs(est_e.mean() - e_exact) < 4 * se
+    # First moments of v: no per-moment z-test (the max of 12 |t_7| exceeds 4.5
+    # a few % of the time); over 5 seed sets the max error was 0.006-0.016.
+    assert np.abs(est_v.mean(0) - v_exact).max() < 0.03
+
+
+def _sample_log_prob_z(est, n_samples=1000, n_steps=50):
+    """z-score of the mean exact log p(v) of ``sample(sampler="adaptive_st")`` (RBM)."""
+    S = est.sample(n_samples, sampler="adaptive_st", n_steps=n_steps, random_state=0)
+    V = M.all_states(S.shape[1])
+    (W,), (b0, b1) = est.coefs_, est.intercepts_
+    lp_all = V @ b0 + np.logaddexp(0, V @ W + b1).sum(1)
+    lp_all -= logsumexp(lp_all)
+    exact = np.exp(lp_all) @ lp_all  # E_p[log p(v)] = minus the entropy
+    idx = (S.astype(int) << np.arange(S.shape[1])[::-1]).sum(1)
+    lp = lp_all[idx]
+    return (lp.mean() - exact) / (lp.std(ddof=1) / np.sqrt(lp.size)), S
+
+
+def test_sample_adaptive_st_unbiased():
+    # Guards defect 1 in sample(): it returned each chain's last state at
+    # temperature 1, which is biased toward high energy, i.e. low log p(v)
+    # (z = -14.5 before the fix). 1,000 independent draws: the mean of log p(v)
+    # has standard error sd / sqrt(1000); 4 of them is the tolerance.
+    W, b = _random_dbm([12, 8], 1.5, seed=5)
+    est = _cheap(hidden_layer_sizes=(8,), n_temperatures=10, beta_min=0.3, n_iter=0,
+                 pretrain=False).fit(_digits()[:, :12])
+    est.coefs_, est.intercepts_ = W, b
+    z, S = _sample_log_prob_z(est)
+    assert S.shape == (1000, 12)
+    assert abs(z) < 4
+
+
+def test_fpcd_fast_weights_follow_their_equation():
+    # Guards defect 2 (FPCD had no test of its own): Sec. 3 / Tieleman & Hinton
+    # (2009): theta_f <- decay * theta_f + fast_lr * grad after every update, and
+    # the chains are swept with theta + theta_f.
+    sizes = [6, 5, 4]
+    W, b = _random_dbm(sizes, 1.0, seed=7)
+    rng0 = np.random.default_rng(0)
+    layers = [rng0.integers(0, 2, (9, s)).astype(float) for s in sizes]
+    ch = T.FastWeightChains(layers, W, b, fast_lr=0.3, fast_decay=0.9)
+    fW = [np.zeros_like(w) for w in W]
+    fb = [np.zeros_like(c) for c in b]
+    ref = [a.copy() for a in layers]
+    ra, rb = np.random.default_rng(1), np.random.default_rng(1)
+    for t in range(5):
+        x = ch.step(W, b, ra)
+        M.gibbs_sweep(ref, [w + f for w, f in zip(W, fW)], [c + f for c, f in zip(b, fb)],
+                      rb)
+        for u, v in zip(x, ref):
+            np.testing.assert_array_equal(u, v)
+        gW = [rng0.normal(size=w.shape) for w in W]
+        gb = [rng0.normal(size=c.shape) for c in b]
+        ch.after_update((gW, gb), 0.01)
+        fW = [0.9 * f + 0.3 * g for f, g in zip(fW, gW)]
+        fb = [0.9 * f + 0.3 * g for f, g in zip(fb, gb)]
+        for u, v in zip(ch.fast_coefs + ch.fast_intercepts, fW + fb):
+            np.testing.assert_allclose(u, v, rtol=1e-13, atol=1e-15)
+    # with no fast rate, the fast weights only decay: decay^n of their value
+    before = [f.copy() for f in ch.fast_coefs]
+    ch.fast_lr = 0.0
+    for _ in range(20):
+        ch.after_update((gW, gb), 0.01)
+    for u, v in zip(ch.fast_coefs, before):
+        np.testing.assert_allclose(u, 0.9 ** 20 * v, rtol=1e-12)
+
+
+def test_fpcd_with_zero_fast_rate_is_sap():
+    # The fast weights never leave zero, and FPCD consumes the stream as SAP does:
+    # the fitted parameters are bit-identical.
+    X = _digits()
+    sap = _cheap(sampler="sap").fit(X)
+    fpcd = _cheap(sampler="fpcd", fpcd_learning_rate=0.0).fit(X)
+    for u, v in zip(sap.coefs_ + sap.intercepts_, fpcd.coefs_ + fpcd.intercepts_):
+        np.testing.assert_array_equal(u, v)
+    assert fpcd.history_["fast_weight_norm"][-1] == 0.0
+    # with a fast rate the chains (hence the parameters) differ
+    fast = _cheap(sampler="fpcd", fpcd_learning_rate=0.05).fit(X)
+    assert not np.array_equal(fast.coefs_[0], sap.coefs_[0])
+    assert 0.0 < fast.history_["fast_weight_norm"][-1]

@@ -82,7 +82,8 @@ class DBMCAST(BaseGenerativeModel):
         plain persistent Gibbs (SAP/PCD), fast-weight PCD (Sec. 3), tempered
         transitions every ``swap_interval`` updates (Trans-SAP), or
         ``swap_interval`` Gibbs updates alternating with one adaptive ST run
-        (Sec. 6).
+        (Sec. 6; persistent tempered chains, of which those at temperature 1
+        form the negative phase).
     n_temperatures : int, default=20
         Number ``K`` of inverse temperatures, spaced uniformly from 1 to
         ``beta_min`` (also the levels of tempered transitions).
@@ -150,8 +151,11 @@ class DBMCAST(BaseGenerativeModel):
         Per pass: ``learning_rate``, ``unnormalised_bound`` (mean of Eq. 3 plus
         ``log Z`` over the pass's minibatches), and the sampler's statistics:
         ``temperature_occupancy`` and ``adaptive_log_weights`` (adaptive ST,
-        CAST), ``n_swaps`` (CAST), ``tt_acceptance`` (Trans-SAP),
-        ``fast_weight_norm`` (FPCD).
+        CAST), ``n_swaps`` (CAST), ``tt_acceptance`` (Trans-SAP, over the run
+        so far), ``fast_weight_norm`` (FPCD), ``negative_chains`` (adaptive ST:
+        mean number of chains at temperature 1, which alone form the negative
+        phase) and ``n_fallback`` (adaptive ST: updates with none, which reused
+        the previous set).
     n_updates_ : int
         Parameter updates made so far.
     """
@@ -451,7 +455,10 @@ class DBMCAST(BaseGenerativeModel):
             Independent chains, one sample each.
         sampler : {"gibbs", "adaptive_st"}
             Blocked Gibbs sweeps, or Alg. 1 with this estimator's temperatures and
-            gain (the returned state is each chain's last state at temperature 1).
+            gain: ``n_temperatures * n_samples`` chains run ``n_steps`` steps and
+            those at temperature 1 at the last step are returned (``n_steps``
+            more steps when too few are; see
+            :func:`skdgm.dbm._tempering.adaptive_st_draw`).
         n_steps : int
         random_state : None, int or Generator
             Fresh randomness by default.
@@ -465,15 +472,18 @@ class DBMCAST(BaseGenerativeModel):
             raise ValueError(f"sampler must be 'gibbs' or 'adaptive_st', got {sampler!r}")
         rng = as_generator(check_seed_sequence(random_state))
         sizes = [b.shape[0] for b in self.intercepts_]
-        layers = [_bernoulli(np.full((int(n_samples), s), 0.5), rng) for s in sizes]
+        # Adaptive ST keeps only the chains at temperature 1 at the last step
+        # (about one in K): it runs K chains per requested sample.
+        n_chains = int(n_samples) * (1 if sampler == "gibbs" else int(self.n_temperatures))
+        layers = [_bernoulli(np.full((n_chains, s), 0.5), rng) for s in sizes]
         if sampler == "gibbs":
             for _ in range(int(n_steps)):
                 _model.gibbs_sweep(layers, self.coefs_, self.intercepts_, rng)
             return layers[0]
-        last, _ = _tempering.adaptive_st_sample(
-            layers, self._betas(), _schedule(self.wl_gain, _WL_T0), n_steps, self.coefs_,
-            self.intercepts_, rng)
-        return last[0]
+        draws, _ = _tempering.adaptive_st_draw(
+            int(n_samples), layers, self._betas(), _schedule(self.wl_gain, _WL_T0), n_steps,
+            self.coefs_, self.intercepts_, rng)
+        return draws[0]
 
     @property
     def _n_features_out(self):

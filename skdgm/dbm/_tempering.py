@@ -30,6 +30,8 @@ __all__ = [
     "AdaptiveSTChains",
     "CASTChains",
     "temperature_ladder",
+    "adaptive_st_draw",
+    "adaptive_st_sample",
 ]
 
 
@@ -294,46 +296,59 @@ class _WangLandau:
 class AdaptiveSTChains(GibbsChains, _WangLandau):
     """``sampler="adaptive_st"``: ``N`` Gibbs updates alternate with one adaptive ST run.
 
-    Every ``interval`` updates the chains run Alg. 1 for ``interval`` steps
-    starting at temperature 1, then keep running until each is back at
-    temperature 1 (at most ``max_extra`` more steps); the state reached at
-    temperature 1 becomes the chain's new state (chains that did not return keep
-    their previous state). The weights persist between runs (Sec. 6).
+    Each chain is a persistent state ``(x, k)`` of simulated tempering and is
+    never reset to temperature 1. Every update sweeps ``x`` once at its current
+    ``beta_k``, which leaves ``pi(x | k)`` invariant (plain Gibbs for the chains
+    at temperature 1); every ``interval``-th update runs Alg. 1 for ``interval``
+    steps instead (sweep, temperature move, Eq. 5 adaptation; the weights
+    persist between runs, Sec. 6). The cost is about twice SAP's.
 
-    Taking the state at the first return to temperature 1 selects it by the
-    path of ``k``, which biases it (the arriving state was drawn at
-    ``beta_2``; see :class:`CASTChains` and ``bench_dbm_swap_bias.py``), and
-    the wait makes a run cost 1-11 intervals of sweeps: CAST is the better
-    choice.
+    The negative phase is the set of chains that are at temperature 1 at this
+    update. Given only the current temperatures of independent chains at
+    stationarity, those states are independent draws from ``p(x)``, whatever
+    their number, so their average is unbiased; the rule looks at the current
+    ``k`` only, never at the path of ``k``. (Taking each chain's state at its
+    first return to temperature 1 after a run, the earlier rule, selects the
+    state by the path: the arriving state was drawn at ``beta_2`` and accepted
+    more readily from high energy, a bias measured in
+    ``tests/test_dbm.py::test_adaptive_st_negative_phase_unbiased``.) When no
+    chain is at temperature 1 the previous update's states are used again.
     """
 
-    def __init__(self, layers, betas, gain, interval, max_extra=None):
+    def __init__(self, layers, betas, gain, interval):
         GibbsChains.__init__(self, layers)
         _WangLandau.__init__(self, layers, betas, gain)
         self.interval = int(interval)
-        self.max_extra = 10 * self.interval if max_extra is None else int(max_extra)
+        self.neg = [a.copy() for a in self.fast]  # all chains start at temperature 1
+        self._n_neg = []
+        self.n_fallback = 0
 
     def step(self, coefs, intercepts, rng):
         self.n_steps += 1
-        if self.n_steps % self.interval != 0 or len(self.betas) == 1:
+        if len(self.betas) == 1:
             gibbs_sweep(self.layers, coefs, intercepts, rng)
             return self.layers
-        self.fast = [a.copy() for a in self.layers]
-        self.k[:] = 0
-        done = np.zeros(self.k.shape[0], dtype=bool)
-        for s in range(self.interval + self.max_extra):
-            self.st_step(coefs, intercepts, rng)
-            if s + 1 >= self.interval:
-                newly = (self.k == 0) & ~done
-                for a, f in zip(self.layers, self.fast):
-                    a[newly] = f[newly]
-                done |= newly
-                if done.all():
-                    break
-        return self.layers
+        if self.n_steps % self.interval == 0:
+            for _ in range(self.interval):
+                self.st_step(coefs, intercepts, rng)
+        else:
+            self.fast, _ = gibbs_sweep_energy(self.fast, coefs, intercepts, rng,
+                                              self.betas[self.k])
+        self.layers = self.fast
+        at_one = self.k == 0
+        self._n_neg.append(int(at_one.sum()))
+        if at_one.any():
+            self.neg = [a[at_one] for a in self.fast]
+        else:
+            self.n_fallback += 1
+        return self.neg
 
     def stats(self):
-        return self.wl_stats()
+        out = self.wl_stats()
+        out["negative_chains"] = float(np.mean(self._n_neg)) if self._n_neg else float("nan")
+        out["n_fallback"] = self.n_fallback
+        self._n_neg, self.n_fallback = [], 0
+        return out
 
 
 class CASTChains(GibbsChains, _WangLandau):
@@ -416,6 +431,10 @@ def adaptive_st_sample(layers, betas, gain, n_steps, coefs, intercepts, rng,
                        record_every=0):
     """Run Alg. 1 from ``layers`` for ``n_steps``; keep states seen at temperature 1.
 
+    For pictures of a particle's path (``bench_dbm_mixing.py``): the last state
+    at temperature 1 is the "last visit" rule, biased toward high energy; use
+    :func:`adaptive_st_draw` for samples.
+
     Returns the last temperature-1 state of every chain (the starting state if a
     chain never came back), and, with ``record_every > 0``, snapshots every
     ``record_every`` steps of the layers at the last temperature-1 visit, the
@@ -434,3 +453,32 @@ def adaptive_st_sample(layers, betas, gain, n_steps, coefs, intercepts, rng,
         if record_every:
             temps.append(wl.k.copy())
     return last, (snaps, np.array(temps), wl.log_g.copy())
+
+
+def adaptive_st_draw(n_samples, layers, betas, gain, n_steps, coefs, intercepts, rng):
+    """Draws at temperature 1 from persistent adaptive-ST chains (Alg. 1, step 7).
+
+    All chains run ``n_steps`` steps of Alg. 1; then the chains that are at
+    temperature 1 *at that step* are harvested (the first ones in chain order
+    if more than needed). If fewer than ``n_samples`` are, all chains run
+    ``n_steps`` more and are harvested again, and so on. Selecting by the
+    current temperature only gives draws of ``p(x)`` (see
+    :class:`AdaptiveSTChains`); pass about ``K * n_samples`` chains so that one
+    round usually suffices.
+
+    Returns
+    -------
+    layers : list of ndarray of shape (n_samples, n_l)
+    n_rounds : int
+    """
+    wl = _WangLandau(layers, betas, gain)
+    out, n, rounds = [[] for _ in layers], 0, 0
+    while n < n_samples:
+        for _ in range(max(1, int(n_steps))):
+            wl.st_step(coefs, intercepts, rng)
+        rounds += 1
+        sel = np.flatnonzero(wl.k == 0)[: n_samples - n]
+        for o, f in zip(out, wl.fast):
+            o.append(f[sel])
+        n += sel.size
+    return [np.concatenate(o) for o in out], rounds
