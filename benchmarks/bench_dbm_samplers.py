@@ -67,7 +67,7 @@ def main():
     common = dict(hidden_layer_sizes=tuple(args.hidden), n_chains=100, batch_size=100,
                   n_iter=0, pretrain=True, pretrain_n_iter=10, pretrain_learning_rate=0.05,
                   n_temperatures=20, beta_min=0.9, swap_interval=50, n_mean_field=5,
-                  learning_rate=0.005, ais_n_betas=2, ais_n_runs=1, random_state=0)
+                  learning_rate=0.005, n_ais_betas=2, n_ais_runs=1, random_state=0)
     rows = {}
     for name in args.samplers:
         # The paper's CAST keeps 50 slow + 50 fast chains against SAP's 100.

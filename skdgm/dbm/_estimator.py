@@ -128,11 +128,11 @@ class DBMCAST(BaseGenerativeModel):
     pretrain_n_iter : int, default=5
         CD-1 passes per RBM of the pre-training stack.
     pretrain_learning_rate : float, default=0.05
-    ais_n_betas : int, default=1000
+    n_ais_betas : int, default=1000
         Inverse temperatures of the AIS estimate of ``log Z`` made at the end
         of :meth:`fit` and :meth:`partial_fit` (exact enumeration instead when
         the odd layers have at most 16 units).
-    ais_n_runs : int, default=100
+    n_ais_runs : int, default=100
     random_state : None, int, SeedSequence or Generator, default=None
     verbose : int, default=0
     n_jobs : int, default=None
@@ -180,8 +180,8 @@ class DBMCAST(BaseGenerativeModel):
         "pretrain": ["boolean"],
         "pretrain_n_iter": [Interval(numbers.Integral, 0, None, closed="left")],
         "pretrain_learning_rate": [Interval(numbers.Real, 0, None, closed="left")],
-        "ais_n_betas": [Interval(numbers.Integral, 2, None, closed="left")],
-        "ais_n_runs": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left")],
+        "n_ais_runs": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": ["random_state", np.random.SeedSequence, np.random.Generator],
         "verbose": ["verbose"],
         "n_jobs": [None, numbers.Integral],
@@ -192,7 +192,7 @@ class DBMCAST(BaseGenerativeModel):
                  n_chains=100, n_mean_field=5, mean_field_tol=1e-4, learning_rate=0.005,
                  fpcd_learning_rate=0.005, fpcd_decay=0.95, batch_size=100, n_iter=10,
                  pretrain=True, pretrain_n_iter=5, pretrain_learning_rate=0.05,
-                 ais_n_betas=1000, ais_n_runs=100, random_state=None, verbose=0,
+                 n_ais_betas=1000, n_ais_runs=100, random_state=None, verbose=0,
                  n_jobs=None):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.sampler = sampler
@@ -212,8 +212,8 @@ class DBMCAST(BaseGenerativeModel):
         self.pretrain = pretrain
         self.pretrain_n_iter = pretrain_n_iter
         self.pretrain_learning_rate = pretrain_learning_rate
-        self.ais_n_betas = ais_n_betas
-        self.ais_n_runs = ais_n_runs
+        self.n_ais_betas = n_ais_betas
+        self.n_ais_runs = n_ais_runs
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
@@ -409,8 +409,8 @@ class DBMCAST(BaseGenerativeModel):
         base = [self._base_visible] + list(self.intercepts_[1:])
         res = _model.ais_log_partition(
             self.coefs_, self.intercepts_,
-            n_betas=self.ais_n_betas if n_betas is None else n_betas,
-            n_runs=self.ais_n_runs if n_runs is None else n_runs,
+            n_betas=self.n_ais_betas if n_betas is None else n_betas,
+            n_runs=self.n_ais_runs if n_runs is None else n_runs,
             base_intercepts=base,
             random_state=self.random_state if random_state is None else random_state,
             n_jobs=self.n_jobs)
