@@ -49,3 +49,15 @@ sphinx_gallery_conf = {
     # Every example must stay fast; a slow one is a bug in the example.
     "abort_on_example_error": True,
 }
+
+
+def _skip_metadata_request_setters(app, what, name, obj, skip, options):
+    # scikit-learn generates set_<method>_request for metadata routing; their
+    # docstrings point into scikit-learn's own glossary, which is not part of these docs.
+    if name.startswith("set_") and name.endswith("_request"):
+        return True
+    return skip
+
+
+def setup(app):
+    app.connect("autodoc-skip-member", _skip_metadata_request_setters)

@@ -465,7 +465,7 @@ class DBMCAST(BaseGenerativeModel):
 
         Returns
         -------
-        V : ndarray of shape (n_samples, n_features_in_)
+        V : ndarray of shape (n_samples, n_features)
         """
         check_is_fitted(self)
         if sampler not in ("gibbs", "adaptive_st"):
