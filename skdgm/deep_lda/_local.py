@@ -231,6 +231,10 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
             return theta[l + 1] @ phis[l + 1].T
         return np.broadcast_to(r, (n, Ks[-1]))
 
+    A_buf = [np.zeros((n, K), dtype=np.int64) for K in Ks]
+    W_buf = ([np.zeros((phis[l].shape[0], Ks[l]), dtype=np.int64) for l in range(L)]
+             if collect_topics and n_collect > 0 else None)
+    W_none = [np.zeros((0, K), dtype=np.int64) for K in Ks]
     for sweep in range(n_burn + n_collect):
         collect = sweep >= n_burn
         want = collect and collect_topics
@@ -240,8 +244,15 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
             counts = ztp(lam, rng)
         else:
             counts = data
-        A = [np.zeros((n, K), dtype=np.int64) for K in Ks]
-        W = [np.zeros((phis[l].shape[0] if want else 0, Ks[l]), dtype=np.int64) for l in range(L)]
+        # count buffers are reused across sweeps: fresh multi-MB arrays every
+        # sweep cost page faults and evict Phi^(1) from cache
+        for a in A_buf:
+            a.fill(0)
+        A = A_buf
+        if want:
+            for w_ in W_buf:
+                w_.fill(0)
+        W = W_buf if want else W_none
         # Layer 1 runs words by documents: each word's topic row is read once per
         # sweep while the chunk's theta stays in cache.
         counts_t = counts[perm] if link == "bernoulli" else data_t

@@ -55,7 +55,10 @@ def partition_counts(const int64[::1] indptr, const int64[::1] indices,
     cdef bitgen_t* bg = bitgen_of(rng)
     cdef Py_ssize_t i, e, c, k, lo, hi, mid
     cdef int64 n, t
-    cdef double tot, u, cum, s0, s1, s2, s3
+    cdef double tot, u, cum, s0, s1, s2, s3, a0, a1, a2, a3
+    cdef const double* rp
+    cdef const double* cp
+    cdef double* wp = &w[0] if K > 0 else NULL
     if (row_factor.shape[0] < n_rows or col_factor.shape[1] != K
             or (want_row and row_out.shape[0] < n_rows)):
         raise ValueError("partition_counts: inconsistent shapes")
@@ -66,30 +69,38 @@ def partition_counts(const int64[::1] indptr, const int64[::1] indices,
                 if n <= 0:
                     continue
                 c = indices[e]
+                # raw rows: no per-access stride arithmetic, products kept in
+                # registers for the four partial sums
+                rp = &row_factor[i, 0]
+                cp = &col_factor[c, 0]
                 s0 = 0.0
                 s1 = 0.0
                 s2 = 0.0
                 s3 = 0.0
                 k = 0
                 while k + 3 < K:
-                    w[k] = row_factor[i, k] * col_factor[c, k]
-                    w[k + 1] = row_factor[i, k + 1] * col_factor[c, k + 1]
-                    w[k + 2] = row_factor[i, k + 2] * col_factor[c, k + 2]
-                    w[k + 3] = row_factor[i, k + 3] * col_factor[c, k + 3]
-                    s0 = s0 + w[k]
-                    s1 = s1 + w[k + 1]
-                    s2 = s2 + w[k + 2]
-                    s3 = s3 + w[k + 3]
+                    a0 = rp[k] * cp[k]
+                    a1 = rp[k + 1] * cp[k + 1]
+                    a2 = rp[k + 2] * cp[k + 2]
+                    a3 = rp[k + 3] * cp[k + 3]
+                    wp[k] = a0
+                    wp[k + 1] = a1
+                    wp[k + 2] = a2
+                    wp[k + 3] = a3
+                    s0 = s0 + a0
+                    s1 = s1 + a1
+                    s2 = s2 + a2
+                    s3 = s3 + a3
                     k = k + 4
                 if k < K:
-                    w[k] = row_factor[i, k] * col_factor[c, k]
-                    s0 = s0 + w[k]
+                    wp[k] = rp[k] * cp[k]
+                    s0 = s0 + wp[k]
                 if k + 1 < K:
-                    w[k + 1] = row_factor[i, k + 1] * col_factor[c, k + 1]
-                    s1 = s1 + w[k + 1]
+                    wp[k + 1] = rp[k + 1] * cp[k + 1]
+                    s1 = s1 + wp[k + 1]
                 if k + 2 < K:
-                    w[k + 2] = row_factor[i, k + 2] * col_factor[c, k + 2]
-                    s2 = s2 + w[k + 2]
+                    wp[k + 2] = rp[k + 2] * cp[k + 2]
+                    s2 = s2 + wp[k + 2]
                 tot = (s0 + s1) + (s2 + s3)
                 if n >= _BISECT_MIN and tot > 0.0:
                     # Several tokens share these weights: build the running sum once
@@ -97,8 +108,8 @@ def partition_counts(const int64[::1] indptr, const int64[::1] indices,
                     # token, which finds the walk's k exactly.
                     cum = 0.0
                     for k in range(K):
-                        cum = cum + w[k]
-                        w[k] = cum
+                        cum = cum + wp[k]
+                        wp[k] = cum
                 for t in range(n):
                     u = random_standard_uniform(bg)
                     if tot > 0.0 and n >= _BISECT_MIN:
@@ -108,7 +119,7 @@ def partition_counts(const int64[::1] indptr, const int64[::1] indices,
                         hi = K - 1
                         while lo < hi:
                             mid = (lo + hi) >> 1
-                            if w[mid] > u:
+                            if wp[mid] > u:
                                 hi = mid
                             else:
                                 lo = mid + 1
@@ -118,7 +129,7 @@ def partition_counts(const int64[::1] indptr, const int64[::1] indices,
                         cum = 0.0
                         k = 0
                         while k < K - 1:
-                            cum = cum + w[k]
+                            cum = cum + wp[k]
                             if cum > u:
                                 break
                             k = k + 1
