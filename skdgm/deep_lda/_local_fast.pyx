@@ -17,9 +17,11 @@ from skdgm._core._random cimport bitgen_of
 
 ctypedef long long int64
 
-# entries with at least this many tokens bisect a running sum instead of walking it
+# Entries with at least this many tokens bisect a running sum instead of walking it:
+# building the sum costs about two walks (K additions vs K / 2 each), so two
+# tokens gain nothing and three or more do.
 cdef enum:
-    _BISECT_MIN = 2
+    _BISECT_MIN = 3
 
 
 def partition_counts(const int64[::1] indptr, const int64[::1] indices,
@@ -33,7 +35,7 @@ def partition_counts(const int64[::1] indptr, const int64[::1] indices,
     ``w_k = row_factor[i, k] * col_factor[c, k]``, one token at a time: a uniform
     ``u`` scaled by the total is located by a linear walk of the running sum
     (first ``k`` with ``w_0 + ... + w_k > u * total``, else ``K - 1``); an
-    entry of two or more tokens stores that running sum once and bisects it,
+    entry of three or more tokens stores that running sum once and bisects it,
     which yields the same ``k`` with O(log K) work per token. The
     total is formed from four interleaved partial sums (``k mod 4``) so that it
     is not one long chain of dependent additions; the walk stops on average
