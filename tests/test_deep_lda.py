@@ -104,6 +104,67 @@ def test_partition_probabilities():
     np.testing.assert_allclose(dt[0] / 20000, [0.2, 0.3, 0.5], atol=0.016)
 
 
+def test_partition_bisect_equals_walk():
+    # An entry of n tokens bisects its running sum; n duplicate entries of one
+    # token each walk it. They consume the same uniforms, so must agree exactly,
+    # including over zero weights (flat running sums) and K not a multiple of 4.
+    K = 37
+    rng = np.random.default_rng(6)
+    phi = rng.dirichlet(np.full(K, 0.3), 5)
+    phi[:, ::5] = 0.0
+    theta = rng.gamma(0.5, 1.0, (1, K))
+    counts = np.array([1, 2, 7, 500, 3], np.int64)
+    for c, n in enumerate(counts):
+        ip = np.array([0, 1])
+        one = (np.zeros((1, K), np.int64), np.zeros((5, K), np.int64))
+        many = (np.zeros((1, K), np.int64), np.zeros((5, K), np.int64))
+        _local_fast.partition_counts(ip, np.array([c]), np.array([n]), theta, phi,
+                                     np.random.default_rng(c), *one)
+        _local_fast.partition_counts(np.array([0, n]), np.full(n, c), np.ones(n, np.int64),
+                                     theta, phi, np.random.default_rng(c), *many)
+        np.testing.assert_array_equal(one[0], many[0])
+        np.testing.assert_array_equal(one[1], many[1])
+        assert np.all(one[0][0, ::5] == 0)
+
+
+def test_partition_dense_matches_csr_and_twin():
+    rng = np.random.default_rng(8)
+    counts = rng.integers(0, 4, size=(30, 11)).astype(np.int64)
+    counts[rng.random(counts.shape) < 0.5] = 0
+    theta = rng.gamma(1.0, 1.0, (30, 6))
+    phi = rng.dirichlet(np.ones(11), 6).T.copy()
+    ip, ix, cnt = _int64_csr(sp.csr_matrix(counts))
+    outs = []
+    for fn, args in ((_local_fast.partition_dense, (counts,)),
+                     (_local.partition_dense, (counts,)),
+                     (_local_fast.partition_counts, (ip, ix, cnt))):
+        a, w = np.zeros((30, 6), np.int64), np.zeros((11, 6), np.int64)
+        fn(*args, theta, phi, np.random.default_rng(4), a, w)
+        outs.append((a, w))
+    for a, w in outs[1:]:
+        np.testing.assert_array_equal(a, outs[0][0])
+        np.testing.assert_array_equal(w, outs[0][1])
+    np.testing.assert_array_equal(outs[0][0].sum(1), counts.sum(1))
+
+
+def test_gamma_theta_matches_twin_and_law():
+    rng = np.random.default_rng(10)
+    shape = np.ascontiguousarray(rng.gamma(0.3, 1.0, (4000, 5)))
+    shape[0, 0] = 0.0  # Gam(0) = 0: floored
+    counts = rng.integers(0, 3, size=(4000, 5)).astype(np.int64)
+    rate = rng.gamma(2.0, 1.0, 4000) + 0.5
+    a = _local_fast.gamma_theta(shape, counts, rate, np.random.default_rng(3), 1e-300)
+    b = _local.gamma_theta(shape, counts, rate, np.random.default_rng(3), 1e-300)
+    np.testing.assert_array_equal(a, b)
+    assert a[0, 0] == 1e-300 or counts[0, 0] > 0
+    # a * rate / (shape + counts) has mean 1 and variance mean(1 / (shape + counts))
+    # over the entries; 5 standard errors
+    k = (shape + counts).ravel()
+    ok = k > 0
+    z = (a * rate[:, None]).ravel()[ok] / k[ok]
+    assert abs(z.mean() - 1.0) < 5 * np.sqrt(np.mean(1.0 / k[ok]) / ok.sum())
+
+
 def _crt_pmf(n, s):
     # P(m) = |S(n, m)| s^m Gamma(s) / Gamma(n + s), unsigned Stirling numbers of the first kind
     S = np.zeros((n + 1, n + 1))

@@ -28,8 +28,10 @@ from . import _local_fast
 
 __all__ = [
     "partition_counts",
+    "partition_dense",
     "crt",
     "zero_truncated_poisson",
+    "gamma_theta",
     "upward_downward",
     "local_task",
 ]
@@ -121,9 +123,21 @@ def zero_truncated_poisson(lam, rng):
     return out
 
 
+def partition_dense(counts, row_factor, col_factor, rng, row_out, col_out):
+    """NumPy twin of :func:`._local_fast.partition_dense` (adds in place)."""
+    ip, ix, cm = _dense_to_csr(counts)
+    partition_counts(ip, ix, cm, row_factor, col_factor, rng, row_out, col_out)
+
+
+def gamma_theta(shape, counts, rate, rng, floor):
+    """NumPy twin of :func:`._local_fast.gamma_theta`."""
+    return np.maximum(rng.standard_gamma(shape + counts) / rate[:, None], floor)
+
+
 _KERNELS = {
-    "cython": (_local_fast.partition_counts, _local_fast.crt, _local_fast.zero_truncated_poisson),
-    "numpy": (partition_counts, crt, zero_truncated_poisson),
+    "cython": (_local_fast.partition_counts, _local_fast.partition_dense, _local_fast.crt,
+               _local_fast.zero_truncated_poisson, _local_fast.gamma_theta),
+    "numpy": (partition_counts, partition_dense, crt, zero_truncated_poisson, gamma_theta),
 }
 
 
@@ -186,7 +200,7 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
         ``theta_sum`` / ``theta_norm_sum`` (per layer, summed over collected
         sweeps), ``n_collect`` and the final ``theta``.
     """
-    partition, crt_, ztp = _KERNELS[kernels]
+    partition, partition_dense_, crt_, ztp, gamma_ = _KERNELS[kernels]
     indptr, indices, data = _as_int_csr(X)
     n = len(indptr) - 1
     L = len(phis)
@@ -217,6 +231,10 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
             return theta[l + 1] @ phis[l + 1].T
         return np.broadcast_to(r, (n, Ks[-1]))
 
+    A_buf = [np.zeros((n, K), dtype=np.int64) for K in Ks]
+    W_buf = ([np.zeros((phis[l].shape[0], Ks[l]), dtype=np.int64) for l in range(L)]
+             if collect_topics and n_collect > 0 else None)
+    W_none = [np.zeros((0, K), dtype=np.int64) for K in Ks]
     for sweep in range(n_burn + n_collect):
         collect = sweep >= n_burn
         want = collect and collect_topics
@@ -226,8 +244,15 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
             counts = ztp(lam, rng)
         else:
             counts = data
-        A = [np.zeros((n, K), dtype=np.int64) for K in Ks]
-        W = [np.zeros((phis[l].shape[0] if want else 0, Ks[l]), dtype=np.int64) for l in range(L)]
+        # count buffers are reused across sweeps: fresh multi-MB arrays every
+        # sweep cost page faults and evict Phi^(1) from cache
+        for a in A_buf:
+            a.fill(0)
+        A = A_buf
+        if want:
+            for w_ in W_buf:
+                w_.fill(0)
+        W = W_buf if want else W_none
         # Layer 1 runs words by documents: each word's topic row is read once per
         # sweep while the chunk's theta stays in cache.
         counts_t = counts[perm] if link == "bernoulli" else data_t
@@ -238,8 +263,7 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
             shapes.append(shape_l)
             m = crt_(A[l], shape_l, rng)
             if l < L - 1:
-                ip, ix, cm = _dense_to_csr(m)
-                partition(ip, ix, cm, theta[l + 1], phis[l + 1], rng, A[l + 1], W[l + 1])
+                partition_dense_(m, theta[l + 1], phis[l + 1], rng, A[l + 1], W[l + 1])
             else:
                 top = m
         # ---- downward: p_j^(2), c_j^(l), then theta^(L), ..., theta^(1) ----
@@ -254,8 +278,8 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
         for l in range(L):
             q.append(np.log1p(q[l] / rates[l]))
         for l in reversed(range(L)):
-            th = rng.standard_gamma(prior_shape(l) + A[l]) / (rates[l] + q[l])[:, None]
-            theta[l] = np.maximum(th, _TINY)
+            theta[l] = gamma_(np.ascontiguousarray(prior_shape(l)), A[l],
+                              rates[l] + q[l], rng, _TINY)
         if collect:
             if collect_topics:
                 for l in range(L):

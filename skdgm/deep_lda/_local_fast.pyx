@@ -8,13 +8,20 @@ draw through numpy's own bit generator under its lock.
 """
 from libc.math cimport exp
 from numpy.random cimport bitgen_t
-from numpy.random.c_distributions cimport random_standard_uniform, random_poisson
+from numpy.random.c_distributions cimport (random_standard_uniform, random_poisson,
+                                           random_standard_gamma)
 
 import numpy as np
 
 from skdgm._core._random cimport bitgen_of
 
 ctypedef long long int64
+
+# Entries with at least this many tokens bisect a running sum instead of walking it:
+# building the sum costs about two walks (K additions vs K / 2 each), so two
+# tokens gain nothing and three or more do.
+cdef enum:
+    _BISECT_MIN = 3
 
 
 def partition_counts(const int64[::1] indptr, const int64[::1] indices,
@@ -27,7 +34,9 @@ def partition_counts(const int64[::1] indptr, const int64[::1] indices,
     over the ``K`` topics with probabilities proportional to
     ``w_k = row_factor[i, k] * col_factor[c, k]``, one token at a time: a uniform
     ``u`` scaled by the total is located by a linear walk of the running sum
-    (first ``k`` with ``w_0 + ... + w_k > u * total``, else ``K - 1``). The
+    (first ``k`` with ``w_0 + ... + w_k > u * total``, else ``K - 1``); an
+    entry of three or more tokens stores that running sum once and bisects it,
+    which yields the same ``k`` with O(log K) work per token. The
     total is formed from four interleaved partial sums (``k mod 4``) so that it
     is not one long chain of dependent additions; the walk stops on average
     half-way. The topic counts are *added* to ``row_out[i, k]`` and
@@ -46,9 +55,12 @@ def partition_counts(const int64[::1] indptr, const int64[::1] indices,
     cdef bint want_col = col_out.shape[0] > 0
     cdef double[::1] w = np.empty(K, dtype=np.float64)
     cdef bitgen_t* bg = bitgen_of(rng)
-    cdef Py_ssize_t i, e, c, k
+    cdef Py_ssize_t i, e, c, k, lo, hi, mid
     cdef int64 n, t
-    cdef double tot, u, cum, s0, s1, s2, s3
+    cdef double tot, u, cum, s0, s1, s2, s3, a0, a1, a2, a3
+    cdef const double* rp
+    cdef const double* cp
+    cdef double* wp = &w[0] if K > 0 else NULL
     if (row_factor.shape[0] < n_rows or col_factor.shape[1] != K
             or (want_row and row_out.shape[0] < n_rows)):
         raise ValueError("partition_counts: inconsistent shapes")
@@ -59,39 +71,67 @@ def partition_counts(const int64[::1] indptr, const int64[::1] indices,
                 if n <= 0:
                     continue
                 c = indices[e]
+                # raw rows: no per-access stride arithmetic, products kept in
+                # registers for the four partial sums
+                rp = &row_factor[i, 0]
+                cp = &col_factor[c, 0]
                 s0 = 0.0
                 s1 = 0.0
                 s2 = 0.0
                 s3 = 0.0
                 k = 0
                 while k + 3 < K:
-                    w[k] = row_factor[i, k] * col_factor[c, k]
-                    w[k + 1] = row_factor[i, k + 1] * col_factor[c, k + 1]
-                    w[k + 2] = row_factor[i, k + 2] * col_factor[c, k + 2]
-                    w[k + 3] = row_factor[i, k + 3] * col_factor[c, k + 3]
-                    s0 = s0 + w[k]
-                    s1 = s1 + w[k + 1]
-                    s2 = s2 + w[k + 2]
-                    s3 = s3 + w[k + 3]
+                    a0 = rp[k] * cp[k]
+                    a1 = rp[k + 1] * cp[k + 1]
+                    a2 = rp[k + 2] * cp[k + 2]
+                    a3 = rp[k + 3] * cp[k + 3]
+                    wp[k] = a0
+                    wp[k + 1] = a1
+                    wp[k + 2] = a2
+                    wp[k + 3] = a3
+                    s0 = s0 + a0
+                    s1 = s1 + a1
+                    s2 = s2 + a2
+                    s3 = s3 + a3
                     k = k + 4
                 if k < K:
-                    w[k] = row_factor[i, k] * col_factor[c, k]
-                    s0 = s0 + w[k]
+                    wp[k] = rp[k] * cp[k]
+                    s0 = s0 + wp[k]
                 if k + 1 < K:
-                    w[k + 1] = row_factor[i, k + 1] * col_factor[c, k + 1]
-                    s1 = s1 + w[k + 1]
+                    wp[k + 1] = rp[k + 1] * cp[k + 1]
+                    s1 = s1 + wp[k + 1]
                 if k + 2 < K:
-                    w[k + 2] = row_factor[i, k + 2] * col_factor[c, k + 2]
-                    s2 = s2 + w[k + 2]
+                    wp[k + 2] = rp[k + 2] * cp[k + 2]
+                    s2 = s2 + wp[k + 2]
                 tot = (s0 + s1) + (s2 + s3)
+                if n >= _BISECT_MIN and tot > 0.0:
+                    # Several tokens share these weights: build the running sum once
+                    # (the very additions the walk would make) and bisect it per
+                    # token, which finds the walk's k exactly.
+                    cum = 0.0
+                    for k in range(K):
+                        cum = cum + wp[k]
+                        wp[k] = cum
                 for t in range(n):
                     u = random_standard_uniform(bg)
-                    if tot > 0.0:
+                    if tot > 0.0 and n >= _BISECT_MIN:
+                        u = u * tot
+                        # first k in [0, K - 1) with cum[k] > u, else K - 1
+                        lo = 0
+                        hi = K - 1
+                        while lo < hi:
+                            mid = (lo + hi) >> 1
+                            if wp[mid] > u:
+                                hi = mid
+                            else:
+                                lo = mid + 1
+                        k = lo
+                    elif tot > 0.0:
                         u = u * tot
                         cum = 0.0
                         k = 0
                         while k < K - 1:
-                            cum = cum + w[k]
+                            cum = cum + wp[k]
                             if cum > u:
                                 break
                             k = k + 1
@@ -167,4 +207,65 @@ def zero_truncated_poisson(const double[::1] lam, rng):
             else:
                 x = 1
             o[i] = x
+    return out
+
+
+def partition_dense(const int64[:, ::1] counts, const double[:, ::1] row_factor,
+                    const double[:, ::1] col_factor, rng, int64[:, ::1] row_out,
+                    int64[:, ::1] col_out):
+    """:func:`partition_counts` on the nonzero entries of a dense count matrix.
+
+    Used for the upper layers, whose counts (the table counts of the layer
+    below) come out of :func:`crt` dense: the entries are visited in row-major
+    order, exactly the CSR order of the same matrix, so the result equals
+    ``partition_counts`` on its CSR form (same stream, same counts) without
+    building that form every sweep.
+    """
+    cdef Py_ssize_t n_rows = counts.shape[0], n_cols = counts.shape[1], i, c
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    cdef int64[::1] ip = indptr
+    cdef int64 nnz = 0
+    with nogil:
+        for i in range(n_rows):
+            for c in range(n_cols):
+                if counts[i, c] > 0:
+                    nnz += 1
+            ip[i + 1] = nnz
+    indices = np.empty(nnz, dtype=np.int64)
+    data = np.empty(nnz, dtype=np.int64)
+    cdef int64[::1] ix = indices
+    cdef int64[::1] dv = data
+    nnz = 0
+    with nogil:
+        for i in range(n_rows):
+            for c in range(n_cols):
+                if counts[i, c] > 0:
+                    ix[nnz] = c
+                    dv[nnz] = counts[i, c]
+                    nnz += 1
+    partition_counts(indptr, indices, data, row_factor, col_factor, rng, row_out, col_out)
+
+
+def gamma_theta(const double[:, ::1] shape, const int64[:, ::1] counts,
+                const double[::1] rate, rng, double floor):
+    """Downward draw of the hidden units, Eq. 1 with its count conditional.
+
+    ``theta[j, k] = max(Gam(shape[j, k] + counts[j, k], 1) / rate[j], floor)``,
+    one ``random_standard_gamma`` per entry in C order: the same draws as
+    ``Generator.standard_gamma`` on the whole ``(n, K)`` array of shapes, with
+    no temporaries.
+    """
+    cdef Py_ssize_t N = shape.shape[0], K = shape.shape[1], j, k
+    cdef double g, d
+    if counts.shape[0] != N or counts.shape[1] != K or rate.shape[0] != N:
+        raise ValueError("gamma_theta: inconsistent shapes")
+    out = np.empty((N, K), dtype=np.float64)
+    cdef double[:, ::1] o = out
+    cdef bitgen_t* bg = bitgen_of(rng)
+    with rng.bit_generator.lock, nogil:
+        for j in range(N):
+            d = rate[j]
+            for k in range(K):
+                g = random_standard_gamma(bg, shape[j, k] + <double>counts[j, k]) / d
+                o[j, k] = g if g > floor else floor
     return out

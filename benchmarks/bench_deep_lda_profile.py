@@ -1,0 +1,80 @@
+"""Where one 128-64-32 minibatch of DeepLDA's local sampler spends its time.
+
+Warms a ``DeepLDA((128, 64, 32))`` up on 20 TLASGR minibatches of 20News (as
+``bench_deep_lda_throughput.py`` does), then runs the upward-downward sampler
+once on a fresh 200-document minibatch with the authors' 60 + 30 sweeps, with
+a CPU-time timer around every kernel call (multinomial partitions per layer,
+CRT, the gamma draws of theta and the small NumPy draws); "rest" is the NumPy
+glue of the sweep (matrix products, sums, allocations).
+
+Run:  OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \
+      python benchmarks/bench_deep_lda_profile.py
+"""
+
+import time
+from collections import defaultdict
+
+import numpy as np
+
+from skdgm import DeepLDA
+from skdgm.deep_lda import _local
+
+from _deep_lda_data import load_20news
+
+TIMES = defaultdict(float)
+
+
+def _timed(name, fn):
+    def wrapper(*args, **kwargs):
+        t0 = time.process_time()
+        out = fn(*args, **kwargs)
+        key = name(*args) if callable(name) else name
+        TIMES[key] += time.process_time() - t0
+        return out
+    return wrapper
+
+
+class _TimedGenerator:
+    """A Generator whose NumPy-level draws are timed; kernels reach its bit generator."""
+
+    def __init__(self, rng):
+        self._rng = rng
+        self.bit_generator = rng.bit_generator
+
+    def standard_gamma(self, *args):
+        return _timed("numpy gamma (rates c_j)", self._rng.standard_gamma)(*args)
+
+    def beta(self, *args):
+        return _timed("numpy beta (p_j)", self._rng.beta)(*args)
+
+    def random(self, *args):
+        return self._rng.random(*args)
+
+
+def main():
+    X, _, _, _ = load_20news()
+    n = X.shape[0]
+    Ks = (128, 64, 32)
+    m = DeepLDA(Ks, total_samples=n, random_state=0, n_jobs=1)
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        m.partial_fit(X[np.sort(rng.choice(n, 200, replace=False))])
+    Xb = X[np.sort(rng.choice(n, 200, replace=False))]
+    part, part_dense, crt, ztp, gamma = _local._KERNELS["cython"]
+    _local._KERNELS["timed"] = (
+        _timed(lambda *a: f"partition K={a[3].shape[1]} (layer 1)", part),
+        _timed(lambda *a: f"partition K={a[1].shape[1]}", part_dense),
+        _timed("crt", crt), ztp, _timed("gamma_theta", gamma))
+    t0 = time.process_time()
+    _local.upward_downward(Xb, _TimedGenerator(np.random.default_rng(0)), phis=m.topics_,
+                           r=m.r_, n_burn=60, n_collect=30, kernels="timed")
+    total = time.process_time() - t0
+    print(f"128-64-32, 200 documents ({int(Xb.sum())} tokens, {Xb.nnz} entries), 90 sweeps: "
+          f"{total:.3f} s")
+    for key, val in sorted(TIMES.items(), key=lambda kv: -kv[1]):
+        print(f"  {key:28s} {val:.3f} s")
+    print(f"  {'rest (NumPy glue)':28s} {total - sum(TIMES.values()):.3f} s")
+
+
+if __name__ == "__main__":
+    main()
