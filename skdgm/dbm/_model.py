@@ -24,6 +24,8 @@ import itertools
 import numpy as np
 from scipy.special import expit, log_expit, logsumexp
 
+from .._core.numerics import softplus
+
 __all__ = [
     "energy",
     "layer_input",
@@ -50,10 +52,6 @@ def odd_layers(n_layers):
 def even_layers(n_layers):
     """Indices of the even layers (``v, h^2, ...``)."""
     return list(range(0, n_layers, 2))
-
-
-def _softplus(a):
-    return np.logaddexp(0.0, a)
 
 
 def _col(beta):
@@ -271,7 +269,7 @@ def log_marginal_odd(odd_states, coefs, intercepts, beta=1.0, base_intercepts=No
         if l + 1 < n_layers:
             a += layers[l + 1] @ coefs[l].T
         a = beta_c * (a + intercepts[l]) + (1.0 - beta_c) * base[l]
-        out += _softplus(a).sum(axis=1)
+        out += softplus(a).sum(axis=1)
     return out
 
 
@@ -393,7 +391,7 @@ def ais_log_partition(coefs, intercepts, *, n_betas=1000, n_runs=100,
               base_intercepts=None if base_intercepts is None
               else [np.asarray(b, float) for b in base_intercepts])
     c = _base(kw["intercepts"], kw["base_intercepts"])
-    log_z0 = float(sum(_softplus(b).sum() for b in c))
+    log_z0 = float(sum(softplus(b).sum() for b in c))
     betas = beta_schedule(n_betas, "sigmoid") if np.isscalar(n_betas) else n_betas
     return annealed_importance_sampling(
         partial(ais_log_density, **kw), partial(ais_transition, **kw),

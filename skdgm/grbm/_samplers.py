@@ -33,7 +33,8 @@ draws the same K-step move from its exact Gaussian law instead (Eq. 11).
 from typing import NamedTuple
 
 import numpy as np
-from ._model import free_energy, hidden_activation, sigmoid
+from .._core.numerics import sigmoid
+from ._model import free_energy, hidden_activation
 from ._samplers_fast import langevin_inner as _langevin_inner_fast
 
 __all__ = [

@@ -42,6 +42,7 @@ import numpy as np
 from scipy.special import expit, logsumexp
 
 from .._core.ais import annealed_importance_sampling
+from .._core.numerics import softplus
 
 __all__ = [
     "SBNParams",
@@ -151,12 +152,6 @@ def layer_regressors(params, layers, l):
         parts.append(h)
     parts.append(np.ones(h.shape[:-1] + (1,)))
     return np.concatenate([np.asarray(q, float) for q in parts], axis=-1)
-
-
-def softplus(a):
-    """``log(1 + exp(a))`` without overflow (several times faster than ``logaddexp``)."""
-    a = np.asarray(a, dtype=float)
-    return np.maximum(a, 0.0) + np.log1p(np.exp(-np.abs(a)))
 
 
 def init_params(n_features, hidden_layer_sizes, rng, *, autoregressive=False, scale=0.1):

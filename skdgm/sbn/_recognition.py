@@ -27,6 +27,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import expit
 
+from .._core.numerics import softplus
+
 __all__ = [
     "RecognitionParams",
     "init_recognition",
@@ -58,10 +60,6 @@ class RecognitionParams(NamedTuple):
 
     def copy(self):
         return self.from_flat([a.copy() for a in self.flat()])
-
-
-def _softplus(a):
-    return np.logaddexp(0.0, a)
 
 
 def init_recognition(n_features, hidden_layer_sizes, rng, *, autoregressive=False,
@@ -117,7 +115,7 @@ def sample_recognition(phi, X, n_samples, rng):
                 if k:
                     a[..., k] += h[..., :k] @ A[k, :k]
                 h[..., k] = u[..., k] < expit(a[..., k])
-        log_q += np.sum(h * a - _softplus(a), axis=-1)
+        log_q += np.sum(h * a - softplus(a), axis=-1)
         hidden.append(h)
         below = h
     return hidden, log_q
@@ -140,7 +138,7 @@ def recognition_log_prob(phi, X, hidden):
     total = 0.0
     for h, a in zip(hidden, _activations(phi, X, hidden)):
         a, h = np.broadcast_arrays(a, h)
-        total = total + np.sum(h * a - _softplus(a), axis=-1)
+        total = total + np.sum(h * a - softplus(a), axis=-1)
     return total
 
 
