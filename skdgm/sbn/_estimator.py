@@ -301,14 +301,19 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         self._engine = engine
 
     # --------------------------------------------------------------------- fit
-    def fit(self, X, y=None):
-        """Train on binary ``X`` (n_samples, n_features); greedy pre-training first when deep."""
+    def _reset(self, X):
+        """What ``fit`` and a first ``partial_fit`` share: checks, fresh streams, history."""
         sizes, pp = self._check_settings()
         X = self._validate(X, reset=True)
         self._seed_seq = check_seed_sequence(self.random_state)
         rng = as_generator(self._seed_seq.spawn(1)[0])
         self._start_history()
         self._n_seen = 0
+        return X, sizes, pp, rng
+
+    def fit(self, X, y=None):
+        """Train on binary ``X`` (n_samples, n_features); greedy pre-training first when deep."""
+        X, sizes, pp, rng = self._reset(X)
         D, L = X.shape[1], len(sizes)
         if self.pretrain and L > 1:
             data, parts = X, []
@@ -353,12 +358,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         """One online-VB step on the minibatch ``X`` (initialises the model on first call)."""
         first = not hasattr(self, "_engine")
         if first:
-            sizes, pp = self._check_settings()
-            X = self._validate(X, reset=True)
-            self._seed_seq = check_seed_sequence(self.random_state)
-            rng = as_generator(self._seed_seq.spawn(1)[0])
-            self._start_history()
-            self._n_seen = 0
+            X, sizes, pp, rng = self._reset(X)
             params = _model.init_params(X.shape[1], sizes, rng,
                                         autoregressive=self.autoregressive)
             engine = self._new_engine(params, pp)
