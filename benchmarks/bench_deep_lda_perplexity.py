@@ -59,18 +59,33 @@ def _test_subset(obs, held, n, seed=0):
 
 
 def run_deep(Ks, sampler, args, X, obs, held):
-    L = len(Ks)
     name = "-".join(map(str, Ks))
     cobs, cheld = _test_subset(obs, held, args.curve_docs, seed=1)
     model = DeepLDA(Ks, sampler=sampler, total_samples=X.shape[0], step_size=args.step_size,
-                    n_posterior_samples=args.posterior_samples, random_state=0, n_jobs=1)
+                    n_posterior_samples=args.posterior_samples,
+                    posterior_thin=args.posterior_thin, random_state=0, n_jobs=1)
     rng = np.random.default_rng(0)
     n = X.shape[0]
     steps = args.gibbs_iters if sampler == "gibbs" else args.minibatches
     every = max(1, steps // args.checkpoints)
-    curve, cpu = [], 0.0
+    curve, cpu, first = [], 0.0, 0
     order = []
-    for t in range(steps):
+    if args.resume:
+        # Continue a run saved by --save-models (same sampler and size), e.g. with a
+        # different posterior thinning for the collection phase.
+        import joblib
+        model = joblib.load(args.resume)
+        model.set_params(n_posterior_samples=args.posterior_samples,
+                         posterior_thin=args.posterior_thin)
+        first = model._t
+        label = sampler if args.step_size is None else f"{sampler} a={args.step_size}"
+        prev = [r for r in json.loads(JSON.read_text()) if r["model"] == "DeepLDA"
+                and r["sampler"] == label and r["size"] == name and r["steps"] == first]
+        if prev:
+            curve, cpu = list(prev[-1]["curve"]), prev[-1]["train_cpu"]
+        rng = np.random.default_rng(first)
+        print(f"  resumed {args.resume} at step {first}, train CPU {cpu:.0f} s", flush=True)
+    for t in range(first, steps):
         t0 = time.process_time()
         if sampler == "gibbs":
             model.partial_fit(X)
@@ -84,13 +99,32 @@ def run_deep(Ks, sampler, args, X, obs, held):
             curve.append((cpu, pp))
             print(f"  [{sampler} {name}] step {t + 1}/{steps}: train CPU {cpu:7.1f} s, "
                   f"point perplexity {pp:7.1f}", flush=True)
-    t0 = time.process_time()
+        if t + 1 == steps or t + 1 in args.eval_at:
+            _evaluate(model, sampler, name, t + 1, cpu, curve, args, obs, held)
+
+
+def _evaluate(model, sampler, name, steps, cpu, curve, args, obs, held):
+    L = len(model.topics_)
+    if args.save_models:
+        # Kept so that a different test protocol can be run later without retraining.
+        RESULTS.mkdir(exist_ok=True)
+        path = RESULTS / f"deep_lda_{sampler}_{name}_{steps}.joblib"
+        import joblib
+        joblib.dump(model, path)
+    t0, w0 = time.process_time(), time.perf_counter()
+    jobs = model.n_jobs
+    model.set_params(n_jobs=args.eval_jobs)   # results do not depend on n_jobs
     ppl = model.perplexity(obs, held, n_burn=args.test_burn * L, n_samples=args.test_collect * L)
+    model.set_params(n_jobs=jobs)
     eval_cpu = time.process_time() - t0
+    if args.eval_jobs not in (None, 1):
+        eval_cpu = (time.perf_counter() - w0) * args.eval_jobs   # workers' CPU is not ours
     label = sampler if args.step_size is None else f"{sampler} a={args.step_size}"
     rec = dict(model="DeepLDA", sampler=label, size=name, steps=steps, train_cpu=cpu,
-               perplexity=ppl, eval_cpu=eval_cpu, curve=curve, test_docs=obs.shape[0],
-               posterior_samples=args.posterior_samples, paper=PAPER.get((sampler, name)))
+               perplexity=ppl, eval_cpu=eval_cpu, curve=list(curve), test_docs=obs.shape[0],
+               posterior_samples=args.posterior_samples,
+               posterior_thin=getattr(model, "posterior_thin", 1), test_burn=args.test_burn * L,
+               test_collect=args.test_collect * L, paper=PAPER.get((sampler, name)))
     print(f"DeepLDA {sampler:>6} {name:>10}: perplexity {ppl:7.1f} (paper {rec['paper']}), "
           f"{steps} steps, train CPU {cpu:.0f} s, test CPU {eval_cpu:.0f} s", flush=True)
     _append(rec)
@@ -165,6 +199,16 @@ def main():
     ap.add_argument("--sklearn-online-epochs", type=int, default=5)
     ap.add_argument("--sklearn-batch-iters", type=int, default=10)
     ap.add_argument("--plot", action="store_true")
+    ap.add_argument("--eval-at", type=int, nargs="*", default=[],
+                    help="also run the full test protocol after these minibatches")
+    ap.add_argument("--posterior-thin", type=int, default=1,
+                    help="DeepLDA posterior_thin: keep every k-th global sample")
+    ap.add_argument("--eval-jobs", type=int, default=1,
+                    help="n_jobs for the test protocol only")
+    ap.add_argument("--resume", default=None,
+                    help="continue from a model saved by --save-models")
+    ap.add_argument("--save-models", action="store_true",
+                    help="joblib.dump the model at every evaluation (into results/)")
     args = ap.parse_args()
     if args.plot:
         return plot()

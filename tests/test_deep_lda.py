@@ -5,6 +5,8 @@ from math import lgamma
 from pathlib import Path
 import tracemalloc
 
+from numpy.testing import assert_array_equal
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -410,6 +412,61 @@ def test_partial_fit_stream_with_total_samples():
         for start in range(0, 400, 100):
             m.partial_fit(X[start:start + 100])
     assert _matched_cosine(m.components_, phi.T).min() >= 0.9
+
+
+def test_posterior_thinning_keeps_every_kth_sample():
+    X = _random_csr(5, 60, 0.2, seed=2)
+    m = DeepLDA((4, 2), local_burn_in=1, local_samples=1, n_posterior_samples=2,
+                posterior_thin=3, random_state=0)
+    seen = []
+    for _ in range(10):
+        m.partial_fit(X)
+        seen.append([t.copy() for t in m.topics_])
+    kept = [phis for phis, _ in m._posterior]
+    assert len(kept) == 2
+    # updates 0, 3, 6, 9 are kept; the deque holds the latest two
+    for got, want in zip(kept, [seen[6], seen[9]]):
+        for a, b in zip(got, want):
+            assert_array_equal(a, b)
+    # the point perplexity uses the latest sample even when it is not kept
+    m.partial_fit(X)
+    assert not np.array_equal(m._posterior[-1][0][0], m.topics_[0])
+    obs, held = X, X
+    p1 = m.perplexity(obs, held, point=True)
+    m._posterior.append(([t.copy() for t in m.topics_], m.r_.copy()))
+    assert m.perplexity(obs, held, point=True) == p1
+    # n_posterior_samples changed after fit takes effect on the next update
+    m.set_params(n_posterior_samples=4, posterior_thin=1)
+    for _ in range(5):
+        m.partial_fit(X)
+    assert len(m._posterior) == 4
+
+
+def test_perplexity_chains_carry_over_kept_samples(monkeypatch):
+    """Burn-in once, then each kept global sample continues the previous chains."""
+    X = _random_csr(8, 40, 0.3, seed=4)
+    m = DeepLDA((4, 2), local_burn_in=1, local_samples=1, n_posterior_samples=3,
+                random_state=0)
+    for _ in range(4):
+        m.partial_fit(X)
+    calls = []
+    local = m._local
+
+    def spy(Xo, seed, phis, r, **kw):
+        res = local(Xo, seed, phis, r, **kw)
+        calls.append((kw["n_burn"], kw["n_collect"], kw["thetas"],
+                      [[t.copy() for t in part["theta"]] for part in res]))
+        return res
+
+    monkeypatch.setattr(m, "_local", spy)
+    ppl = m.perplexity(X, X, n_burn=7, n_samples=3)
+    assert np.isfinite(ppl) and ppl > 1
+    assert [c[:2] for c in calls] == [(7, 3), (0, 3), (0, 3)]
+    assert calls[0][2] is None
+    for prev, cur in zip(calls, calls[1:]):
+        for got, want in zip(cur[2], prev[3]):
+            for a, b in zip(got, want):
+                assert_array_equal(a, b)
 
 
 def test_memory_flat_over_many_partial_fit_calls():

@@ -86,14 +86,22 @@ def _std_err_and_ess(log_w):
     return sd / (np.sqrt(n) * mean), ess
 
 
-def ais_log_weights(n_runs, rng, *, log_density, transition, sample_base, betas):
+def ais_log_weights(n_runs, rng, *, log_density, transition, sample_base, betas,
+                    return_state=False, state=None):
     """One group of AIS runs in this process; returns their log weights.
 
     See the module docstring for the three callables. ``betas`` must start at 0
     and end at 1 (or at the target's inverse temperature).
+
+    With ``return_state=True`` the runs also make one transition at the last
+    ``beta`` and the final states are returned, ``(log_w, state)``: the
+    importance-weighted states then estimate expectations under the target
+    (Neal 2001), as an annealed negative phase needs. ``state`` replaces the
+    draw from ``sample_base`` (the caller already has base samples).
     """
     betas = np.asarray(betas, dtype=float)
-    state = sample_base(n_runs, rng)
+    if state is None:
+        state = sample_base(n_runs, rng)
     log_w = 0.0
     f_prev = log_density(state, betas[0])
     last = len(betas) - 1
@@ -103,7 +111,10 @@ def ais_log_weights(n_runs, rng, *, log_density, transition, sample_base, betas)
         if k < last:
             state = transition(state, betas[k], rng)
             f_prev = log_density(state, betas[k])
-    return np.asarray(log_w, dtype=float)
+    log_w = np.asarray(log_w, dtype=float)
+    if return_state:
+        return log_w, transition(state, betas[last], rng)
+    return log_w
 
 
 def _ais_group(n_runs, rng, **kwargs):

@@ -34,11 +34,17 @@ class Adam:
         self.v = [np.zeros_like(p, dtype=float) for p in params]
         self.t = 0
 
-    def step(self, params, grads):
-        """Return updated parameters (new arrays) and advance the moments."""
+    def step(self, params, grads, learning_rate=None):
+        """Return updated parameters (new arrays) and advance the moments.
+
+        ``learning_rate`` overrides ``alpha`` for this step (a decaying schedule).
+        The moment lists are rebound, never written in place, so a caller can
+        keep ``(list(m), list(v), t)`` and restore them to undo a step.
+        """
         self.t += 1
         b1, b2 = self.beta1, self.beta2
-        lr_t = self.learning_rate * np.sqrt(1.0 - b2**self.t) / (1.0 - b1**self.t)
+        alpha = self.learning_rate if learning_rate is None else float(learning_rate)
+        lr_t = alpha * np.sqrt(1.0 - b2**self.t) / (1.0 - b1**self.t)
         sign = 1.0 if self.maximize else -1.0
         out = []
         for i, (p, g) in enumerate(zip(params, grads)):

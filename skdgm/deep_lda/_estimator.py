@@ -86,6 +86,11 @@ class DeepLDA(BaseGenerativeModel):
         :meth:`transform` and :meth:`perplexity`); ``None`` is ``20 L`` / ``10 L``.
     n_posterior_samples : int, default=5
         Global samples kept (the latest ones) for :meth:`perplexity` and :meth:`score`.
+    posterior_thin : int, default=1
+        Keep every ``posterior_thin``-th global sample, so that the kept samples
+        span ``n_posterior_samples * posterior_thin`` updates. Consecutive SG-MCMC
+        samples are strongly correlated; the paper averages over 1,500 collected
+        minibatches, which thinning approximates at a bounded memory.
     random_state : int, RandomState, Generator or None, default=None
     verbose : int, default=0
     n_jobs : int, optional
@@ -130,6 +135,7 @@ class DeepLDA(BaseGenerativeModel):
         "local_burn_in": [Interval(numbers.Integral, 0, None, closed="left"), None],
         "local_samples": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "n_posterior_samples": [Interval(numbers.Integral, 1, None, closed="left")],
+        "posterior_thin": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
         "verbose": ["verbose"],
         "n_jobs": [numbers.Integral, None],
@@ -139,7 +145,8 @@ class DeepLDA(BaseGenerativeModel):
                  batch_size=200, n_iter=10, total_samples=None, step_size=None,
                  step_offset=20.0, step_decay=None, eta=None, gamma0=1.0, c0=1.0,
                  a0=0.01, b0=0.01, e0=1.0, f0=1.0, local_burn_in=None, local_samples=None,
-                 n_posterior_samples=5, random_state=None, verbose=0, n_jobs=None):
+                 n_posterior_samples=5, posterior_thin=1, random_state=None, verbose=0,
+                 n_jobs=None):
         self.n_components = n_components
         self.sampler = sampler
         self.link = link
@@ -159,6 +166,7 @@ class DeepLDA(BaseGenerativeModel):
         self.local_burn_in = local_burn_in
         self.local_samples = local_samples
         self.n_posterior_samples = n_posterior_samples
+        self.posterior_thin = posterior_thin
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
@@ -382,7 +390,10 @@ class DeepLDA(BaseGenerativeModel):
         if self.sampler != "gibbs":
             self._M, self._M_top = new_M, new_M_top
         self.learning_rates_ = rates
-        self._posterior.append(([p.copy() for p in new_phis], new_r.copy()))
+        if self._posterior.maxlen != self.n_posterior_samples:   # changed by set_params
+            self._posterior = deque(self._posterior, maxlen=self.n_posterior_samples)
+        if self._t % self.posterior_thin == 0 or not self._posterior:
+            self._posterior.append(([p.copy() for p in new_phis], new_r.copy()))
         self._t += 1
         metrics = {"step_size": eps}
         for l, rt in enumerate(rates[:L]):
@@ -448,13 +459,15 @@ class DeepLDA(BaseGenerativeModel):
     def _heldout_loglik(self, X_obs, X_held, *, point, n_burn, n_collect, seed):
         """Per document: sum of log predictive probabilities of the held-out words, and their count.
 
-        Sec. 5 protocol: for each kept global sample the local variables are
-        sampled from the observed words; the layer-1 Poisson rates
-        ``Phi^(1) theta^(1)`` are accumulated over every collected sample and
-        every kept global sample, normalised per document and scored on the
-        held-out words.
+        Sec. 5 protocol: the local variables are sampled from the observed
+        words under each kept global sample in turn, the chains continuing from
+        one global sample to the next (the paper's test chains run alongside
+        training), so only the first sample pays the burn-in; the layer-1
+        Poisson rates ``Phi^(1) theta^(1)`` are accumulated over every collected
+        sweep under every kept global sample, normalised per document and scored
+        on the held-out words.
         """
-        samples = [self._posterior[-1]] if point else list(self._posterior)
+        samples = [(self.topics_, self.r_)] if point else list(self._posterior)
         n = X_obs.shape[0]
         Xh = sp.csr_matrix(X_held)
         rows = np.repeat(np.arange(n), np.diff(Xh.indptr))
@@ -462,9 +475,12 @@ class DeepLDA(BaseGenerativeModel):
         num = np.zeros(cols.size)
         den = np.zeros(n)
         seeds = seed.spawn(len(samples))
-        for (phis, r), s in zip(samples, seeds):
-            st = self._merge(self._local(X_obs, s, phis, r, n_burn=n_burn, n_collect=n_collect,
-                                         collect_topics=False))
+        thetas = None
+        for i, ((phis, r), s) in enumerate(zip(samples, seeds)):
+            res = self._local(X_obs, s, phis, r, n_burn=n_burn if i == 0 else 0,
+                              n_collect=n_collect, collect_topics=False, thetas=thetas)
+            thetas = [part["theta"] for part in res]
+            st = self._merge(res)
             th = st["theta_sum"][0]
             num += np.einsum("ek,ek->e", phis[0][cols], th[rows])
             den += th.sum(axis=1)  # columns of Phi^(1) sum to one
@@ -486,9 +502,11 @@ class DeepLDA(BaseGenerativeModel):
         point : bool, default=False
             The paper's point perplexity: only the latest global sample.
         n_burn, n_samples : int, optional
-            Local sweeps discarded / collected per global sample (default
-            ``local_burn_in`` / ``local_samples``; the paper's point perplexity
-            uses 200 / 200 with every second kept).
+            Local sweeps discarded (once, under the first kept global sample)
+            and collected under each kept global sample; the chains carry over
+            from one global sample to the next. Default ``local_burn_in`` /
+            ``local_samples``; the paper's point perplexity uses 200 / 200 with
+            every second kept.
 
         Returns
         -------
