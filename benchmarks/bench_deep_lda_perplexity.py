@@ -75,6 +75,8 @@ def run_deep(Ks, sampler, args, X, obs, held):
         # different posterior thinning for the collection phase.
         import joblib
         model = joblib.load(args.resume)
+        if not hasattr(model, "posterior_thin"):   # saved before the option existed
+            model.posterior_thin = 1
         model.set_params(n_posterior_samples=args.posterior_samples,
                          posterior_thin=args.posterior_thin)
         first = model._t

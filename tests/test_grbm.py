@@ -365,14 +365,16 @@ def _bimodal():
                       np.array([-1.5, 0.5]), np.log(np.array([0.1, 0.3])))
 
 
-@pytest.mark.parametrize("annealed", [True, False])
-def test_annealed_negative_phase_estimates_model_expectations(annealed):
+@pytest.mark.parametrize("sampler,adjust,annealed", [
+    ("gibbs_langevin", True, True), ("gibbs", False, True), ("langevin", True, True),
+    ("gibbs_langevin", True, False)])
+def test_annealed_negative_phase_estimates_model_expectations(sampler, adjust, annealed):
     """Importance-weighted annealed chains recover the exact E[v], E[v^2], E[h].
 
     Chains started from noise and run for as many steps without the weights
     over-fill the small mode near the noise (z ~ 54 on E[v_1] and E[h_1],
     measured); the annealed, weighted states are within 5 delta-method standard
-    errors of the enumerated moments (measured |z| < 1).
+    errors of the enumerated moments (measured |z| < 1.8 for the three samplers).
     """
     p = _bimodal()
     Ev, Evv, Eh = exact_moments(p)
@@ -380,13 +382,14 @@ def test_annealed_negative_phase_estimates_model_expectations(annealed):
     rng = np.random.default_rng(0)
     n = 4000
     v0 = rng.standard_normal((n, 2))
-    kw = dict(sampler="gibbs_langevin", step_size=0.5, langevin_steps=4,
-              metropolis_adjust=True, inner="closed_form")
+    kw = dict(sampler=sampler, step_size=0.5, langevin_steps=4,
+              metropolis_adjust=adjust, inner="closed_form")
     if annealed:
         r = run_annealed_chain(p, v0, rng, betas=beta_schedule(31), **kw)
         w = np.exp(r.log_weights - r.log_weights.max())
         w /= w.sum()
-        assert 0.5 < r.n_accepted / r.n_proposed < 1
+        if adjust:
+            assert 0.5 < r.n_accepted / r.n_proposed < 1
         assert 1 / np.sum(w * w) > 0.2 * n
     else:
         r = run_chain(p, v0, rng, n_steps=30, adjust_after=0, **kw)
