@@ -236,6 +236,7 @@ def main():
     except ImportError:
         return
     tag = f"_{args.optimizer}_{args.negative_phase}_h{args.hidden}_k{args.cd_steps}_e{args.epochs}"
+    tag += f"_seed{args.seed}" if args.seed else ""
     for kind in kinds:
         fig, ax = plt.subplots(2, len(variants), figsize=(3.4 * len(variants), 7),
                                squeeze=False)
