@@ -113,10 +113,10 @@ def exact_ascent(kind, n_steps, hidden, seed, init_std):
         t0 = time.process_time()
         for t in range(n_steps + 1):
             P = GRBMParams(*params)
-            logp, _ = grid_density(P, scale, G, cell)
+            logp, log_z = grid_density(P, scale, G, cell)
             if t % (n_steps // 10) == 0:
                 m = masses(logp, G, cell, kind)
-                ll = np.mean(-free_energy(Xs, P)) - grid_density(P, scale, G, cell)[1]
+                ll = np.mean(-free_energy(Xs, P)) - log_z
                 print(f"exact gradient, {opt} lr {lr}: step {t:5d}  train LL {ll:7.3f}  "
                       f"mass {m[0]:.3f} {m[1]:.3f} {m[2]:.3f}  "
                       f"({time.process_time() - t0:.0f} s)", flush=True)
