@@ -126,9 +126,8 @@ class GaussianBernoulliRBM(BaseGenerativeModel):
         Plain SGD on the clipped gradient, as the paper; or Adam (Kingma and Ba
         2015, the shared :class:`skdgm._core.optim.Adam`), our option. GRBM
         likelihoods are badly conditioned: on the 2-D mixtures of the paper's
-        Fig. 1, ascent on the *exact* gradient with SGD at 0.05 was still near
-        the single-Gaussian saddle after 3,000 steps, with the mass sloshing
-        between modes, while Adam at 0.01 found all three modes in about 900
+        Fig. 1, ascent on the *exact* gradient with SGD at 0.05 never left
+        the single-Gaussian saddle in 3,000 steps, while Adam at 0.01 found all three modes in about 900
         (``benchmarks/bench_grbm_gmm.py --exact``).
     learning_rate : float, default=0.01
         Initial step (SGD's or Adam's), decayed to 0 by the cosine schedule over
