@@ -15,6 +15,8 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    # Ships MathJax into _static/ so equations render without a network (offline readers).
+    "sphinx-mathjax-offline",
     "numpydoc",
     "sphinx_gallery.gen_gallery",
 ]
@@ -33,7 +35,6 @@ html_theme = "pydata_sphinx_theme"
 html_title = "skdgm"
 html_static_path = []
 html_theme_options = {"navigation_with_keys": False}
-# MathJax from a CDN would need the network at view time only; the build stays offline.
 
 os.environ.setdefault("MPLBACKEND", "Agg")
 warnings.filterwarnings("ignore", category=UserWarning,
