@@ -352,13 +352,15 @@ def small_grbm(seed=0, n_visible=2, n_hidden=3, scale=0.8):
 
 
 def run_grbm_chain(sampler, alpha, *, params=None, langevin_steps=10, n_rep=2000,
-                   n_burn=200, n_keep=2000, seed=0, n_batches=25, exact_params=None):
+                   n_burn=200, n_keep=2000, seed=0, n_batches=25, exact_params=None,
+                   inner="steps"):
     """Stationary bias of the unadjusted ``"langevin"`` (Alg. 1) or ``"gibbs_langevin"``
     (Alg. 2) sampler of :func:`~skdgm.grbm._samplers.run_chain` on the marginal ``p(v)``.
 
     One call of ``run_chain`` per recorded step: with ``n_steps=1`` the Langevin step is
     the full ``alpha`` (the cosine schedule's first step), and each Gibbs-Langevin step
     runs its ``langevin_steps`` cosine-annealed inner steps, as in training.
+    ``inner`` is passed on (``"closed_form"`` is the estimator's default, same law);
     ``exact_params`` (default ``params``) gives the moments compared against.
     """
     params = small_grbm() if params is None else params
@@ -370,7 +372,7 @@ def run_grbm_chain(sampler, alpha, *, params=None, langevin_steps=10, n_rep=2000
     for t in range(n_burn + n_keep):
         v = _samplers.run_chain(params, v, rng, sampler=sampler, n_steps=1,
                                 step_size=alpha, langevin_steps=langevin_steps,
-                                metropolis_adjust=False).v
+                                metropolis_adjust=False, inner=inner).v
         if t >= n_burn:
             rec(v)
     return rec.result(n_batches)
