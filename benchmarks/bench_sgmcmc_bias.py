@@ -17,7 +17,7 @@ variance are relative, at the worst coordinate, each with its Monte-Carlo standa
 error (batch means over time); "exact" is the stationary variance bias of the
 discretised update where it is known in closed form.
 
-Run (about 4 minutes on one core)::
+Run (about 100 CPU-seconds on one core)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python benchmarks/bench_sgmcmc_bias.py \
         > benchmarks/results/sgmcmc_bias.txt

@@ -194,7 +194,8 @@ INNER_STEPS = (0.4, 0.1, 0.025)
 def test_langevin_inner_bias_shrinks_and_matches_the_exact_discrete_law(fast):
     res = [B.run_langevin_inner(a, fast=fast, seed=4, n_rep=1000, n_keep=600)
            for a in INNER_STEPS]
-    _check(INNER_STEPS, res, mean_bound=0.01, var_bound=0.02, unbiased_mean=True)
+    # bound: the exact 0.0127 at alpha = 0.025 plus 4 SEs (~0.004 each)
+    _check(INNER_STEPS, res, mean_bound=0.01, var_bound=0.03, unbiased_mean=True)
     for a, r in zip(INNER_STEPS, res):
         exact = B.langevin_inner_exact_variance(np.full(10, a)) - 1.0   # (a/2)/(1-a/2)
         assert np.all(np.abs(r.var - exact) < 4 * r.var_se), (a, r.var, exact)
@@ -204,7 +205,7 @@ def test_langevin_inner_negative_control_wrong_scale_fails():
     res = [B.run_langevin_inner(a, seed=4, n_rep=1000, n_keep=600, sigma_scale=1.1)
            for a in INNER_STEPS]
     with pytest.raises(AssertionError, match="variance"):
-        _check(INNER_STEPS, res, mean_bound=0.01, var_bound=0.02, unbiased_mean=True)
+        _check(INNER_STEPS, res, mean_bound=0.01, var_bound=0.03, unbiased_mean=True)
 
 
 GRBM_STEPS = (0.4, 0.2, 0.1)
