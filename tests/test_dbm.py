@@ -542,7 +542,7 @@ def test_fpcd_with_zero_fast_rate_is_sap():
     assert 0.0 < fast.history_["fast_weight_norm"][-1]
 
 
-# ---------------------------------------------------------------- mean-field starts (issue 12)
+# ---------------------------------------------------------------- mean-field starts (12)
 def _digits_all():
     return (load_digits().data > 7).astype(float)
 

@@ -330,8 +330,8 @@ class DBMCAST(BaseGenerativeModel):
         """One stochastic-approximation step (Sec. 2.2, Eq. 2)."""
         mf = self._mean_field_info(Vb, self.n_mean_field)
         mus = mf.mus
-        self._mf_counts += (np.count_nonzero(~mf.converged),
-                            np.count_nonzero(np.asarray(self._starts())[mf.start] == "zeros"),
+        from_zeros = np.asarray(self._starts())[mf.start] == "zeros"
+        self._mf_counts += (np.count_nonzero(~mf.converged), np.count_nonzero(from_zeros),
                             Vb.shape[0])
         neg = self._sampler_obj.step(self.coefs_, self.intercepts_, rng)
         nb, nc = Vb.shape[0], neg[0].shape[0]
