@@ -29,6 +29,7 @@ __all__ = [
     "TemperedTransitionChains",
     "AdaptiveSTChains",
     "CASTChains",
+    "cast_swap",
     "temperature_ladder",
     "adaptive_st_draw",
     "adaptive_st_sample",
@@ -351,6 +352,39 @@ class AdaptiveSTChains(GibbsChains, _WangLandau):
         return out
 
 
+def cast_swap(slow, fast, k, p_swap, rng):
+    """The CAST exchange of rule ``"at_beta_one"`` (Sec. 6.1), in place.
+
+    Every pair whose fast chain is at temperature 1 (``k == 0``) exchanges its
+    slow and fast states with probability ``p_swap``. Given ``k = 0`` the fast
+    state and the slow state have the same law ``p(x)`` and are independent, so
+    the exchange leaves ``p(x_slow) pi(x_fast, k)`` invariant. One uniform is
+    drawn per pair whatever happens, so the stream use is fixed; the choice
+    depends on the current ``k`` only, never on its path.
+
+    Parameters
+    ----------
+    slow, fast : list of ndarray of shape (n_chains, n_l)
+        The layers of the slow and of the fast chains, visible first.
+    k : ndarray of shape (n_chains,)
+        Temperature index of each fast chain.
+    p_swap : float
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    swapped : ndarray of bool of shape (n_chains,)
+    """
+    u = rng.random(k.shape[0])
+    sel = (k == 0) & (u < p_swap)
+    if sel.any():
+        for a, f in zip(slow, fast):
+            tmp = a[sel].copy()
+            a[sel] = f[sel]
+            f[sel] = tmp
+    return sel
+
+
 class CASTChains(GibbsChains, _WangLandau):
     """``sampler="cast"``: slow Gibbs chains coupled to fast adaptive-ST chains (Sec. 6.1).
 
@@ -407,17 +441,9 @@ class CASTChains(GibbsChains, _WangLandau):
                 # The same state is not handed over twice.
                 self.have_last[:] = False
         else:
-            # A draw per pair at every step, so the stream use is fixed; the choice
-            # depends on the current k only, never on the path (see class docstring).
-            u = rng.random(at_one.shape[0])
-            sel = at_one & (u < self.p_swap)
-            if sel.any():
-                for a, f in zip(self.layers, self.fast):
-                    tmp = a[sel].copy()
-                    a[sel] = f[sel]
-                    f[sel] = tmp
-                self.n_swaps += int(sel.sum())
-                self.swapped |= sel
+            sel = cast_swap(self.layers, self.fast, self.k, self.p_swap, rng)
+            self.n_swaps += int(sel.sum())
+            self.swapped |= sel
         return self.layers
 
     def stats(self):
