@@ -530,12 +530,54 @@ def test_divergence_raises_and_keeps_finite_params():
     X = np.random.default_rng(0).normal(size=(20, 3)) * 1e3
     est = GaussianBernoulliRBM(n_components=4, cd_steps=2, learning_rate=1e300,
                                clip_grad_norm=None, n_iter=1, random_state=0)
-    est.partial_fit(X[:10])  # may or may not overflow; keep going until it does
-    with pytest.raises(DivergenceError):
+    with pytest.raises(DivergenceError):    # on the first call or a later one
+        est.partial_fit(X[:10])
         for _ in range(5):
             est.partial_fit(X)
     for a in (est.components_, est.intercept_hidden_, est.mean_, est.log_variance_):
         assert np.all(np.isfinite(a))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("dtype,lr", [(np.float32, 10.0), (np.float64, 50.0)])
+def test_variance_overflow_raises_and_keeps_params(dtype, lr):
+    """A finite log-variance whose exp overflows is a divergence (issue 12, item 8).
+
+    One feature 30x wider than the N(0, I) start gives a log-variance gradient of
+    ~450, so an unclipped step at ``lr`` puts ``log sigma^2`` near 4,500 (float32)
+    or 22,000 (float64): finite, but ``exp`` of it is inf. The old code only
+    checked the log-variance, committed ``variance_ = inf`` and ``sample()``
+    returned NaN.
+    """
+    rng = np.random.default_rng(0)
+    X = (rng.normal(size=(200, 2)) * np.array([1.0, 30.0])).astype(dtype)
+    est = GaussianBernoulliRBM(n_components=2, cd_steps=2, langevin_steps=2,
+                               learning_rate=1e-3, n_iter=1, batch_size=200,
+                               random_state=0).partial_fit(X)
+    before = [a.copy() for a in (est.components_, est.intercept_hidden_, est.mean_,
+                                 est.log_variance_, est.variance_)]
+    est.set_params(learning_rate=lr, clip_grad_norm=None)
+    with pytest.raises(DivergenceError, match="variance_"):
+        est.partial_fit(X)
+    after = (est.components_, est.intercept_hidden_, est.mean_, est.log_variance_,
+             est.variance_)
+    for a, b in zip(after, before):
+        assert a.dtype == dtype
+        assert_array_equal(a, b)
+    assert np.all(np.isfinite(est.sample(50, random_state=0)))
+
+
+def test_zero_variance_raises():
+    """A floor below the dtype's range would make ``variance_`` 0 (precision inf)."""
+    X = np.zeros((50, 2), dtype=np.float32)
+    X[:, 0] = np.random.default_rng(0).normal(size=50)
+    est = GaussianBernoulliRBM(n_components=2, cd_steps=2, langevin_steps=2,
+                               learning_rate=1e4, clip_grad_norm=None, n_iter=1,
+                               min_variance=1e-60, random_state=0)
+    with pytest.raises(DivergenceError, match="variance_"):
+        for _ in range(5):
+            est.partial_fit(X)
+    assert np.all(est.variance_ > 0)
 
 
 def test_variance_floor():

@@ -184,8 +184,10 @@ class GaussianBernoulliRBM(BaseGenerativeModel):
     Notes
     -----
     Divergence policy: every update is checked before it is committed; a
-    non-finite candidate raises :class:`skdgm.exceptions.DivergenceError` and the
-    estimator keeps the last finite parameters.
+    non-finite candidate (including the derived ``variance_`` or its inverse,
+    which overflow long before ``log_variance_`` does) raises
+    :class:`skdgm.exceptions.DivergenceError` and the estimator keeps the last
+    finite parameters.
 
     References
     ----------
@@ -411,17 +413,26 @@ class GaussianBernoulliRBM(BaseGenerativeModel):
             cand = [(p + lr * scale * g).astype(dtype) for p, g in zip(params, grads)]
         floor = np.log(self.min_variance)
         cand[3] = np.maximum(cand[3], dtype.type(floor))
+        # The samplers and the likelihood use sigma^2 and 1 / sigma^2, not
+        # log sigma^2: a finite log-variance above ~88.7 (float32) or ~709.8
+        # (float64) overflows to an infinite variance, and one below the range
+        # of the dtype to a zero variance (infinite precision). Both are checked
+        # as derived parameters, so such an update diverges like any other.
+        with np.errstate(over="ignore", under="ignore", divide="ignore"):
+            cand_var = np.exp(cand[3])
+            cand_prec = np.divide(1, cand_var, dtype=dtype)
         try:
             check_finite_params(
                 {"components_": cand[0], "intercept_hidden_": cand[1], "mean_": cand[2],
-                 "log_variance_": cand[3]},
+                 "log_variance_": cand[3], "variance_": cand_var,
+                 "1 / variance_": cand_prec},
                 f"{type(self).__name__}.partial_fit (update {self._n_updates + 1})")
         except FloatingPointError:
             if saved is not None:
                 self._adam.m, self._adam.v, self._adam.t = saved
             raise
         (self.components_, self.intercept_hidden_, self.mean_, self.log_variance_) = cand
-        self.variance_ = np.exp(self.log_variance_)
+        self.variance_ = cand_var
         self._n_updates += 1
         return gnorm, p_pos, res.n_accepted, res.n_proposed, ess
 
