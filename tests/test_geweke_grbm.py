@@ -146,3 +146,23 @@ def test_mala_passes():
 def test_unadjusted_langevin_large_step_fails():
     run(assert_geweke_fails, step(sampler="langevin", step_size=0.8, metropolis_adjust=False),
         seed=2)
+
+
+# --------------------------------------------------------------------------
+# Stronger versions: ten times the iterations (about 8-35 CPU-seconds each)
+# --------------------------------------------------------------------------
+
+SLOW_KERNELS = {
+    "gibbs": step(sampler="gibbs"),
+    "gibbs_langevin_closed_form": gibbs_langevin(True, *GL_CASES[0]),
+    "gibbs_langevin_steps_cython": gibbs_langevin(True, *GL_CASES[1]),
+    "gibbs_langevin_large_step": gibbs_langevin(True, *GL_CASES[2]),
+    "mala": step(sampler="langevin", step_size=0.8, metropolis_adjust=True),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(SLOW_KERNELS))
+def test_kernels_pass_long(name):
+    assert_geweke_passes(sample_prior, sample_data, SLOW_KERNELS[name], statistics,
+                         n_iter=10 * N_ITER, rng=np.random.default_rng(10), names=NAMES)
