@@ -84,7 +84,10 @@ def main():
               f"{ll:9.2f} nats (log Z {log_z:.2f} +- {se:.2f}, AIS {ais_s:.1f} s); "
               f"mean log var {np.mean(est.log_variance_):6.2f}; accept {acc:.3f}",
               flush=True)
-        S = est.sample(64, n_steps=100, random_state=0)
+        # the training chain, as in the published grids (sample() adds the
+        # Metropolis test by default since issue 12)
+        S = est.sample(64, n_steps=100, metropolis_adjust=est.metropolis_adjust,
+                       random_state=0)
         full = np.zeros((64, 784), np.float32)
         full[:, keep] = S * std[keep] + mean[keep]
         full[:, ~keep] = mean[~keep]
