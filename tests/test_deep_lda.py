@@ -657,3 +657,50 @@ def test_estimator_step_follows_equations(sampler):
     exp_r = np.abs(r + rate_r * ((rho * stats["top_tables"] + 1.0 / 3) - r * b)
                    + np.sqrt(2 * rate_r * r) * rng.standard_normal(3))
     np.testing.assert_allclose(m.r_, exp_r, rtol=1e-10)
+
+
+# ------------------------------------------- counts the samplers cannot hold
+def test_check_counts_max_total():
+    from skdgm._core.base import check_counts
+
+    limit = 2**63 - 1
+    check_counts(np.array([[2.0**62, 1.0]]), max_total=limit)   # representable
+    for X in (np.array([[2.0**63]]), np.array([[2.0**62, 2.0**62]]),
+              sp.csr_matrix(np.array([[0, 2.0**62], [2.0**62, 0]])), np.array([[1e300]])):
+        with pytest.raises(ValueError, match=r"at most 9223372036854775807 \(2\*\*63"):
+            check_counts(X, max_total=limit, limit_name="2**63 - 1")
+    check_counts(np.array([[1e300]]))                            # no limit asked for
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "sparse"])
+@pytest.mark.parametrize("method", ["fit", "partial_fit", "transform", "score",
+                                    "score_samples", "perplexity"])
+@pytest.mark.parametrize("bad", [2.0**63, 1e19, "sum"])
+def test_counts_beyond_int64_are_rejected(method, sparse, bad):
+    """A count (or total) past int64 used to wrap negative: silently an empty document."""
+    import pickle
+
+    X = _random_csr(12, 6, 0.5, seed=3).toarray().astype(np.float64)
+    m = DeepLDA(**CHEAP).fit(X)
+    Xbad = X.copy()
+    if bad == "sum":       # every entry representable, the total is not
+        Xbad[0, :2] = 2.0**62
+    else:
+        Xbad[1, 2] = bad
+    Xbad = sp.csr_matrix(Xbad) if sparse else Xbad
+    before = pickle.dumps(m)
+    call = {"perplexity": lambda: m.perplexity(Xbad, X),
+            "transform": lambda: m.transform(Xbad)}.get(method, lambda: getattr(m, method)(Xbad))
+    with pytest.raises(ValueError, match=r"at most 9223372036854775807 \(2\*\*63 - 1"):
+        call()
+    assert pickle.dumps(m) == before
+    if method == "perplexity":
+        with pytest.raises(ValueError, match=r"2\*\*63 - 1"):
+            m.perplexity(X, Xbad)
+        assert pickle.dumps(m) == before
+    # a fresh estimator stays unfitted, with no features recorded
+    fresh = DeepLDA(**CHEAP)
+    if method in ("fit", "partial_fit"):
+        with pytest.raises(ValueError, match=r"2\*\*63 - 1"):
+            getattr(fresh, method)(Xbad)
+        assert not hasattr(fresh, "n_features_in_") and not hasattr(fresh, "topics_")

@@ -15,7 +15,7 @@ from .._core.chains import even_chunks, run_chains
 from .._core.random import as_generator, check_seed_sequence
 from .._core.schedules import Polynomial
 from . import _global
-from ._local import local_task
+from ._local import MAX_TOTAL_COUNT, local_task
 
 __all__ = ["DeepLDA"]
 
@@ -202,12 +202,28 @@ class DeepLDA(BaseGenerativeModel):
         return etas
 
     def _check_X(self, X, *, reset):
-        X = self._validate_input(X, reset=reset, accept_sparse="csr")
-        check_non_negative(X, f"{type(self).__name__} (counts must be non-negative integers)")
-        if self.link == "bernoulli":
-            check_binary(X, what=f"{type(self).__name__}(link='bernoulli')")
-        else:
-            check_counts(X, what=type(self).__name__)
+        # validate_data(reset=True) records the input's features on the estimator
+        # before our own checks run: put them back if the input is then rejected.
+        saved = {k: self.__dict__[k] for k in ("n_features_in_", "feature_names_in_")
+                 if k in self.__dict__}
+        try:
+            X = self._validate_input(X, reset=reset, accept_sparse="csr")
+            check_non_negative(
+                X, f"{type(self).__name__} (counts must be non-negative integers)")
+            if self.link == "bernoulli":
+                check_binary(X, what=f"{type(self).__name__}(link='bernoulli')")
+            else:
+                check_counts(
+                    X, what=type(self).__name__, max_total=MAX_TOTAL_COUNT,
+                    limit_name="2**63 - 1, the largest int64, the type its samplers count in")
+        except ValueError:
+            if reset:
+                for k in ("n_features_in_", "feature_names_in_"):
+                    if k in saved:
+                        self.__dict__[k] = saved[k]
+                    else:
+                        self.__dict__.pop(k, None)
+            raise
         return sp.csr_matrix(X, dtype=np.float64)
 
     def _sweeps(self):

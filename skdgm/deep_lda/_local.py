@@ -37,6 +37,9 @@ __all__ = [
 ]
 
 _TINY = np.finfo(np.float64).tiny
+# The samplers count tokens in int64 (the Cython kernels' ``long long``): the
+# largest total count of one call's documents that no counter can wrap on.
+MAX_TOTAL_COUNT = int(np.iinfo(np.int64).max)
 # p_j^(2) ~ Beta(a0 + ., b0 + .) with a0 = b0 = 0.01 can round to exactly 0 or 1
 # for an empty document; keep it inside (0, 1) so c_j^(2) stays finite.
 _P_CLIP = 1e-12
