@@ -14,7 +14,7 @@ from .._core.base import iter_minibatches
 from .._core.chains import even_chunks, run_chains
 from .._core.random import as_generator, check_seed_sequence
 from .._core.schedules import Polynomial
-from . import _global
+from . import _gibbs, _global
 from ._local import MAX_TOTAL_COUNT, local_task
 
 __all__ = ["DeepLDA"]
@@ -357,17 +357,18 @@ class DeepLDA(BaseGenerativeModel):
             # Batch Gibbs keeps each document's hidden units between sweeps (the
             # chunking, and so the state's layout, depends only on n).
             state = self._gibbs_state
-            if state is None or state[0] != n:
-                state = None
-            res = self._local(X, self._train_seed, phis, r, n_burn=0, n_collect=1,
-                              collect_topics=True,
-                              thetas=None if state is None else state[1])
-            stats = self._merge(res)
-            self._gibbs_state = (n, [rr["theta"] for rr in res])
-            new_phis = [_global.gibbs_phi(stats["topic_counts"][l], self._etas_[l], self._rng)
-                        for l in range(L)]
-            new_r = _global.gibbs_r(stats["top_tables"], stats["q_top"], self.gamma0,
-                                    self.c0, self._rng)
+            slices = even_chunks(n, math.ceil(n / _CHUNK_DOCS))
+            thetas = [None] * len(slices) if state is None or state[0] != n else state[1]
+
+            def map_chunks(func, tasks, **kwargs):
+                return run_chains(func, tasks, seeds=self._train_seed.spawn(len(tasks)),
+                                  n_jobs=self.n_jobs, **kwargs)
+
+            new_phis, new_r, thetas = _gibbs.gibbs_sweep(
+                [X[sl] for sl in slices], thetas, phis=phis, r=r, etas=self._etas_,
+                gamma0=self.gamma0, c0=self.c0, a0=self.a0, b0=self.b0, e0=self.e0,
+                f0=self.f0, link=self.link, rng=self._rng, map_chunks=map_chunks)
+            new_state = (n, thetas)
             rates = []
         else:
             burn, coll = self._sweeps()
@@ -403,7 +404,9 @@ class DeepLDA(BaseGenerativeModel):
         check_finite_params({"topics": new_phis, "r": new_r}, "DeepLDA.partial_fit")
         self.topics_ = new_phis
         self.r_ = new_r
-        if self.sampler != "gibbs":
+        if self.sampler == "gibbs":
+            self._gibbs_state = new_state
+        else:
             self._M, self._M_top = new_M, new_M_top
         self.learning_rates_ = rates
         if self._posterior.maxlen != self.n_posterior_samples:   # changed by set_params
