@@ -741,3 +741,101 @@ def test_gibbs_partial_fit_is_one_gibbs_sweep():
     for got, exp in zip(m._gibbs_state[1], exp_thetas):
         for a, b in zip(got, exp):
             np.testing.assert_array_equal(a, b)
+
+
+# ------------------------------------------------------------ sample (item 5)
+def _corpus_with_lengths(seed, n_docs=300, V=40):
+    """PGBN topics, and document lengths drawn uniformly from 20..60."""
+    rng = np.random.default_rng(seed)
+    phi = rng.dirichlet(np.full(V, 0.2), 4).T
+    theta = rng.gamma(0.5, 1.0, size=(n_docs, 4))
+    lengths = rng.integers(20, 61, size=n_docs)
+    p = theta @ phi.T
+    X = rng.multinomial(lengths, p / p.sum(1, keepdims=True))
+    return sp.csr_matrix(X), lengths
+
+
+def test_sample_lengths_follow_the_training_documents():
+    X, lengths = _corpus_with_lengths(0)
+    m = DeepLDA((4, 2), n_iter=3, batch_size=100, local_burn_in=5, local_samples=5,
+                random_state=0).fit(X)
+    S = m.sample(4000, random_state=1)
+    got = np.asarray(S.sum(axis=1)).ravel()
+    # every length is one of the training lengths; their law is the empirical one:
+    # mean within 5 standard errors, and a two-sample KS distance below its 1 % quantile
+    assert set(np.unique(got)) <= set(np.unique(lengths))
+    se = lengths.std() * np.sqrt(1 / 4000)
+    assert abs(got.mean() - lengths.mean()) < 5 * se
+    from scipy.stats import ks_2samp
+    assert ks_2samp(got, lengths).pvalue > 0.01
+    # words: corpus word frequencies are matched
+    f_train = np.asarray(X.sum(axis=0)).ravel()
+    f_gen = np.asarray(S.sum(axis=0)).ravel()
+    corr = np.corrcoef(np.log(f_train + 0.5), np.log(f_gen + 0.5))[0, 1]
+    assert corr > 0.9, corr
+    # deterministic for a seed; explicit lengths are exact
+    assert (m.sample(5, random_state=3) != m.sample(5, random_state=3)).nnz == 0
+    N = np.array([0, 1, 7, 100])
+    np.testing.assert_array_equal(np.asarray(m.sample(4, lengths=N, random_state=0)
+                                             .sum(axis=1)).ravel(), N)
+    assert m.sample(0).shape == (0, X.shape[1])
+
+
+def test_sample_lengths_from_a_partial_fit_stream():
+    X, lengths = _corpus_with_lengths(1, n_docs=200)
+    m = DeepLDA((4,), local_burn_in=2, local_samples=2, random_state=0)
+    m.partial_fit(X[:100]).partial_fit(X[100:])
+    np.testing.assert_array_equal(np.repeat(m._length_values, m._length_counts),
+                                  np.sort(lengths))
+    m.fit(X[:50])                             # fit starts the histogram again
+    assert m._length_counts.sum() == 50
+
+
+def test_sample_bernoulli_number_of_ones():
+    X, _ = _corpus_with_lengths(2)
+    B = (X > 0).astype(np.float64)
+    ones = np.asarray(B.sum(axis=1)).ravel()
+    m = DeepLDA(4, link="bernoulli", n_iter=2, batch_size=100, local_burn_in=3,
+                local_samples=3, random_state=0).fit(B)
+    S = m.sample(2000, random_state=0)
+    assert S.data.max() == 1
+    got = np.asarray(S.sum(axis=1)).ravel()
+    # each document's expected number of ones is a training document's: the mean of
+    # 2000 documents within 5 SE (the per-document spread adds at most the binomial variance)
+    se = np.sqrt((ones.var() + ones.mean()) / 2000)
+    assert abs(got.mean() - ones.mean()) < 5 * se
+    with pytest.raises(ValueError, match="distinct words"):
+        m.sample(1, lengths=[B.shape[1] + 1])
+
+
+@pytest.mark.parametrize("lengths, match", [
+    ([3, 4], r"shape \(3,\)"), ([1, -1, 2], "non-negative"), ([1, 2.5, 2], "integers"),
+    ("prior", "'empirical'"), ([1, np.nan, 2], "integers"),
+])
+def test_sample_bad_lengths(lengths, match):
+    m = DeepLDA(**CHEAP).fit(np.ones((10, 5)))
+    with pytest.raises(ValueError, match=match):
+        m.sample(3, lengths=lengths)
+    with pytest.raises(ValueError, match="n_samples"):
+        m.sample(-1)
+
+
+@pytest.mark.shared_data
+def test_20news_sample_matches_corpus_word_frequencies():
+    """Generated documents: 20News-like lengths and word frequencies (issue 12, item 5)."""
+    from skdgm.datasets import fetch_20newsgroups_bow
+
+    if not (DATA / "20news_2000.npz").is_file():
+        pytest.skip("shared data not available")
+    X = fetch_20newsgroups_bow(data_home=DATA, download_if_missing=False).train
+    m = DeepLDA((32,), n_iter=1, batch_size=500, local_burn_in=5, local_samples=5,
+                random_state=0).fit(X[:3000])
+    S = m.sample(3000, random_state=0)
+    f_train = np.asarray(X[:3000].sum(axis=0)).ravel()
+    f_gen = np.asarray(S.sum(axis=0)).ravel()
+    corr = np.corrcoef(np.log(f_train + 0.5), np.log(f_gen + 0.5))[0, 1]
+    assert corr > 0.7, corr
+    len_train = np.asarray(X[:3000].sum(axis=1)).ravel()
+    len_gen = np.asarray(S.sum(axis=1)).ravel()
+    assert len_gen.max() <= len_train.max()
+    assert abs(np.median(len_gen) - np.median(len_train)) <= 0.1 * np.median(len_train)

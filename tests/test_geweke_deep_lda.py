@@ -88,6 +88,15 @@ def statistics(state, X):
     ])
 
 
+NAMES = ([f"phi1[{v},0]" for v in range(V)] + [f"sum phi1[:,{k}]^2" for k in range(3)]
+         + [f"phi2[{k},0]" for k in range(3)] + [f"sum phi2[:,{k}]^2" for k in range(2)]
+         + ["r0", "r1", "r0^2", "r1^2", "r0 r1"]
+         + [f"mean theta1[:,{k}]" for k in range(3)] + [f"mean theta1[:,{k}]^2" for k in range(3)]
+         + [f"mean theta2[:,{k}]" for k in range(2)] + [f"mean theta2[:,{k}]^2" for k in range(2)]
+         + ["mean |theta1| |theta2|", "mean len |theta1|", "mean len |theta2|",
+            "sum x Phi1 theta1 / N", "mean len * sum r", "sum x Phi1 / N"])
+
+
 def _transition(link):
     p = PRIOR
 
@@ -122,7 +131,7 @@ N_ITER_SLOW = 50_000
 
 def _run(check, kernel, link, n_iter):
     return check(sample_prior, DATA[link], kernel(link), statistics, n_iter=n_iter,
-                 rng=np.random.default_rng(0))
+                 rng=np.random.default_rng(0), names=NAMES)
 
 
 @pytest.mark.parametrize("link", ["poisson", "bernoulli"])
