@@ -839,3 +839,46 @@ def test_20news_sample_matches_corpus_word_frequencies():
     len_gen = np.asarray(S.sum(axis=1)).ravel()
     assert len_gen.max() <= len_train.max()
     assert abs(np.median(len_gen) - np.median(len_train)) <= 0.1 * np.median(len_train)
+
+
+@pytest.mark.parametrize("link", ["poisson", "bernoulli"])
+def test_gibbs_sweep_cython_equals_numpy(link):
+    from skdgm.deep_lda import _gibbs
+
+    X = _random_csr(30, 12, 0.3, seed=5)
+    if link == "bernoulli":
+        X.data[:] = 1
+    rng = np.random.default_rng(0)
+    phis = [rng.dirichlet(np.ones(12), 4).T.copy(), rng.dirichlet(np.ones(4), 3).T.copy()]
+    out = []
+    for kernels in ("cython", "numpy"):
+        g = np.random.default_rng(1)
+        state = (phis, np.full(3, 0.5), [None, None])
+        for _ in range(3):
+            p, r, th = _gibbs.gibbs_sweep(
+                [X[:15], X[15:]], state[2], phis=state[0], r=state[1], etas=[0.3, 0.3],
+                gamma0=1.0, c0=1.0, a0=0.01, b0=0.01, e0=1.0, f0=1.0, link=link, rng=g,
+                map_chunks=_gibbs.serial_map(g), kernels=kernels)
+            state = (p, r, th)
+        out.append(state)
+    (pa, ra, ta), (pb, rb, tb) = out
+    for a, b in zip(pa, pb):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(ra, rb)
+    for ca, cb in zip(ta, tb):
+        for a, b in zip(ca, cb):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_gibbs_n_jobs_gives_identical_results():
+    from joblib import parallel_config
+
+    X, _ = _pgbn_corpus(12, K=(3,), n_docs=250)
+    params = dict(n_components=(3, 2), sampler="gibbs", n_iter=3, random_state=3)
+    ref = DeepLDA(**params, n_jobs=1).fit(X)
+    thr = DeepLDA(**params, n_jobs=2)
+    with parallel_config(backend="threading"):
+        thr.fit(X)
+    for a, b in zip(ref.topics_, thr.topics_):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(ref.r_, thr.r_)
