@@ -296,7 +296,8 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
     collect_topics : bool
         Accumulate the topic-by-word (and topic-by-topic) counts ``x_{:k.}``.
     theta : list of ndarray, optional
-        Starting hidden units (e.g. kept between batch Gibbs iterations).
+        Starting hidden units (e.g. test chains carried over from one global
+        sample to the next).
     kernels : {"cython", "numpy"}
         The counting kernels; both give identical results on one stream.
 
