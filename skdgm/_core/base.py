@@ -46,8 +46,24 @@ def check_binary(X, *, allow_nan=False, what="this estimator"):
     return X
 
 
-def check_counts(X, *, what="this estimator"):
-    """Raise a clear ``ValueError`` unless ``X`` holds finite non-negative integers."""
+def check_counts(X, *, what="this estimator", max_total=None, limit_name=None):
+    """Raise a clear ``ValueError`` unless ``X`` holds finite non-negative integers.
+
+    Parameters
+    ----------
+    X : ndarray or sparse matrix
+    what : str
+        The estimator's name, for the messages.
+    max_total : int, optional
+        The largest total count the caller's samplers can hold. Counts are
+        non-negative, so bounding their sum bounds every entry and every partial
+        sum (per document, per word, per topic) that an integer accumulator of
+        the sampler can reach: e.g. ``2**63 - 1`` for int64 counters, beyond
+        which they wrap to negative numbers. ``None`` checks nothing.
+    limit_name : str, optional
+        How the messages describe ``max_total`` (e.g. ``"2**63 - 1, the largest
+        int64"``).
+    """
     v = _values(X)
     if not np.all(np.isfinite(v)):
         raise ValueError(f"{what} requires finite counts; the input contains NaN or inf")
@@ -57,6 +73,20 @@ def check_counts(X, *, what="this estimator"):
         raise ValueError(
             f"{what} requires non-negative integer counts; found non-integer values"
         )
+    if max_total is not None and v.size:
+        # Summed in float64: exact below 2**53, and within a relative 1e-15 of the
+        # exact sum above, so only totals within that distance of the limit could
+        # be misjudged.
+        total = float(np.sum(v, dtype=np.float64))
+        if total > max_total:  # Python compares float and int exactly
+            name = f" ({limit_name})" if limit_name else ""
+            big = float(np.max(v))
+            detail = (f"one count is {big:.0f}" if big > max_total
+                      else f"they sum to {total:.0f}")
+            raise ValueError(
+                f"{what} can only represent counts summing to at most {max_total}{name}; "
+                f"{detail}. Larger counts would wrap around in the sampler's integers."
+            )
     return X
 
 

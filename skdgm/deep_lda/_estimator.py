@@ -14,8 +14,8 @@ from .._core.base import iter_minibatches
 from .._core.chains import even_chunks, run_chains
 from .._core.random import as_generator, check_seed_sequence
 from .._core.schedules import Polynomial
-from . import _global
-from ._local import local_task
+from . import _generate, _gibbs, _global
+from ._local import MAX_TOTAL_COUNT, local_task
 
 __all__ = ["DeepLDA"]
 
@@ -202,12 +202,28 @@ class DeepLDA(BaseGenerativeModel):
         return etas
 
     def _check_X(self, X, *, reset):
-        X = self._validate_input(X, reset=reset, accept_sparse="csr")
-        check_non_negative(X, f"{type(self).__name__} (counts must be non-negative integers)")
-        if self.link == "bernoulli":
-            check_binary(X, what=f"{type(self).__name__}(link='bernoulli')")
-        else:
-            check_counts(X, what=type(self).__name__)
+        # validate_data(reset=True) records the input's features on the estimator
+        # before our own checks run: put them back if the input is then rejected.
+        saved = {k: self.__dict__[k] for k in ("n_features_in_", "feature_names_in_")
+                 if k in self.__dict__}
+        try:
+            X = self._validate_input(X, reset=reset, accept_sparse="csr")
+            check_non_negative(
+                X, f"{type(self).__name__} (counts must be non-negative integers)")
+            if self.link == "bernoulli":
+                check_binary(X, what=f"{type(self).__name__}(link='bernoulli')")
+            else:
+                check_counts(
+                    X, what=type(self).__name__, max_total=MAX_TOTAL_COUNT,
+                    limit_name="2**63 - 1, the largest int64, the type its samplers count in")
+        except ValueError:
+            if reset:
+                for k in ("n_features_in_", "feature_names_in_"):
+                    if k in saved:
+                        self.__dict__[k] = saved[k]
+                    else:
+                        self.__dict__.pop(k, None)
+            raise
         return sp.csr_matrix(X, dtype=np.float64)
 
     def _sweeps(self):
@@ -277,6 +293,9 @@ class DeepLDA(BaseGenerativeModel):
         self._t = 0
         self._posterior = deque(maxlen=self.n_posterior_samples)
         self._gibbs_state = None
+        # the lengths of every document trained on, as a histogram (for sample)
+        self._length_values = np.zeros(0, dtype=np.int64)
+        self._length_counts = np.zeros(0, dtype=np.int64)
         self.learning_rates_ = []
         self._start_history()
 
@@ -296,6 +315,7 @@ class DeepLDA(BaseGenerativeModel):
         self._validate_params()
         X = self._check_X(X, reset=True)
         self._reset(X.shape[1], X)
+        self._record_lengths(X)
         n = X.shape[0]
         if self.sampler == "gibbs":
             for _ in range(self.n_iter):
@@ -328,7 +348,12 @@ class DeepLDA(BaseGenerativeModel):
             self._check_partial_fit_features(X)
         total = X.shape[0] if self.total_samples is None else self.total_samples
         self._step(X, total)
+        self._record_lengths(X)
         return self
+
+    def _record_lengths(self, X):
+        self._length_values, self._length_counts = _generate.merge_lengths(
+            self._length_values, self._length_counts, np.asarray(X.sum(axis=1)).ravel())
 
     def _step(self, X, total):
         """Alg. 1: local sampling on the minibatch, then every global update."""
@@ -341,17 +366,18 @@ class DeepLDA(BaseGenerativeModel):
             # Batch Gibbs keeps each document's hidden units between sweeps (the
             # chunking, and so the state's layout, depends only on n).
             state = self._gibbs_state
-            if state is None or state[0] != n:
-                state = None
-            res = self._local(X, self._train_seed, phis, r, n_burn=0, n_collect=1,
-                              collect_topics=True,
-                              thetas=None if state is None else state[1])
-            stats = self._merge(res)
-            self._gibbs_state = (n, [rr["theta"] for rr in res])
-            new_phis = [_global.gibbs_phi(stats["topic_counts"][l], self._etas_[l], self._rng)
-                        for l in range(L)]
-            new_r = _global.gibbs_r(stats["top_tables"], stats["q_top"], self.gamma0,
-                                    self.c0, self._rng)
+            slices = even_chunks(n, math.ceil(n / _CHUNK_DOCS))
+            thetas = [None] * len(slices) if state is None or state[0] != n else state[1]
+
+            def map_chunks(func, tasks, **kwargs):
+                return run_chains(func, tasks, seeds=self._train_seed.spawn(len(tasks)),
+                                  n_jobs=self.n_jobs, **kwargs)
+
+            new_phis, new_r, thetas = _gibbs.gibbs_sweep(
+                [X[sl] for sl in slices], thetas, phis=phis, r=r, etas=self._etas_,
+                gamma0=self.gamma0, c0=self.c0, a0=self.a0, b0=self.b0, e0=self.e0,
+                f0=self.f0, link=self.link, rng=self._rng, map_chunks=map_chunks)
+            new_state = (n, thetas)
             rates = []
         else:
             burn, coll = self._sweeps()
@@ -387,7 +413,9 @@ class DeepLDA(BaseGenerativeModel):
         check_finite_params({"topics": new_phis, "r": new_r}, "DeepLDA.partial_fit")
         self.topics_ = new_phis
         self.r_ = new_r
-        if self.sampler != "gibbs":
+        if self.sampler == "gibbs":
+            self._gibbs_state = new_state
+        else:
             self._M, self._M_top = new_M, new_M_top
         self.learning_rates_ = rates
         if self._posterior.maxlen != self.n_posterior_samples:   # changed by set_params
@@ -563,29 +591,60 @@ class DeepLDA(BaseGenerativeModel):
         return float(ll.sum() / max(cnt.sum(), 1))
 
     # ------------------------------------------------------------- sampling
-    def sample(self, n_samples=1, *, random_state=None):
-        """Draw documents from the generative model, Eq. 1.
+    def sample(self, n_samples=1, *, lengths="empirical", random_state=None):
+        """Draw documents from the fitted model, with lengths like the training documents'.
 
-        ``p_j^(2) ~ Beta(a0, b0)`` (clipped into ``[1e-6, 1 - 1e-6]``: with the
-        default ``a0 = b0 = 0.01`` it otherwise rounds to 0 or 1), ``c_j^(l) ~
-        Gam(e0, 1/f0)``, then the gamma units top-down and Poisson counts (0/1 for
-        ``link="bernoulli"``).
+        The words follow the fitted model (Eq. 1): ``theta^(L) ~ Gam(r, 1/c^(L+1))``,
+        ``theta^(l) ~ Gam(Phi^(l+1) theta^(l+1), 1/c^(l+1))`` with
+        ``c^(l) ~ Gam(e0, 1/f0)``, and the counts, given the document's length
+        ``N``, ``Mult(N, Phi^(1) theta^(1) / |theta^(1)|)`` (a Poisson vector
+        conditioned on its total). The length is not drawn from the model: its
+        prior ``p^(2) ~ Beta(a0, b0)`` is never updated by training, and with the
+        default ``a0 = b0 = 0.01`` it gives lengths from 0 to about 1e7.
+
+        Parameters
+        ----------
+        n_samples : int, default=1
+        lengths : "empirical" or array-like of int of shape (n_samples,)
+            ``"empirical"``: each length is drawn from the lengths of all the
+            documents given to :meth:`fit` (or to every :meth:`partial_fit` since
+            the last ``fit``). An array gives each document's length. With
+            ``link="bernoulli"`` a length is the number of distinct words: each
+            document's rates are scaled so that its *expected* number of ones is
+            that length.
+        random_state : int, RandomState, Generator or None, default=None
 
         Returns
         -------
         X : scipy.sparse.csr_matrix of shape (n_samples, n_features), int64
         """
         check_is_fitted(self, "topics_")
+        if (not isinstance(n_samples, numbers.Integral) or isinstance(n_samples, bool)
+                or n_samples < 0):
+            raise ValueError(f"n_samples must be a non-negative int, got {n_samples!r}")
+        n_samples = int(n_samples)
+        if isinstance(lengths, str):
+            if lengths != "empirical":
+                raise ValueError(
+                    f"lengths must be 'empirical' or an array of {n_samples} non-negative "
+                    f"ints, got {lengths!r}")
+            N = None
+        else:
+            N = np.asarray(lengths)
+            if N.shape != (n_samples,):
+                raise ValueError(f"lengths must have shape ({n_samples},) (one per sample), "
+                                 f"got shape {N.shape}")
+            if N.size and (not np.all(np.isfinite(N)) or np.any(N < 0)
+                           or np.any(N != np.floor(N)) or np.any(N > MAX_TOTAL_COUNT)):
+                raise ValueError("lengths must be non-negative integers (at most 2**63 - 1)")
+            if self.link == "bernoulli" and N.size and N.max() > self.n_features_in_:
+                raise ValueError(f"with link='bernoulli' a length counts distinct words: at "
+                                 f"most n_features_in_ = {self.n_features_in_}")
+            N = N.astype(np.int64)
         rng = as_generator(check_seed_sequence(random_state))
-        L = len(self.topics_)
-        p2 = np.clip(rng.beta(self.a0, self.b0, size=n_samples), 1e-6, 1 - 1e-6)
-        rates = [(1 - p2) / p2] + [rng.gamma(self.e0, 1.0 / self.f0, size=n_samples)
-                                   for _ in range(1, L)]
-        shape = np.broadcast_to(self.r_, (n_samples, self.r_.size))
-        for l in reversed(range(L)):
-            theta = rng.standard_gamma(shape) / rates[l][:, None]
-            shape = theta @ self.topics_[l].T
-        X = rng.poisson(shape)
-        if self.link == "bernoulli":
-            X = (X > 0).astype(np.int64)
-        return sp.csr_matrix(X.astype(np.int64))
+        if N is None:
+            N = _generate.sample_lengths(self._length_values, self._length_counts,
+                                         n_samples, rng)
+        X = _generate.sample_documents(self.topics_, self.r_, N, e0=self.e0, f0=self.f0,
+                                       link=self.link, rng=rng)
+        return sp.csr_matrix(X)

@@ -1,0 +1,117 @@
+"""Ancestral sampling of documents from a fitted deep LDA, given their lengths.
+
+In the PGBN (Cong et al. 2017, Eq. 1) a document's length is Poisson-gamma with
+the scale ``c_j^(2) = (1 - p_j^(2)) / p_j^(2)``, ``p_j^(2) ~ Beta(a0, b0)``; with
+the paper's ``a0 = b0 = 0.01`` that prior puts ``p_j^(2)`` at 0 or 1 and the
+lengths anywhere from 0 to about 1e7, and training never updates it (``p_j^(2)``
+is local to each training document). The words, however, do not depend on that
+scale: given its length ``N_j``, a Poisson count vector with rates
+``Phi^(1) theta_j^(1)`` is ``Mult(N_j, Phi^(1) theta_j^(1) / |theta_j^(1)|)``,
+and the proportions ``theta_j^(1) / |theta_j^(1)|`` are free of ``c_j^(2)``. So
+documents are drawn here with lengths taken from elsewhere (the training
+documents' lengths, or the caller's) and words from the fitted model:
+``theta^(L) ~ Gam(r, 1/c^(L+1))``, ``theta^(l) ~ Gam(Phi^(l+1) theta^(l+1), 1/c^(l+1))``
+with ``c^(l) ~ Gam(e0, 1/f0)`` for ``l >= 3``, then the multinomial.
+
+For the Bernoulli-Poisson link the "length" is the number of distinct words
+(ones); each document's rates are scaled so that its *expected* number of ones,
+``sum_v 1 - exp(-s lambda_v)``, equals the target (solved by bisection), and then
+``b_v ~ Bernoulli(1 - exp(-s lambda_v))``.
+"""
+
+import numpy as np
+
+__all__ = [
+    "merge_lengths",
+    "sample_lengths",
+    "sample_word_probabilities",
+    "sample_documents",
+]
+
+_TINY = np.finfo(np.float64).tiny
+
+
+def merge_lengths(values, counts, lengths):
+    """Add document lengths to a histogram ``(values, counts)`` (sorted distinct values).
+
+    Memory grows with the number of *distinct* lengths only, which stays small
+    for text however long the stream.
+    """
+    v, c = np.unique(np.asarray(lengths, dtype=np.int64), return_counts=True)
+    allv = np.concatenate([values, v])
+    allc = np.concatenate([counts, c])
+    out_v, inv = np.unique(allv, return_inverse=True)
+    return out_v, np.bincount(inv, weights=allc, minlength=out_v.size).astype(np.int64)
+
+
+def sample_lengths(values, counts, n, rng):
+    """``n`` draws from the empirical distribution ``(values, counts)``."""
+    return values[rng.choice(values.size, size=n, p=counts / counts.sum())]
+
+
+def sample_word_probabilities(phis, r, e0, f0, n, rng):
+    """Per document, ``Phi^(1) theta^(1) / |theta^(1)|`` with ``theta`` drawn top-down (Eq. 1).
+
+    Returns an ``(n, V)`` array whose rows sum to one. ``theta`` is floored at the
+    smallest normal double, as in the local sampler, so a document whose gamma
+    draws all underflow gets equal weights on its topics instead of 0/0.
+    """
+    L = len(phis)
+    shape = np.broadcast_to(np.asarray(r, dtype=np.float64), (n, phis[-1].shape[1]))
+    for l in reversed(range(L)):
+        # c^(2) only scales theta^(1), which is normalised below: draw no rate for it
+        rate = rng.gamma(e0, 1.0 / f0, size=n) if l > 0 else np.ones(n)
+        theta = np.maximum(rng.standard_gamma(shape) / rate[:, None], _TINY)
+        if l > 0:
+            shape = theta @ phis[l].T
+    theta /= theta.sum(axis=1, keepdims=True)
+    p = theta @ phis[0].T
+    p /= p.sum(axis=1, keepdims=True)
+    return p
+
+
+def _bernoulli_scale(p, ones, n_bisect=100):
+    """Per row, ``s >= 0`` with ``sum_v 1 - exp(-s p_v) = ones`` (bisection on log s)."""
+    n, V = p.shape
+    ones = np.minimum(np.asarray(ones, dtype=np.float64), V)
+    lo = np.full(n, -50.0)
+    hi = np.full(n, 60.0)
+    for _ in range(n_bisect):
+        mid = 0.5 * (lo + hi)
+        expected = -np.expm1(-np.exp(mid)[:, None] * p).sum(axis=1)
+        low = expected < ones
+        lo = np.where(low, mid, lo)
+        hi = np.where(low, hi, mid)
+    s = np.exp(0.5 * (lo + hi))
+    s[ones <= 0] = 0.0
+    return s
+
+
+def sample_documents(phis, r, lengths, *, e0, f0, link, rng):
+    """Documents of the given lengths from the fitted model.
+
+    Parameters
+    ----------
+    phis : list of ndarray
+        ``phis[l]`` of shape ``(K_{l-1}, K_l)``, columns on the simplex.
+    r : ndarray of shape (K_L,)
+    lengths : ndarray of int of shape (n,)
+        Tokens per document (``link="poisson"``), or number of distinct words
+        (``"bernoulli"``; the expected number, see the module docstring).
+    e0, f0 : float
+        ``c^(l) ~ Gam(e0, 1/f0)`` for the layers above the first.
+    link : {"poisson", "bernoulli"}
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    X : ndarray of int64, shape (n, V)
+    """
+    lengths = np.asarray(lengths, dtype=np.int64)
+    if lengths.size == 0:
+        return np.zeros((0, phis[0].shape[0]), dtype=np.int64)
+    p = sample_word_probabilities(phis, r, e0, f0, lengths.size, rng)
+    if link == "bernoulli":
+        s = _bernoulli_scale(p, lengths)
+        return (rng.random(p.shape) < -np.expm1(-s[:, None] * p)).astype(np.int64)
+    return rng.multinomial(lengths, p).astype(np.int64)
