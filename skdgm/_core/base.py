@@ -1,20 +1,26 @@
 """Estimator plumbing shared by the four wings.
 
 Validation that names the problem, one verbose format, a ``history_`` of
-per-iteration metrics, minibatch iteration, and the divergence guard. Only the
-estimator modules import this; kernels never do.
+per-iteration metrics, minibatch iteration, the divergence guard, and the
+training contract every estimator keeps (see :class:`BaseGenerativeModel`).
+Only the estimator modules import this; kernels never do.
 """
 
+import copy
+import functools
+import numbers
 import time
 
 import numpy as np
 import scipy.sparse as sp
-from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
+from sklearn.utils._param_validation import validate_parameter_constraints
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..exceptions import DivergenceError
 
 __all__ = [
+    "DIVERGENCE_BOUND",
     "BaseGenerativeModel",
     "check_binary",
     "check_counts",
@@ -90,18 +96,42 @@ def check_counts(X, *, what="this estimator", max_total=None, limit_name=None):
     return X
 
 
-def check_finite_params(params, where):
+#: Largest magnitude a parameter may reach, in the units of the data, before
+#: training counts as diverged. A logit or weight of 1e8 saturates every sigmoid
+#: (40 already does) and leaves a few doublings to overflow: finite parameters of
+#: 1e301 came out of large step sizes, unflagged, before this bound existed.
+DIVERGENCE_BOUND = 1e8
+
+
+def check_finite_params(params, where, *, bound=None):
     """Raise :class:`skdgm.exceptions.DivergenceError` if any array is not finite.
 
     Estimators call this on the *candidate* parameters of an update before
     committing them, so a diverging run never leaves NaN parameters behind.
+
+    Parameters
+    ----------
+    params : dict of str to ndarray or list of ndarray
+    where : str
+        What was being done, for the message.
+    bound : float, optional
+        Runaway growth: an entry whose magnitude exceeds ``bound`` counts as
+        diverged too (e.g. :data:`DIVERGENCE_BOUND` times the data's scale).
     """
     for name, value in params.items():
         arrays = value if isinstance(value, (list, tuple)) else [value]
         for a in arrays:
+            a = np.asarray(a)
             if not np.all(np.isfinite(a)):
                 raise DivergenceError(
                     f"{where}: parameter {name!r} became non-finite; the update was "
+                    f"discarded and the last finite parameters kept. Lower the step "
+                    f"size / learning rate or check the input scale."
+                )
+            if bound is not None and a.size and float(np.max(np.abs(a))) > bound:
+                raise DivergenceError(
+                    f"{where}: parameter {name!r} grew beyond {bound:.3g} in magnitude "
+                    f"(max {float(np.max(np.abs(a))):.3g}), a runaway; the update was "
                     f"discarded and the last finite parameters kept. Lower the step "
                     f"size / learning rate or check the input scale."
                 )
@@ -121,13 +151,137 @@ def iter_minibatches(n_samples, batch_size, rng=None):
         yield slice(start, stop) if order is None else np.sort(order[start:stop])
 
 
+# Estimators inside a contract call (by id): a fit that calls partial_fit, or a
+# subclass's fit that calls super().fit, is one call, snapshotted once.
+_IN_CALL = set()
+
+
+def _contract(method):
+    """Wrap ``fit`` / ``partial_fit`` in the training contract (see the class docstring)."""
+    validated = _fit_context(prefer_skip_nested_validation=True)(method)
+
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        key = id(self)
+        if key in _IN_CALL:
+            return method(self, *args, **kwargs)
+        saved = self.__dict__.copy()
+        # The call works on a deep copy of the fitted state and the original
+        # objects are put back untouched on failure, so that a failed call is
+        # invisible, even to references held from outside. The constructor's
+        # parameters are shared, not copied (a Generator given as random_state
+        # stays the user's object).
+        memo = {id(v): v for k, v in saved.items() if k in self._get_param_names()}
+        work = copy.deepcopy(saved, memo)
+        self.__dict__.clear()
+        self.__dict__.update(work)
+        _IN_CALL.add(key)
+        try:
+            # _fit_context validates a partial_fit only on its first call;
+            # set_params between calls must be validated too.
+            if method.__name__ == "partial_fit":
+                self._validate_params()
+            self._validate_nested_params()
+            out = validated(self, *args, **kwargs)
+            self._check_divergence()
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(saved)
+            raise
+        finally:
+            _IN_CALL.discard(key)
+        return out
+
+    wrapper._skdgm_contract = True
+    return wrapper
+
+
 class BaseGenerativeModel(TransformerMixin, BaseEstimator):
-    """Mixin of the plumbing every skdgm estimator shares.
+    """Mixin of the plumbing every skdgm estimator shares, and the training contract.
 
     Subclasses define ``score_samples``; ``score`` is its mean. They record
     per-iteration metrics with :meth:`_log_iteration`, which also prints the one
     verbose format: ``[ClassName] Iteration 3, metric = ..., time = 0.42s``.
+
+    Every ``fit`` and ``partial_fit`` a subclass defines is wrapped, once, here:
+
+    * **Validation.** ``_parameter_constraints`` through scikit-learn's
+      ``_fit_context`` (on every ``partial_fit`` call, not only the first), then
+      the elements of sequence parameters (``_element_constraints``, e.g. every
+      hidden-layer size a positive int) and the entries of dict parameters
+      (``_entry_constraints``, e.g. ``prior_params["bias_var"] > 0``), with a
+      ``ValueError`` that names the element or key.
+    * **Atomic failure.** The call runs on a deep copy of the estimator's state;
+      on any exception (bad input, bad parameters, divergence, interruption) the
+      original state is put back, so an unfitted estimator stays unfitted and a
+      fitted one keeps its model, bit for bit.
+    * **Divergence.** After the call, :meth:`_divergence_params` is checked for
+      non-finite entries and for runaway growth beyond
+      :data:`DIVERGENCE_BOUND` times the data's scale; either raises
+      :class:`skdgm.exceptions.DivergenceError`, and the state from before the
+      call (the last finite parameters) is restored. Estimators also run the
+      check on every update, so that a diverging fit stops early.
     """
+
+    #: scikit-learn's ``{param: constraints}`` (subclasses list theirs).
+    _parameter_constraints = {}
+    #: ``{param: constraints}`` checked on every element of a sequence value.
+    _element_constraints = {}
+    #: ``{param: {key: constraints}}`` checked on every entry of a dict value.
+    _entry_constraints = {}
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for name in ("fit", "partial_fit"):
+            attr = cls.__dict__.get(name)
+            if attr is None:
+                continue
+            if callable(attr) and not getattr(attr, "_skdgm_contract", False):
+                setattr(cls, name, _contract(attr))
+            elif hasattr(attr, "fn") and not getattr(attr.fn, "_skdgm_contract", False):
+                attr.fn = _contract(attr.fn)  # sklearn's available_if descriptor
+
+    def _validate_nested_params(self):
+        """Elements of sequence parameters and entries of dict parameters."""
+        caller = type(self).__name__
+
+        def check(label, constraints, v):
+            # bool is an Integral to Python (and to sklearn's Interval): (3, True)
+            # would silently be a layer of one unit.
+            if isinstance(v, (bool, np.bool_)):
+                raise ValueError(f"The {label!r} parameter of {caller} must be a number, "
+                                 f"not a bool. Got {v!r} instead.")
+            validate_parameter_constraints({label: constraints}, {label: v},
+                                           caller_name=caller)
+
+        for name, constraints in self._element_constraints.items():
+            value = getattr(self, name)
+            if value is None or isinstance(value, (numbers.Number, str)):
+                continue   # scalars are the top-level constraints' business
+            for i, v in enumerate(np.asarray(value, dtype=object).ravel()):
+                check(f"{name}[{i}]", constraints, v)
+        for name, entries in self._entry_constraints.items():
+            value = getattr(self, name)
+            if not value:
+                continue
+            unknown = sorted(set(value) - set(entries))
+            if unknown:
+                raise ValueError(f"unknown {name} {unknown} for {caller}; known: "
+                                 f"{sorted(entries)}")
+            for key, v in value.items():
+                check(f"{name}[{key!r}]", entries[key], v)
+
+    def _divergence_params(self):
+        """``(params, bound)``: the fitted parameters the divergence check covers.
+
+        ``params`` maps names to arrays (or lists of arrays); ``bound`` is the
+        largest magnitude allowed, or ``None`` for the non-finite check only.
+        """
+        return {}, None
+
+    def _check_divergence(self):
+        params, bound = self._divergence_params()
+        check_finite_params(params, type(self).__name__, bound=bound)
 
     def _validate_input(self, X, *, reset, dtype=(np.float64, np.float32),
                         accept_sparse=False, ensure_all_finite=True, binary=False,

@@ -15,7 +15,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._core.base import BaseGenerativeModel, check_finite_params, iter_minibatches
+from .._core.base import (DIVERGENCE_BOUND, BaseGenerativeModel, check_finite_params,
+                          iter_minibatches)
 from .._core.random import as_generator, check_seed_sequence, spawn_seeds
 from .._core.schedules import InverseTime, make_schedule
 from . import _model, _tempering
@@ -133,6 +134,7 @@ class DBMCAST(BaseGenerativeModel):
     learning_rate : float or schedule, default=0.005
         A float ``a`` means ``a * 2000 / (2000 + t)`` over updates ``t`` (the
         paper: 0.005 decreased as 10 / (2000 + t)); or a schedule spec.
+        A float must be positive (0 would train nothing and is rejected).
     fpcd_learning_rate : float, default=0.005
         Constant rate of the FPCD fast weights.
     fpcd_decay : float, default=0.95
@@ -195,7 +197,8 @@ class DBMCAST(BaseGenerativeModel):
         "n_mean_field_eval": [Interval(numbers.Integral, 1, None, closed="left")],
         "mean_field_tol": [Interval(numbers.Real, 0, None, closed="left")],
         "mean_field_starts": [StrOptions(set(_MF_STARTS))],
-        "learning_rate": [Interval(numbers.Real, 0, None, closed="left"), tuple, str,
+        # 0 would train nothing: rejected, so every allowed value trains.
+        "learning_rate": [Interval(numbers.Real, 0, None, closed="neither"), tuple, str,
                           callable],
         "fpcd_learning_rate": [Interval(numbers.Real, 0, None, closed="left")],
         "fpcd_decay": [Interval(numbers.Real, 0, 1, closed="both")],
@@ -209,6 +212,9 @@ class DBMCAST(BaseGenerativeModel):
         "random_state": ["random_state", np.random.SeedSequence, np.random.Generator],
         "verbose": ["verbose"],
         "n_jobs": [None, numbers.Integral],
+    }
+    _element_constraints = {
+        "hidden_layer_sizes": [Interval(numbers.Integral, 1, None, closed="left")],
     }
 
     def __init__(self, hidden_layer_sizes=(500, 1000), *, sampler="cast", n_temperatures=20,
@@ -305,6 +311,33 @@ class DBMCAST(BaseGenerativeModel):
         return _tempering.CASTChains(layers, [a.copy() for a in layers], betas, gain,
                                      self.swap_interval, self.swap)
 
+    def _refresh_sampler(self):
+        """Hand the persistent sampler the current hyper-parameters (``set_params``).
+
+        The chains, the Wang-Landau weights and the counters carry over; the
+        ladder (``beta_min``), the gain schedule (continued at the sampler's own
+        step counter) and the FPCD rates are read again at every call.
+        """
+        obj = self._sampler_obj
+        if hasattr(obj, "betas"):
+            betas = self._betas()
+            if len(betas) != len(obj.betas):
+                raise ValueError(
+                    f"n_temperatures changed from {len(obj.betas)} to {len(betas)} between "
+                    f"partial_fit calls; the tempered chains cannot change their number of "
+                    f"levels: call fit to start again")
+            obj.betas = np.asarray(betas, dtype=float)
+        if hasattr(obj, "gain"):
+            obj.gain = _schedule(self.wl_gain, _WL_T0)
+        if hasattr(obj, "fast_lr"):
+            obj.fast_lr = float(self.fpcd_learning_rate)
+            obj.fast_decay = float(self.fpcd_decay)
+
+    def _divergence_params(self):
+        if not hasattr(self, "coefs_"):
+            return {}, None
+        return {"coefs_": self.coefs_, "intercepts_": self.intercepts_}, DIVERGENCE_BOUND
+
     def _pretrain(self, X, rng):
         """Greedy stack of RBMs with doubled weights (Salakhutdinov & Hinton 2009)."""
         L = len(self.coefs_)
@@ -343,7 +376,8 @@ class DBMCAST(BaseGenerativeModel):
             new_W = [W + lr * g for W, g in zip(self.coefs_, gW)]
             new_b = [b + lr * g for b, g in zip(self.intercepts_, gb)]
         check_finite_params({"coefs_": new_W, "intercepts_": new_b},
-                            f"{type(self).__name__} update {self.n_updates_}")
+                            f"{type(self).__name__} update {self.n_updates_}",
+                            bound=DIVERGENCE_BOUND)
         self.coefs_, self.intercepts_ = new_W, new_b
         self._sampler_obj.after_update((gW, gb), lr)
         self.n_updates_ += 1
@@ -410,6 +444,8 @@ class DBMCAST(BaseGenerativeModel):
         self._lr_schedule = _schedule(self.learning_rate, _LR_T0)
         if self._sampler_obj is None:
             self._sampler_obj = self._init_chains(X, rng)
+        else:
+            self._refresh_sampler()
         self._one_pass(X, rng)
         self._estimate_log_partition(rng)
         return self

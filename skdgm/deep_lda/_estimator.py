@@ -9,7 +9,8 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, check_non_negative
 
-from .._core.base import BaseGenerativeModel, check_binary, check_counts, check_finite_params
+from .._core.base import (DIVERGENCE_BOUND, BaseGenerativeModel, check_binary, check_counts,
+                          check_finite_params)
 from .._core.base import iter_minibatches
 from .._core.chains import even_chunks, run_chains
 from .._core.random import as_generator, check_seed_sequence
@@ -139,6 +140,10 @@ class DeepLDA(BaseGenerativeModel):
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
         "verbose": ["verbose"],
         "n_jobs": [numbers.Integral, None],
+    }
+    _element_constraints = {
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
+        "eta": [Interval(numbers.Real, 0, None, closed="neither")],
     }
 
     def __init__(self, n_components=(128, 64, 32), *, sampler="tlasgr", link="poisson",
@@ -360,6 +365,8 @@ class DeepLDA(BaseGenerativeModel):
         n = X.shape[0]
         rho = total / n
         L = len(self.topics_)
+        # read at every step, so that set_params(eta=...) between calls holds
+        self._etas_ = self._etas(tuple(t.shape[1] for t in self.topics_))
         eps = float(self._schedule()(self._t))
         phis, r = self.topics_, self.r_
         if self.sampler == "gibbs":
@@ -430,6 +437,15 @@ class DeepLDA(BaseGenerativeModel):
         # Keep memory bounded over endless partial_fit streams.
         for values in self.history_.values():
             del values[:-_MAX_HISTORY]
+
+    def _divergence_params(self):
+        if not hasattr(self, "topics_"):
+            return {}, None
+        # Topics live on the simplex; r_ scales like the documents' counts.
+        longest = float(self._length_values.max()) if self._length_values.size else 1.0
+        # SGRLD's expanded mean scales like the corpus' counts.
+        return ({"topics_": self.topics_, "r_": self.r_, "expanded mean": self._phihat},
+                DIVERGENCE_BOUND * max(1.0, longest))
 
     # ------------------------------------------------------------ properties
     @property

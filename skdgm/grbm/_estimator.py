@@ -9,7 +9,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.ais import annealed_importance_sampling, beta_schedule
-from .._core.base import BaseGenerativeModel, check_finite_params, iter_minibatches
+from .._core.base import (DIVERGENCE_BOUND, BaseGenerativeModel, check_finite_params,
+                          iter_minibatches)
 from .._core.random import as_generator, check_seed_sequence, spawn_seeds
 from .._core.optim import Adam
 from .._core.schedules import Cosine
@@ -345,6 +346,10 @@ class GaussianBernoulliRBM(BaseGenerativeModel):
         return self
 
     def _one_pass(self, X):
+        # The scale of the data seen so far, against which runaway growth of the
+        # parameters is judged (mean_ and W live in the data's units).
+        if X.size:
+            self._x_scale = max(getattr(self, "_x_scale", 0.0), float(np.max(np.abs(X))))
         rng = as_generator(spawn_seeds(self._seed_seq, 1)[0])
         norms, ess, n_acc, n_prop = [], [], 0, 0
         for idx in iter_minibatches(X.shape[0], self.batch_size, rng):
@@ -432,6 +437,10 @@ class GaussianBernoulliRBM(BaseGenerativeModel):
                  "log_variance_": cand[3], "variance_": cand_var,
                  "1 / variance_": cand_prec},
                 f"{type(self).__name__}.partial_fit (update {self._n_updates + 1})")
+            check_finite_params(
+                {"components_": cand[0], "intercept_hidden_": cand[1], "mean_": cand[2]},
+                f"{type(self).__name__}.partial_fit (update {self._n_updates + 1})",
+                bound=self._divergence_bound())
         except FloatingPointError:
             if saved is not None:
                 self._adam.m, self._adam.v, self._adam.t = saved
@@ -440,6 +449,18 @@ class GaussianBernoulliRBM(BaseGenerativeModel):
         self.variance_ = cand_var
         self._n_updates += 1
         return gnorm, p_pos, res.n_accepted, res.n_proposed, ess
+
+    def _divergence_bound(self):
+        return DIVERGENCE_BOUND * max(1.0, getattr(self, "_x_scale", 1.0))
+
+    def _divergence_params(self):
+        if not hasattr(self, "components_"):
+            return {}, None
+        bound = self._divergence_bound()
+        check_finite_params({"log_variance_": self.log_variance_,
+                             "variance_": self.variance_}, type(self).__name__)
+        return ({"components_": self.components_, "intercept_hidden_": self.intercept_hidden_,
+                 "mean_": self.mean_}, bound)
 
     def _anneal(self, params, v0, n_steps, rng, metropolis_adjust=None):
         """Chains annealed from the noise ``v0`` to the model over ``n_steps`` steps."""

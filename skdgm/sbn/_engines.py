@@ -150,7 +150,11 @@ class OnlineVBEngine(VBEngine):
         gbar = [_vb.pg_mean(np.sqrt(_vb.expected_psi(
             _model.layer_regressors(self.template, layers_mean, l), self.state["M"][l],
             self.state["V"][l])[1])) for l in range(self.template.n_hidden_layers + 1)]
-        rho = (o.get("learning_offset", 10.0) + self.t) ** (-o.get("learning_decay", 0.7))
+        # rho_t in (0, 1] weighs the minibatch's natural-gradient target against the
+        # current factors; learning_offset=0 makes the first base 0 (rho = 1, a
+        # plain replacement) rather than a ZeroDivisionError.
+        base = o.get("learning_offset", 10.0) + self.t
+        rho = 1.0 if base <= 1.0 else base ** (-o.get("learning_decay", 0.7))
         M_old = [m.copy() for m in self.state["M"]]
         V_old = [v.copy() for v in self.state["V"]]
         prior_old = list(self.state["prior"])

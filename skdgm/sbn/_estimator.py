@@ -12,7 +12,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from .._core.base import BaseGenerativeModel, iter_minibatches
+from .._core.base import DIVERGENCE_BOUND, BaseGenerativeModel, iter_minibatches
+from .._core.schedules import make_schedule
 from .._core.random import as_generator, check_seed_sequence, spawn_generators
 from . import _gibbs, _model
 from ._dsghmc import DSGHMCGibbsEngine, DSGHMCNAISEngine, log_marginal_is
@@ -89,7 +90,8 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         Overrides of ``weight_var`` (normal), ``df`` and ``scale`` (Student-t),
         ``a`` and ``b`` (TPBN), ``bias_var`` (every bias).
     learning_offset, learning_decay : float, default=10.0, 0.7
-        Online VB step ``rho_t = (learning_offset + t)^(-learning_decay)``.
+        Online VB step ``rho_t = (learning_offset + t)^(-learning_decay)``, capped
+        at 1 (``learning_offset=0`` starts with ``rho_0 = 1``).
     n_local_iter : int, default=4
         Local coordinate sweeps per minibatch in online VB (the paper uses 4).
     total_samples : int, optional
@@ -170,6 +172,13 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],
         "n_jobs": [numbers.Integral, None],
+    }
+    _element_constraints = {
+        "hidden_layer_sizes": [Interval(numbers.Integral, 1, None, closed="left")],
+    }
+    _entry_constraints = {
+        "prior_params": {k: [Interval(numbers.Real, 0, None, closed="neither")]
+                         for k in DEFAULT_PRIOR_PARAMS},
     }
 
     def __init__(self, hidden_layer_sizes=(200,), *, inference="gibbs", prior=None,
@@ -367,6 +376,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             # validate_data names a changed feature count
             X = self._validate(X, reset=False)
             engine = self._engine
+            self._refresh_engine(engine)
             rng = as_generator(self._seed_seq.spawn(1)[0])
         self._n_seen += len(X)
         n_total = self.total_samples or self._n_seen
@@ -378,6 +388,34 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             samples = [engine.posterior_draw(rng) for _ in range(self.n_posterior_samples)]
         self._finish(engine, samples)
         return self
+
+    def _refresh_engine(self, engine):
+        """Hand the engine the current hyper-parameters (``set_params`` between calls).
+
+        Engines read ``options`` at every step; the DSGHMC trainer keeps its step
+        schedule (evaluated at its own minibatch counter, so a new one continues
+        from there) and its friction, which are replaced here.
+        """
+        opts = {k: v for k, v in self._options().items() if v is not None}
+        engine.options.update(opts)
+        trainer = getattr(engine, "trainer", None)
+        if trainer is not None:
+            trainer.schedule = make_schedule(self.learning_rate)
+            trainer.sampler.friction = float(self.friction)
+            trainer.n_sghmc_steps = int(self.n_sghmc_steps)
+            trainer.n_samples = int(self.n_hidden_samples)
+            trainer.gibbs_sweeps = int(self.gibbs_sweeps)
+            if trainer.adam is not None:
+                trainer.adam.learning_rate = float(self.recognition_learning_rate)
+
+    def _divergence_params(self):
+        if not hasattr(self, "params_"):
+            return {}, None
+        p = self.params_
+        parts = {"weights": list(p.weights), "biases": list(p.biases)}
+        if p.lateral:
+            parts["lateral"] = list(p.lateral)
+        return parts, DIVERGENCE_BOUND
 
     # --------------------------------------------------------------- inference
     def _call_rng(self):

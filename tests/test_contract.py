@@ -1,0 +1,360 @@
+"""The training contract of issue 14, run for all four estimators at cheap sizes.
+
+Every estimator's ``fit`` / ``partial_fit`` goes through
+:class:`skdgm._core.base.BaseGenerativeModel`: validation of parameters (with the
+elements of sequences and the entries of dicts), atomic failure (a failed call
+leaves the estimator exactly as it was), hyper-parameters read at every call
+(``set_params`` between ``partial_fit`` calls), and one divergence rule.
+"""
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.exceptions import NotFittedError
+from sklearn.utils.validation import check_is_fitted
+
+from skdgm import BayesianSBN, DBMCAST, DeepLDA, GaussianBernoulliRBM
+from skdgm._core.base import DIVERGENCE_BOUND
+from skdgm.exceptions import DivergenceError
+
+# Cheap settings; SBN streams with online VB (its default Gibbs has no partial_fit).
+CHEAP = {
+    "BayesianSBN": dict(hidden_layer_sizes=(3,), inference="online_vb", n_iter=2,
+                        n_posterior_samples=2, batch_size=20, random_state=0),
+    "DBMCAST": dict(hidden_layer_sizes=(4, 3), n_iter=1, n_chains=8, batch_size=20,
+                    pretrain_n_iter=1, n_temperatures=4, beta_min=0.6, swap_interval=3,
+                    n_ais_betas=20, n_ais_runs=4, random_state=0),
+    "DeepLDA": dict(n_components=(3, 2), n_iter=1, batch_size=20, local_burn_in=2,
+                    local_samples=2, n_posterior_samples=2, random_state=0),
+    "GaussianBernoulliRBM": dict(n_components=3, cd_steps=3, langevin_steps=2, n_iter=1,
+                                 batch_size=20, random_state=0),
+}
+CLASSES = {c.__name__: c for c in (BayesianSBN, DBMCAST, DeepLDA, GaussianBernoulliRBM)}
+NAMES = sorted(CLASSES)
+
+
+def make(name, **kw):
+    return CLASSES[name](**{**CHEAP[name], **kw})
+
+
+def data(name, n=40, d=5, seed=0):
+    rng = np.random.default_rng(seed)
+    if name in ("BayesianSBN", "DBMCAST"):
+        return (rng.random((n, d)) < 0.4).astype(float)
+    if name == "DeepLDA":
+        return rng.poisson(2.0, (n, d)).astype(float)
+    return rng.normal(size=(n, d))
+
+
+def bad_data(name, d=5):
+    """Input of the right shape that the estimator must reject (after validate_data)."""
+    X = data(name, d=d)
+    if name == "DeepLDA":
+        X[0, 0] = -1.0                # negative count
+    elif name == "GaussianBernoulliRBM":
+        X[0, 0] = np.inf
+    else:
+        X[0, 0] = 0.5                 # not binary
+    return X
+
+
+def frozen(est):
+    """The whole fitted state of an estimator (all but its parameters), as bytes."""
+    params = set(est.get_params(deep=False))
+    return pickle.dumps({k: v for k, v in est.__dict__.items() if k not in params})
+
+
+class Fault(RuntimeError):
+    pass
+
+
+def inject_fault(monkeypatch, est, after=1):
+    """Make the estimator fail mid-training, after ``after`` logged iterations."""
+    calls = {"n": 0}
+    original = type(est)._log_iteration
+
+    def failing(self, **metrics):
+        original(self, **metrics)
+        calls["n"] += 1
+        if calls["n"] >= after:
+            raise Fault("injected fault")
+
+    monkeypatch.setattr(type(est), "_log_iteration", failing)
+
+
+def assert_unfitted(est, name):
+    assert set(est.__dict__) == set(CLASSES[name]().get_params()), sorted(est.__dict__)
+    with pytest.raises(NotFittedError):
+        check_is_fitted(est)
+
+
+# --------------------------------------------------------------- atomic failure
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("method", ["fit", "partial_fit"])
+def test_rejected_input_leaves_unfitted(name, method):
+    est = make(name)
+    with pytest.raises(ValueError):
+        getattr(est, method)(bad_data(name))
+    assert_unfitted(est, name)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("method", ["fit", "partial_fit"])
+def test_fault_mid_training_leaves_unfitted(name, method, monkeypatch):
+    est = make(name)
+    inject_fault(monkeypatch, est)
+    with pytest.raises(Fault):
+        getattr(est, method)(data(name))
+    assert_unfitted(est, name)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("method", ["fit", "partial_fit"])
+def test_failed_call_keeps_fitted_model(name, method, monkeypatch):
+    X = data(name)
+    est = getattr(make(name), method)(X)
+    before = frozen(est)
+    Z = est.transform(X)
+    # another feature count: fit rejects it after reset, partial_fit at validation
+    with pytest.raises(ValueError):
+        getattr(est, method)(bad_data(name, d=7))
+    assert frozen(est) == before
+    with pytest.raises(ValueError):
+        getattr(est, method)(bad_data(name))
+    assert frozen(est) == before
+    inject_fault(monkeypatch, est)
+    with pytest.raises(Fault):
+        getattr(est, method)(X)
+    assert frozen(est) == before
+    monkeypatch.undo()
+    np.testing.assert_array_equal(est.transform(X), Z)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_bad_params_after_fit_keep_model(name):
+    est = make(name).partial_fit(data(name))
+    before = frozen(est)
+    est.set_params(batch_size=0)
+    with pytest.raises(ValueError, match="batch_size"):
+        est.partial_fit(data(name))
+    est.set_params(batch_size=CHEAP[name]["batch_size"])
+    assert frozen(est) == before
+
+
+# ------------------------------------------------------------------ validation
+_SIZES = {"BayesianSBN": "hidden_layer_sizes", "DBMCAST": "hidden_layer_sizes",
+          "DeepLDA": "n_components"}
+
+
+@pytest.mark.parametrize("name", sorted(_SIZES))
+@pytest.mark.parametrize("sizes, where", [((2.5,), 0), (("3",), 0), ((3, 2.5), 1),
+                                          ((3, 0), 1), ((3, True), 1)])
+def test_layer_sizes_must_be_positive_ints(name, sizes, where):
+    param = _SIZES[name]
+    est = make(name, **{param: sizes})
+    with pytest.raises(ValueError, match=rf"{param}\[{where}\]"):
+        est.fit(data(name))
+    assert_unfitted(est, name)
+
+
+@pytest.mark.parametrize("value", [2.5, "3", 0])
+def test_grbm_n_components_must_be_positive_int(value):
+    est = make("GaussianBernoulliRBM", n_components=value)
+    with pytest.raises(ValueError, match="n_components"):
+        est.fit(data("GaussianBernoulliRBM"))
+
+
+@pytest.mark.parametrize("prior, entry", [
+    ("normal", {"bias_var": -1}), ("normal", {"weight_var": 0}),
+    ("student_t", {"df": 0}), ("student_t", {"scale": -0.1}),
+    ("tpbn", {"a": -1}), ("tpbn", {"b": float("nan")}), ("tpbn", {"a": "1"}),
+])
+def test_sbn_prior_params_entries(prior, entry):
+    est = make("BayesianSBN", prior=prior, prior_params=entry)
+    (key,) = entry
+    with pytest.raises(ValueError, match=rf"prior_params\['{key}'\]"):
+        est.fit(data("BayesianSBN"))
+    assert_unfitted(est, "BayesianSBN")
+    with pytest.raises(ValueError, match="unknown prior_params"):
+        make("BayesianSBN", prior_params={"nope": 1.0}).fit(data("BayesianSBN"))
+
+
+def test_deep_lda_eta_entries():
+    est = make("DeepLDA", eta=(0.1, -1.0))
+    with pytest.raises(ValueError, match=r"eta\[1\]"):
+        est.fit(data("DeepLDA"))
+    assert_unfitted(est, "DeepLDA")
+
+
+def test_sbn_learning_offset_zero_trains():
+    """The boundary learning_offset=0 is allowed, so it must work (rho_0 = 1)."""
+    X = data("BayesianSBN")
+    est = make("BayesianSBN", learning_offset=0.0).fit(X)
+    assert est.history_["rho"][0] == 1.0
+    assert np.all(np.isfinite(est.score_samples(X)))
+    make("BayesianSBN", learning_offset=0.0).partial_fit(X).partial_fit(X)
+
+
+def test_dbm_learning_rate_zero_rejected():
+    """A zero rate would train nothing: the constraint excludes it."""
+    est = make("DBMCAST", learning_rate=0.0)
+    with pytest.raises(ValueError, match="learning_rate"):
+        est.fit(data("DBMCAST"))
+    assert_unfitted(est, "DBMCAST")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_partial_fit_validates_set_params(name):
+    """Parameters set between partial_fit calls are validated like at the first call."""
+    est = make(name).partial_fit(data(name))
+    est.set_params(random_state="not a seed")
+    with pytest.raises(ValueError, match="random_state"):
+        est.partial_fit(data(name))
+
+
+# ------------------------------------------------------ set_params between calls
+def test_sbn_online_vb_schedule_read_each_call():
+    X = data("BayesianSBN")
+    est = make("BayesianSBN").partial_fit(X)
+    est.set_params(learning_offset=100.0, learning_decay=0.5)
+    est.partial_fit(X)
+    assert est.history_["rho"][-1] == pytest.approx((100.0 + 1) ** -0.5)
+
+
+def test_sbn_dsghmc_step_and_friction_read_each_call():
+    X = data("BayesianSBN")
+    est = make("BayesianSBN", inference="dsghmc_gibbs", n_sghmc_steps=2,
+               learning_rate=0.01).partial_fit(X)
+    est.set_params(learning_rate=0.5, friction=0.3)
+    est.partial_fit(X)
+    # the SGHMC step is learning_rate / N (N = samples seen when total_samples is None)
+    assert est.history_["step_size"][-1] == pytest.approx(0.5 / (2 * len(X)))
+    assert est._engine.trainer.sampler.friction == 0.3
+
+
+def test_sbn_dsghmc_friction_changes_the_chain():
+    """Behaviour, not only the attribute: a new friction gives another chain."""
+    X = data("BayesianSBN")
+    runs = []
+    for friction in (0.1, 0.9):
+        est = make("BayesianSBN", inference="dsghmc_gibbs", n_sghmc_steps=2).partial_fit(X)
+        est.set_params(friction=friction)
+        runs.append(est.partial_fit(X).coefs_[0])
+    assert not np.allclose(runs[0], runs[1])
+
+
+@pytest.mark.parametrize("sampler", ["cast", "adaptive_st"])
+def test_dbm_tempering_read_each_call(sampler):
+    X = data("DBMCAST")
+    est = make("DBMCAST", sampler=sampler).partial_fit(X)
+    est.set_params(beta_min=0.2, wl_gain=3.0)
+    est.partial_fit(X)
+    obj = est._sampler_obj
+    np.testing.assert_allclose(obj.betas, np.linspace(1.0, 0.2, 4))
+    assert obj.gain(0) == pytest.approx(3.0)
+
+
+def test_dbm_fpcd_rate_read_each_call():
+    X = data("DBMCAST")
+    est = make("DBMCAST", sampler="fpcd").partial_fit(X)
+    est.set_params(fpcd_learning_rate=0.0, fpcd_decay=0.0)
+    est.partial_fit(X)
+    # no fast rate and full decay: the fast weights are exactly zero after an update
+    assert all(np.all(f == 0) for f in est._sampler_obj.fast_coefs)
+
+
+def test_deep_lda_eta_read_each_call():
+    X = data("DeepLDA")
+    est = make("DeepLDA").partial_fit(X)
+    est.set_params(eta=0.37)
+    est.partial_fit(X)
+    assert est._etas_ == [0.37, 0.37]
+
+
+def test_grbm_learning_rate_read_each_call():
+    X = data("GaussianBernoulliRBM")
+    est = make("GaussianBernoulliRBM").partial_fit(X)
+    W = est.components_.copy()
+    est.set_params(learning_rate=1e-12)
+    est.partial_fit(X)
+    np.testing.assert_allclose(est.components_, W, atol=1e-9)
+
+
+# ------------------------------------------------------------------ divergence
+# (diverging settings, recovering settings) per estimator
+_DIVERGE = {
+    # A step far beyond the stability limit of a stiff prior (eta / weight_var >> 2)
+    # makes the SGHMC iterates grow geometrically.
+    "BayesianSBN": (dict(learning_rate=1.0), dict(learning_rate=1e-9)),
+    "DBMCAST": (dict(learning_rate=1e250), dict(learning_rate=1e-3)),
+    # TLASGR's rates are capped (it cannot diverge); SGRLD's expanded mean can.
+    "DeepLDA": (dict(step_size=1e300), dict(step_size=1e-3)),
+    "GaussianBernoulliRBM": (dict(learning_rate=1e250, clip_grad_norm=None),
+                             dict(learning_rate=1e-3)),
+}
+_DIVERGE_BASE = {
+    "BayesianSBN": dict(inference="dsghmc_gibbs", n_sghmc_steps=2, prior="normal",
+                        prior_params={"weight_var": 1e-8}, learning_rate=1e-9),
+    "DeepLDA": dict(sampler="sgrld"),
+}
+
+
+def _params(est):
+    return est._divergence_params()[0]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("name", NAMES)
+def test_divergence_raises_restores_and_recovers(name):
+    X = data(name)
+    est = make(name, **_DIVERGE_BASE.get(name, {})).partial_fit(X)
+    before = frozen(est)
+    bad, good = _DIVERGE[name]
+    est.set_params(**bad)
+    with pytest.raises(DivergenceError):
+        for _ in range(20):
+            est.partial_fit(X)
+            # a call that did not diverge yet must still be within the bound
+            params, bound = est._divergence_params()
+            for v in params.values():
+                for a in (v if isinstance(v, list) else [v]):
+                    assert np.all(np.abs(a) <= bound)
+            before = frozen(est)
+    assert frozen(est) == before
+    est.set_params(**good)
+    est.partial_fit(X)
+    for v in _params(est).values():
+        for a in (v if isinstance(v, list) else [v]):
+            assert np.all(np.isfinite(a))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("name", NAMES)
+def test_divergence_in_fit_leaves_unfitted(name):
+    bad, _ = _DIVERGE[name]
+    est = make(name, **{**_DIVERGE_BASE.get(name, {}), **bad, "n_iter": 20})
+    with pytest.raises(DivergenceError):
+        est.fit(data(name))
+    assert_unfitted(est, name)
+
+
+@pytest.mark.parametrize("name", ["BayesianSBN", "DBMCAST"])
+def test_runaway_growth_is_divergence(name, monkeypatch):
+    """Finite but huge parameters (1e301 came out of large steps) count as divergence."""
+    X = data(name)
+    est = make(name).partial_fit(X)
+    before = frozen(est)
+    original = type(est)._divergence_params
+
+    def inflated(self):
+        params, bound = original(self)
+        key = next(iter(params))
+        big = [a * 0 + 1e301 for a in params[key]]
+        return {**params, key: big}, bound
+
+    monkeypatch.setattr(type(est), "_divergence_params", inflated)
+    with pytest.raises(DivergenceError, match="grew beyond"):
+        est.partial_fit(X)
+    assert frozen(est) == before
+    assert DIVERGENCE_BOUND < 1e301
