@@ -405,7 +405,10 @@ def test_divergence_raises_and_keeps_finite_parameters():
     # >> 2) makes the SGHMC iterates grow geometrically to inf; the guard must catch
     # the candidate before it is committed.
     est = BayesianSBN((4,), inference="dsghmc_nais", prior="normal",
-                      prior_params={"weight_var": 1e-8}, learning_rate=1.0, random_state=0)
+                      prior_params={"weight_var": 1e-8}, learning_rate=1e-9, random_state=0)
+    # A failed call restores the state from before it (issue 14): train once at a
+    # stable step so there is a state to keep, then raise the step.
+    est.partial_fit(X).set_params(learning_rate=1.0)
     before = None
     with pytest.raises(DivergenceError), np.errstate(all="ignore"):
         for _ in range(20):
