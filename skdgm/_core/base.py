@@ -125,15 +125,17 @@ def check_finite_params(params, where, *, bound=None):
             if not np.all(np.isfinite(a)):
                 raise DivergenceError(
                     f"{where}: parameter {name!r} became non-finite; the update was "
-                    f"discarded and the last finite parameters kept. Lower the step "
-                    f"size / learning rate or check the input scale."
+                    f"discarded and the last finite parameters kept (a fit or "
+                    f"partial_fit restores its state from before the call). Lower the "
+                    f"step size / learning rate or check the input scale."
                 )
             if bound is not None and a.size and float(np.max(np.abs(a))) > bound:
                 raise DivergenceError(
                     f"{where}: parameter {name!r} grew beyond {bound:.3g} in magnitude "
                     f"(max {float(np.max(np.abs(a))):.3g}), a runaway; the update was "
-                    f"discarded and the last finite parameters kept. Lower the step "
-                    f"size / learning rate or check the input scale."
+                    f"discarded and the last finite parameters kept (a fit or "
+                    f"partial_fit restores its state from before the call). Lower the "
+                    f"step size / learning rate or check the input scale."
                 )
 
 
