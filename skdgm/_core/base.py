@@ -243,6 +243,89 @@ class BaseGenerativeModel(TransformerMixin, BaseEstimator):
             elif hasattr(attr, "fn") and not getattr(attr.fn, "_skdgm_contract", False):
                 attr.fn = _contract(attr.fn)  # sklearn's available_if descriptor
 
+    # ------------------------------------------------------------ the skeleton
+    # ``fit`` and ``partial_fit`` are written once, here; estimators supply the
+    # hooks below. A pass (``_pass``) is the unit of both: ``fit`` resets and runs
+    # ``n_iter`` of them, ``partial_fit`` continues with one (estimators whose
+    # fit passes differ from a single update, e.g. minibatches of a large input
+    # against one update per stream minibatch, override ``_fit_pass`` or
+    # ``_partial_step``). Subclasses may override ``fit`` / ``partial_fit`` for
+    # their docstrings and call ``super()``: the contract is applied once.
+
+    def fit(self, X, y=None):
+        """Reset, then ``n_iter`` passes of the minibatch steps ``partial_fit`` runs.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : Ignored
+
+        Returns
+        -------
+        self
+        """
+        X = self._validate_training_data(X, reset=True)
+        ctx = self._initialize(X, fit=True)
+        for _ in range(self._n_passes()):
+            self._fit_pass(X, ctx)
+        self._end_call(ctx)
+        return self
+
+    def partial_fit(self, X, y=None):
+        """Continue training on ``X`` (the first call initialises the model).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        y : Ignored
+
+        Returns
+        -------
+        self
+        """
+        first = not self._is_initialized()
+        X = self._validate_training_data(X, reset=first)
+        ctx = self._initialize(X, fit=False) if first else self._resume(X)
+        self._partial_step(X, ctx)
+        self._end_call(ctx)
+        return self
+
+    def _validate_training_data(self, X, *, reset):
+        """The training input, validated (``reset=True`` records its features)."""
+        return self._validate_input(X, reset=reset)
+
+    def _is_initialized(self):
+        """Whether a model exists for ``partial_fit`` to continue."""
+        return hasattr(self, "n_features_in_")
+
+    def _initialize(self, X, *, fit):
+        """Fresh parameters, random streams and history; returns the call's context.
+
+        ``fit=False`` for a first ``partial_fit`` (no pre-training, no schedule over
+        a known number of updates).
+        """
+        raise NotImplementedError
+
+    def _resume(self, X):
+        """A later ``partial_fit`` call: new streams, current hyper-parameters."""
+        raise NotImplementedError
+
+    def _n_passes(self):
+        return self.n_iter
+
+    def _pass(self, X, ctx):
+        """One pass of minibatch updates over ``X``."""
+        raise NotImplementedError
+
+    def _fit_pass(self, X, ctx):
+        self._pass(X, ctx)
+
+    def _partial_step(self, X, ctx):
+        self._pass(X, ctx)
+
+    def _end_call(self, ctx):
+        """Work once per call after the updates (e.g. a log Z estimate)."""
+
     def _validate_nested_params(self):
         """Elements of sequence parameters and entries of dict parameters."""
         caller = type(self).__name__
@@ -343,3 +426,5 @@ def _fmt(v):
     return str(v)
 
 
+BaseGenerativeModel.fit = _contract(BaseGenerativeModel.fit)
+BaseGenerativeModel.partial_fit = _contract(BaseGenerativeModel.partial_fit)

@@ -409,17 +409,7 @@ class DBMCAST(BaseGenerativeModel):
         -------
         self
         """
-        sizes = self._check_params()
-        X = self._validate(X, reset=True)
-        rng = self._reset(X, sizes)
-        if self.pretrain:
-            self._pretrain(X, rng)
-        self._lr_schedule = _schedule(self.learning_rate, _LR_T0)
-        self._sampler_obj = self._init_chains(X, rng)
-        for _ in range(self.n_iter):
-            self._one_pass(X, rng)
-        self._estimate_log_partition(rng)
-        return self
+        return super().fit(X, y)
 
     def partial_fit(self, X, y=None):
         """One pass of stochastic approximation over ``X`` (no pre-training).
@@ -432,23 +422,40 @@ class DBMCAST(BaseGenerativeModel):
         -------
         self
         """
-        sizes = self._check_params()
-        first = not hasattr(self, "coefs_")
+        return super().partial_fit(X, y)
+
+    # The hooks of the training skeleton (BaseGenerativeModel.fit / partial_fit).
+    def _is_initialized(self):
+        return hasattr(self, "coefs_")
+
+    def _validate_training_data(self, X, *, reset):
+        self._check_params()
         # With reset=False, validation names a changed feature count
         # ("X has 3 features, but DBMCAST is expecting 4 features as input").
-        X = self._validate(X, reset=first)
-        if first:
-            rng = self._reset(X, sizes)
-        else:
-            rng = self._rng()
+        return self._validate(X, reset=reset)
+
+    def _initialize(self, X, *, fit):
+        rng = self._reset(X, self._check_params())
+        if fit and self.pretrain:
+            self._pretrain(X, rng)
+        self._lr_schedule = _schedule(self.learning_rate, _LR_T0)
+        self._sampler_obj = self._init_chains(X, rng)
+        return rng
+
+    def _resume(self, X):
+        rng = self._rng()
         self._lr_schedule = _schedule(self.learning_rate, _LR_T0)
         if self._sampler_obj is None:
             self._sampler_obj = self._init_chains(X, rng)
         else:
             self._refresh_sampler()
+        return rng
+
+    def _pass(self, X, rng):
         self._one_pass(X, rng)
+
+    def _end_call(self, rng):
         self._estimate_log_partition(rng)
-        return self
 
     # ------------------------------------------------------------------ log Z
     def _estimate_log_partition(self, rng):

@@ -317,21 +317,7 @@ class DeepLDA(BaseGenerativeModel):
         -------
         self
         """
-        self._validate_params()
-        X = self._check_X(X, reset=True)
-        self._reset(X.shape[1], X)
-        self._record_lengths(X)
-        n = X.shape[0]
-        if self.sampler == "gibbs":
-            for _ in range(self.n_iter):
-                self._step(X, n)
-            return self
-        total = n if self.total_samples is None else self.total_samples
-        order_rng = as_generator(self._order_seed)
-        for _ in range(self.n_iter):
-            for idx in iter_minibatches(n, self.batch_size, order_rng):
-                self._step(X[idx], total)
-        return self
+        return super().fit(X, y)
 
     def partial_fit(self, X, y=None):
         """One global update from one minibatch of a stream (one sweep for ``"gibbs"``).
@@ -343,18 +329,43 @@ class DeepLDA(BaseGenerativeModel):
         -------
         self
         """
-        first = not hasattr(self, "topics_")
-        if first:
-            self._validate_params()
-        X = self._check_X(X, reset=first)
-        if first:
-            self._reset(X.shape[1], X)
-        else:
+        return super().partial_fit(X, y)
+
+    # The hooks of the training skeleton (BaseGenerativeModel.fit / partial_fit).
+    # The unit is one global update (_step): fit runs it on every minibatch of
+    # every pass, partial_fit on its input as one minibatch.
+    def _is_initialized(self):
+        return hasattr(self, "topics_")
+
+    def _validate_training_data(self, X, *, reset):
+        X = self._check_X(X, reset=reset)
+        if not reset:
             self._check_partial_fit_features(X)
+        return X
+
+    def _initialize(self, X, *, fit):
+        self._reset(X.shape[1], X)
+        self._record_lengths(X)
+        return {}
+
+    def _resume(self, X):
+        self._record_lengths(X)
+        return {}
+
+    def _fit_pass(self, X, ctx):
+        n = X.shape[0]
+        if self.sampler == "gibbs":
+            self._step(X, n)
+            return
+        total = n if self.total_samples is None else self.total_samples
+        if "order_rng" not in ctx:   # one shuffling stream for the whole fit
+            ctx["order_rng"] = as_generator(self._order_seed)
+        for idx in iter_minibatches(n, self.batch_size, ctx["order_rng"]):
+            self._step(X[idx], total)
+
+    def _partial_step(self, X, ctx):
         total = X.shape[0] if self.total_samples is None else self.total_samples
         self._step(X, total)
-        self._record_lengths(X)
-        return self
 
     def _record_lengths(self, X):
         self._length_values, self._length_counts = _generate.merge_lengths(

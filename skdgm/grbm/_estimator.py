@@ -312,15 +312,7 @@ class GaussianBernoulliRBM(BaseGenerativeModel):
         -------
         self
         """
-        self._check_hyper()
-        X = self._validate_input(X, reset=True)
-        self._init_params(X.shape[1], X.dtype)
-        n_batches = -(-X.shape[0] // min(self.batch_size, X.shape[0]))
-        self._lr_total = self.n_iter * n_batches
-        with _blas_limit(min(self.batch_size, X.shape[0]), X.shape[1], self.n_components):
-            for _ in range(self.n_iter):
-                self._one_pass(X)
-        return self
+        return super().fit(X, y)
 
     def partial_fit(self, X, y=None):
         """One pass of minibatch modified CD over the rows of ``X``.
@@ -332,18 +324,32 @@ class GaussianBernoulliRBM(BaseGenerativeModel):
         -------
         self
         """
-        first = not hasattr(self, "components_")
+        return super().partial_fit(X, y)
+
+    # The hooks of the training skeleton (BaseGenerativeModel.fit / partial_fit).
+    def _is_initialized(self):
+        return hasattr(self, "components_")
+
+    def _validate_training_data(self, X, *, reset):
         self._check_hyper()
-        if first:
-            X = self._validate_input(X, reset=True)
-            self._init_params(X.shape[1], X.dtype)
-        else:
-            X = self._validate_input(X, reset=False)
+        X = self._validate_input(X, reset=reset)
+        if not reset:
             X = X.astype(self.components_.dtype, copy=False)
-            self._lr_total = None
+        return X
+
+    def _initialize(self, X, *, fit):
+        self._init_params(X.shape[1], X.dtype)
+        if fit:
+            # the cosine schedule spans the whole fit
+            n_batches = -(-X.shape[0] // min(self.batch_size, X.shape[0]))
+            self._lr_total = self.n_iter * n_batches
+
+    def _resume(self, X):
+        self._lr_total = None
+
+    def _pass(self, X, ctx):
         with _blas_limit(min(self.batch_size, X.shape[0]), X.shape[1], self.n_components):
             self._one_pass(X)
-        return self
 
     def _one_pass(self, X):
         # The scale of the data seen so far, against which runaway growth of the
