@@ -312,13 +312,22 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     # --------------------------------------------------------------------- fit
     def _reset(self, X):
         """What ``fit`` and a first ``partial_fit`` share: checks, fresh streams, history."""
+        X = self._validate_training_data(X, reset=True)
+        return (X,) + self._fresh_start()
+
+    def _validate_training_data(self, X, *, reset):
+        if reset:
+            self._check_settings()
+        # with reset=False, validate_data names a changed feature count
+        return self._validate(X, reset=reset)
+
+    def _fresh_start(self):
         sizes, pp = self._check_settings()
-        X = self._validate(X, reset=True)
         self._seed_seq = check_seed_sequence(self.random_state)
         rng = as_generator(self._seed_seq.spawn(1)[0])
         self._start_history()
         self._n_seen = 0
-        return X, sizes, pp, rng
+        return sizes, pp, rng
 
     def fit(self, X, y=None):
         """Train on binary ``X`` (n_samples, n_features); greedy pre-training first when deep."""
@@ -365,19 +374,27 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     @available_if(_streaming)
     def partial_fit(self, X, y=None):
         """One online-VB step on the minibatch ``X`` (initialises the model on first call)."""
-        first = not hasattr(self, "_engine")
-        if first:
-            X, sizes, pp, rng = self._reset(X)
-            params = _model.init_params(X.shape[1], sizes, rng,
-                                        autoregressive=self.autoregressive)
-            engine = self._new_engine(params, pp)
-            engine.init_data(X, rng)
-        else:
-            # validate_data names a changed feature count
-            X = self._validate(X, reset=False)
-            engine = self._engine
-            self._refresh_engine(engine)
-            rng = as_generator(self._seed_seq.spawn(1)[0])
+        return super().partial_fit(X, y)
+
+    # The hooks of the training skeleton that partial_fit runs
+    # (BaseGenerativeModel.partial_fit); fit keeps its own stages (Sec. 3.3).
+    def _is_initialized(self):
+        return hasattr(self, "_engine")
+
+    def _initialize(self, X, *, fit):
+        sizes, pp, rng = self._fresh_start()
+        params = _model.init_params(X.shape[1], sizes, rng,
+                                    autoregressive=self.autoregressive)
+        engine = self._new_engine(params, pp)
+        engine.init_data(X, rng)
+        return engine, rng
+
+    def _resume(self, X):
+        self._refresh_engine(self._engine)
+        return self._engine, as_generator(self._seed_seq.spawn(1)[0])
+
+    def _partial_step(self, X, ctx):
+        engine, rng = ctx
         self._n_seen += len(X)
         n_total = self.total_samples or self._n_seen
         metrics = engine.step(X, rng, n_total=n_total)
@@ -387,7 +404,6 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         else:
             samples = [engine.posterior_draw(rng) for _ in range(self.n_posterior_samples)]
         self._finish(engine, samples)
-        return self
 
     def _refresh_engine(self, engine):
         """Hand the engine the current hyper-parameters (``set_params`` between calls).
