@@ -213,6 +213,30 @@ def test_partial_fit_validates_set_params(name):
         est.partial_fit(data(name))
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_n_jobs_zero_after_partial_work(name):
+    """n_jobs=0 means nothing to joblib: rejected up front, the model kept."""
+    est = make(name).partial_fit(data(name))
+    before = frozen(est)
+    est.set_params(n_jobs=0)
+    with pytest.raises(ValueError, match="n_jobs"):
+        est.partial_fit(data(name, n=250))
+    assert frozen(est) == before
+    est.set_params(n_jobs=-1)
+    est.partial_fit(data(name))
+
+
+def test_deep_lda_counts_beyond_int64_keep_model():
+    X = data("DeepLDA")
+    est = make("DeepLDA").partial_fit(X)
+    before = frozen(est)
+    big = X.copy()
+    big[0, 0] = 2.0 ** 63
+    with pytest.raises(ValueError, match="int64"):
+        est.partial_fit(big)
+    assert frozen(est) == before
+
+
 # ------------------------------------------------------ set_params between calls
 def test_sbn_online_vb_schedule_read_each_call():
     X = data("BayesianSBN")

@@ -14,13 +14,14 @@ import time
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator, TransformerMixin, _fit_context
-from sklearn.utils._param_validation import validate_parameter_constraints
+from sklearn.utils._param_validation import Interval, validate_parameter_constraints
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..exceptions import DivergenceError
 
 __all__ = [
     "DIVERGENCE_BOUND",
+    "N_JOBS_CONSTRAINT",
     "BaseGenerativeModel",
     "check_binary",
     "check_counts",
@@ -101,6 +102,13 @@ def check_counts(X, *, what="this estimator", max_total=None, limit_name=None):
 #: (40 already does) and leaves a few doublings to overflow: finite parameters of
 #: 1e301 came out of large step sizes, unflagged, before this bound existed.
 DIVERGENCE_BOUND = 1e8
+
+
+#: ``n_jobs`` as joblib reads it: ``None``, a positive count, or ``-1, -2, ...``
+#: (all CPUs, all but one, ...). 0 means nothing to joblib, and it raised only
+#: once an input was large enough to be split, deep inside a training call.
+N_JOBS_CONSTRAINT = [Interval(numbers.Integral, 1, None, closed="left"),
+                     Interval(numbers.Integral, None, -1, closed="right"), None]
 
 
 def check_finite_params(params, where, *, bound=None):

@@ -15,8 +15,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._core.base import (DIVERGENCE_BOUND, BaseGenerativeModel, check_finite_params,
-                          iter_minibatches)
+from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
+                          check_finite_params, iter_minibatches)
 from .._core.random import as_generator, check_seed_sequence, spawn_seeds
 from .._core.schedules import InverseTime, make_schedule
 from . import _model, _tempering
@@ -211,7 +211,7 @@ class DBMCAST(BaseGenerativeModel):
         "n_ais_runs": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": ["random_state", np.random.SeedSequence, np.random.Generator],
         "verbose": ["verbose"],
-        "n_jobs": [None, numbers.Integral],
+        "n_jobs": N_JOBS_CONSTRAINT,
     }
     _element_constraints = {
         "hidden_layer_sizes": [Interval(numbers.Integral, 1, None, closed="left")],

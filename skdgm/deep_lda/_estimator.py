@@ -9,8 +9,8 @@ import scipy.sparse as sp
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, check_non_negative
 
-from .._core.base import (DIVERGENCE_BOUND, BaseGenerativeModel, check_binary, check_counts,
-                          check_finite_params)
+from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
+                          check_binary, check_counts, check_finite_params)
 from .._core.base import iter_minibatches
 from .._core.chains import even_chunks, run_chains
 from .._core.random import as_generator, check_seed_sequence
@@ -139,7 +139,7 @@ class DeepLDA(BaseGenerativeModel):
         "posterior_thin": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
         "verbose": ["verbose"],
-        "n_jobs": [numbers.Integral, None],
+        "n_jobs": N_JOBS_CONSTRAINT,
     }
     _element_constraints = {
         "n_components": [Interval(numbers.Integral, 1, None, closed="left")],

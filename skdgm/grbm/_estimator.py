@@ -9,8 +9,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.ais import annealed_importance_sampling, beta_schedule
-from .._core.base import (DIVERGENCE_BOUND, BaseGenerativeModel, check_finite_params,
-                          iter_minibatches)
+from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
+                          check_finite_params, iter_minibatches)
 from .._core.random import as_generator, check_seed_sequence, spawn_seeds
 from .._core.optim import Adam
 from .._core.schedules import Cosine
@@ -224,7 +224,7 @@ class GaussianBernoulliRBM(BaseGenerativeModel):
         "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left")],
         "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],
-        "n_jobs": [numbers.Integral, None],
+        "n_jobs": N_JOBS_CONSTRAINT,
     }
 
     def __init__(self, n_components=256, *, sampler="gibbs_langevin", metropolis_adjust=False,

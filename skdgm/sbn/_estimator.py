@@ -12,7 +12,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from .._core.base import DIVERGENCE_BOUND, BaseGenerativeModel, iter_minibatches
+from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
+                          iter_minibatches)
 from .._core.schedules import make_schedule
 from .._core.random import as_generator, check_seed_sequence, spawn_generators
 from . import _gibbs, _model
@@ -171,7 +172,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         "n_ais_runs": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],
-        "n_jobs": [numbers.Integral, None],
+        "n_jobs": N_JOBS_CONSTRAINT,
     }
     _element_constraints = {
         "hidden_layer_sizes": [Interval(numbers.Integral, 1, None, closed="left")],
