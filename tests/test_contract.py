@@ -7,11 +7,13 @@ leaves the estimator exactly as it was), hyper-parameters read at every call
 (``set_params`` between ``partial_fit`` calls), and one divergence rule.
 """
 
+import numbers
 import pickle
 
 import numpy as np
 import pytest
 from sklearn.exceptions import NotFittedError
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted
 
 from skdgm import BayesianSBN, DBMCAST, DeepLDA, GaussianBernoulliRBM
@@ -204,6 +206,32 @@ def test_dbm_learning_rate_zero_rejected():
     assert_unfitted(est, "DBMCAST")
 
 
+def _closed_boundaries():
+    """(estimator, parameter, value) for every closed end of an Interval constraint."""
+    out = []
+    for name in NAMES:
+        for param, constraints in CLASSES[name]._parameter_constraints.items():
+            for c in constraints:
+                if not isinstance(c, Interval):
+                    continue
+                ends = [c.left] if c.closed in ("left", "both") else []
+                ends += [c.right] if c.closed in ("right", "both") else []
+                for v in ends:
+                    if v is not None:
+                        v = int(v) if c.type is numbers.Integral else float(v)
+                        out.append((name, param, v))
+    return out
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("name, param, value", _closed_boundaries())
+def test_allowed_boundaries_work(name, param, value):
+    """A value the constraints allow trains and scores (no ZeroDivisionError & co)."""
+    X = data(name)
+    make(name, **{param: value}).fit(X).score_samples(X[:5])
+    make(name, **{param: value}).partial_fit(X).partial_fit(X).score_samples(X[:5])
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_partial_fit_validates_set_params(name):
     """Parameters set between partial_fit calls are validated like at the first call."""
@@ -294,6 +322,17 @@ def test_deep_lda_eta_read_each_call():
     est.set_params(eta=0.37)
     est.partial_fit(X)
     assert est._etas_ == [0.37, 0.37]
+
+
+def test_deep_lda_eta_changes_the_update():
+    """Behaviour, not only the attribute: the same stream with another eta differs."""
+    X = data("DeepLDA")
+    runs = []
+    for eta in (None, 50.0):
+        est = make("DeepLDA").partial_fit(X)
+        est.set_params(eta=eta)
+        runs.append(est.partial_fit(X).topics_[0])
+    assert not np.allclose(runs[0], runs[1])
 
 
 def test_grbm_learning_rate_read_each_call():
