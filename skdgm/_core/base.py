@@ -16,6 +16,7 @@ from ..exceptions import DivergenceError
 
 __all__ = [
     "BaseGenerativeModel",
+    "binarize_input",
     "check_binary",
     "check_counts",
     "check_finite_params",
@@ -27,10 +28,11 @@ def _values(X):
     return X.data if sp.issparse(X) else np.asarray(X)
 
 
-def check_binary(X, *, allow_nan=False, what="this estimator"):
+def check_binary(X, *, allow_nan=False, what="this estimator", hint=None):
     """Raise a clear ``ValueError`` unless every entry of ``X`` is 0 or 1.
 
-    ``allow_nan`` admits NaN as a missing-value marker (for imputation).
+    ``allow_nan`` admits NaN as a missing-value marker (for imputation);
+    ``hint`` replaces the default advice at the end of the message.
     """
     v = _values(X)
     ok = (v == 0) | (v == 1)
@@ -40,10 +42,50 @@ def check_binary(X, *, allow_nan=False, what="this estimator"):
         bad = v[~ok]
         raise ValueError(
             f"{what} requires binary data (0/1); found {bad.size} other value(s), "
-            f"e.g. {bad.ravel()[0]!r}. Binarise first, e.g. with "
-            f"sklearn.preprocessing.Binarizer."
+            f"e.g. {bad.ravel()[0]!r}. "
+            + (hint or "Binarise first, e.g. with sklearn.preprocessing.Binarizer.")
         )
     return X
+
+
+def binarize_input(X, threshold, *, allow_nan=False):
+    """``1(X > threshold)`` in the dtype of ``X``, as :class:`sklearn.preprocessing.Binarizer`.
+
+    The binary models take ``binarize=None|float``, the convention of
+    :class:`sklearn.neural_network.BernoulliRBM` users (``BernoulliNB(binarize=...)``):
+    with a float, continuous input is thresholded before the check for 0/1 data.
+
+    Parameters
+    ----------
+    X : ndarray or CSR matrix of float
+        Already validated (finite unless ``allow_nan``).
+    threshold : float
+        Entries strictly above it become 1, the others 0.
+    allow_nan : bool, default=False
+        Keep NaN entries as NaN (the missing-value marker of ``impute``) instead of
+        mapping them to 0.
+
+    Returns
+    -------
+    X_bin : ndarray or CSR matrix
+        A new array or matrix; ``X`` is not modified.
+    """
+    if sp.issparse(X):
+        if threshold < 0:
+            # Every implicit zero would become a one: the result is dense.
+            raise ValueError(
+                f"binarize={threshold!r} is negative, which would turn every implicit "
+                f"zero of the sparse input into a one; use binarize >= 0 with sparse X")
+        X = X.copy()
+        X.data = (X.data > threshold).astype(X.dtype)
+        X.eliminate_zeros()
+        return X
+    out = (X > threshold).astype(X.dtype)
+    if allow_nan:
+        nan = np.isnan(X)
+        if nan.any():
+            out[nan] = np.nan
+    return out
 
 
 def check_counts(X, *, what="this estimator", max_total=None, limit_name=None):
@@ -132,7 +174,11 @@ class BaseGenerativeModel(TransformerMixin, BaseEstimator):
     def _validate_input(self, X, *, reset, dtype=(np.float64, np.float32),
                         accept_sparse=False, ensure_all_finite=True, binary=False,
                         counts=False, allow_nan=False):
-        """``validate_data`` plus the model's own checks, with messages that name the problem."""
+        """``validate_data`` plus the model's own checks, with messages that name the problem.
+
+        With ``binary=True``, an estimator's ``binarize`` parameter (``None`` or a
+        threshold) is applied after ``validate_data`` and before the 0/1 check.
+        """
         if not reset:
             check_is_fitted(self)
         X = validate_data(
@@ -140,7 +186,14 @@ class BaseGenerativeModel(TransformerMixin, BaseEstimator):
             ensure_all_finite="allow-nan" if allow_nan else ensure_all_finite,
         )
         if binary:
-            check_binary(X, allow_nan=allow_nan, what=type(self).__name__)
+            threshold = getattr(self, "binarize", None)
+            if threshold is not None:
+                X = binarize_input(X, threshold, allow_nan=allow_nan)
+            hint = None
+            if "binarize" in self.get_params(deep=False):
+                hint = ("Pass binarize=<threshold> (e.g. binarize=0.5) to threshold it, "
+                        "or binarise first with sklearn.preprocessing.Binarizer.")
+            check_binary(X, allow_nan=allow_nan, what=type(self).__name__, hint=hint)
         if counts:
             check_counts(X, what=type(self).__name__)
         return X

@@ -155,6 +155,11 @@ class DBMCAST(BaseGenerativeModel):
     verbose : int, default=0
     n_jobs : int, default=None
         Workers for the AIS runs (results do not depend on it).
+    binarize : float or None, default=None
+        Threshold for binarising the input (``X > binarize`` becomes 1, the rest 0)
+        in every method that takes ``X``, as :class:`sklearn.neural_network.BernoulliRBM`
+        users do with :class:`~sklearn.preprocessing.Binarizer`. ``None``: the input
+        must already be 0/1 (anything else raises a ``ValueError``).
 
     Attributes
     ----------
@@ -209,6 +214,7 @@ class DBMCAST(BaseGenerativeModel):
         "random_state": ["random_state", np.random.SeedSequence, np.random.Generator],
         "verbose": ["verbose"],
         "n_jobs": [None, numbers.Integral],
+        "binarize": [Interval(numbers.Real, None, None, closed="neither"), None],
     }
 
     def __init__(self, hidden_layer_sizes=(500, 1000), *, sampler="cast", n_temperatures=20,
@@ -217,7 +223,7 @@ class DBMCAST(BaseGenerativeModel):
                  mean_field_starts="best", learning_rate=0.005, fpcd_learning_rate=0.005, fpcd_decay=0.95, batch_size=100, n_iter=10,
                  pretrain=True, pretrain_n_iter=5, pretrain_learning_rate=0.05,
                  n_ais_betas=1000, n_ais_runs=100, random_state=None, verbose=0,
-                 n_jobs=None):
+                 n_jobs=None, binarize=None):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.sampler = sampler
         self.n_temperatures = n_temperatures
@@ -243,6 +249,7 @@ class DBMCAST(BaseGenerativeModel):
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
+        self.binarize = binarize
 
     # ------------------------------------------------------------------ validation
     def __sklearn_tags__(self):

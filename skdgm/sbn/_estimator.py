@@ -120,6 +120,11 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     verbose : int, default=0
     n_jobs : int, optional
         Workers for AIS chains.
+    binarize : float or None, default=None
+        Threshold for binarising the input (``X > binarize`` becomes 1, the rest 0)
+        in every method that takes ``X``, as :class:`sklearn.neural_network.BernoulliRBM`
+        users do with :class:`~sklearn.preprocessing.Binarizer`. ``None``: the input
+        must already be 0/1 (anything else raises a ``ValueError``).
 
     Attributes
     ----------
@@ -170,6 +175,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],
         "n_jobs": [numbers.Integral, None],
+        "binarize": [Interval(numbers.Real, None, None, closed="neither"), None],
     }
 
     def __init__(self, hidden_layer_sizes=(200,), *, inference="gibbs", prior=None,
@@ -179,7 +185,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                  total_samples=None, learning_rate=0.01, friction=0.1, sgmcmc="sghmc",
                  n_sghmc_steps=10, n_hidden_samples=5, gibbs_sweeps=5,
                  recognition_learning_rate=1e-3, n_is_samples=1000, n_ais_betas=100, n_ais_runs=10, random_state=None,
-                 verbose=0, n_jobs=None):
+                 verbose=0, n_jobs=None, binarize=None):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.inference = inference
         self.prior = prior
@@ -207,6 +213,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
+        self.binarize = binarize
 
     # ------------------------------------------------------------------ helpers
     def _validate(self, X, reset, allow_nan=False):

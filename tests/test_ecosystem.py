@@ -1,0 +1,75 @@
+"""The scikit-learn ecosystem contract (issue 14), for every estimator at cheap sizes.
+
+``binarize`` on the binary models, feature names and ``set_output``, dtypes, sparse
+input, warnings for parameters the chosen option does not read, and the cost of
+streaming through ``partial_fit``.
+"""
+
+import numpy as np
+import pytest
+
+import skdgm
+
+CHEAP = {
+    "GaussianBernoulliRBM": dict(n_components=4, cd_steps=3, langevin_steps=2, n_iter=2,
+                                 batch_size=16, random_state=0),
+    "BayesianSBN": dict(hidden_layer_sizes=(3,), n_iter=2, burn_in=1, n_posterior_samples=2,
+                        batch_size=20, random_state=0),
+    "DeepLDA": dict(n_components=(3, 2), n_iter=2, batch_size=50, local_burn_in=2,
+                    local_samples=2, n_posterior_samples=2, random_state=0),
+    "DBMCAST": dict(hidden_layer_sizes=(6, 4), n_iter=2, n_chains=10, batch_size=50,
+                    pretrain_n_iter=1, n_temperatures=4, beta_min=0.6, swap_interval=3,
+                    random_state=0),
+}
+ALL = sorted(CHEAP)
+BINARY = ["BayesianSBN", "DBMCAST"]
+
+
+def make(name, **params):
+    return getattr(skdgm, name)(**{**CHEAP[name], **params})
+
+
+def data(name, n=60, d=5, seed=0):
+    """Input each estimator accepts: 0/1, counts, or real values."""
+    rng = np.random.default_rng(seed)
+    if name in BINARY:
+        return (rng.random((n, d)) < 0.4).astype(np.float64)
+    if name == "DeepLDA":
+        return rng.poisson(2.0, (n, d)).astype(np.float64)
+    return rng.standard_normal((n, d))
+
+
+# --- binarize -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_binarize_none_rejects_continuous_input_and_names_the_option(name):
+    X = np.random.default_rng(0).random((30, 4))
+    est = make(name)
+    with pytest.raises(ValueError, match="binary data.*binarize="):
+        est.fit(X)
+
+
+@pytest.mark.parametrize("name", BINARY)
+def test_binarize_thresholds_like_binarizer(name):
+    from sklearn.preprocessing import Binarizer
+
+    X = np.random.default_rng(1).random((40, 4))
+    Xb = Binarizer(threshold=0.3).fit_transform(X)
+    a = make(name, binarize=0.3).fit(X)
+    b = make(name).fit(Xb)
+    np.testing.assert_array_equal(a.transform(X), b.transform(Xb))
+    np.testing.assert_array_equal(a.score_samples(X), b.score_samples(Xb))
+    # X itself is left alone
+    assert not np.all((X == 0) | (X == 1))
+
+
+def test_binarize_keeps_missing_entries_for_impute():
+    rng = np.random.default_rng(2)
+    X = rng.random((40, 4))
+    est = make("BayesianSBN", binarize=0.5).fit(X)
+    Xm = X.copy()
+    Xm[0, 1] = np.nan
+    out = est.impute(Xm)
+    assert set(np.unique(out)) <= {0.0, 1.0}
+    np.testing.assert_array_equal(np.delete(out, 0, axis=0), np.delete(X > 0.5, 0, axis=0))
