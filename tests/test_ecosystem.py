@@ -73,3 +73,49 @@ def test_binarize_keeps_missing_entries_for_impute():
     out = est.impute(Xm)
     assert set(np.unique(out)) <= {0.0, 1.0}
     np.testing.assert_array_equal(np.delete(out, 0, axis=0), np.delete(X > 0.5, 0, axis=0))
+
+
+# --- feature names and set_output -------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_get_feature_names_out_matches_transform(name):
+    X = data(name)
+    est = make(name).fit(X)
+    names = est.get_feature_names_out()
+    Z = est.transform(X)
+    assert names.shape == (Z.shape[1],)
+    prefix = name.lower()
+    assert list(names) == [f"{prefix}{i}" for i in range(Z.shape[1])]
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_pandas_pipeline(name):
+    pd = pytest.importorskip("pandas")
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X = data(name)
+    index = [f"row{i}" for i in range(len(X))]
+    df = pd.DataFrame(X, columns=[f"f{j}" for j in range(X.shape[1])], index=index)
+    pipe = make_pipeline(make(name), StandardScaler()).set_output(transform="pandas")
+    out = pipe.fit_transform(df)
+    est = pipe[0]
+    assert isinstance(out, pd.DataFrame)
+    assert list(out.columns) == list(est.get_feature_names_out())
+    assert list(out.index) == index
+    assert list(est.feature_names_in_) == list(df.columns)
+    # the bare estimator too, and its numbers are those of the default output
+    Z = est.transform(df)
+    assert isinstance(Z, pd.DataFrame)
+    np.testing.assert_allclose(Z.to_numpy(), est.set_output(transform="default").transform(df))
+
+
+def test_deep_lda_all_layers_under_pandas_output_names_the_problem():
+    pytest.importorskip("pandas")
+    X = data("DeepLDA")
+    est = make("DeepLDA").fit(X).set_output(transform="pandas")
+    with pytest.raises(ValueError, match="all_layers=True"):
+        est.transform(X, all_layers=True)
+    layers = est.set_output(transform="default").transform(X, all_layers=True)
+    assert [t.shape[1] for t in layers] == [3, 2]

@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 from scipy.special import expit, logit
+from sklearn.base import ClassNamePrefixFeaturesOutMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
@@ -69,7 +70,7 @@ def pretrain_rbm(X, n_hidden, *, up, down, n_epochs, learning_rate, batch_size, 
     return W, bv, bh
 
 
-class DBMCAST(BaseGenerativeModel):
+class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     """Binary deep Boltzmann machine trained by stochastic approximation with CAST.
 
     Salakhutdinov (2010), "Learning Deep Boltzmann Machines using Adaptive MCMC".

@@ -6,7 +6,9 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import ClassNamePrefixFeaturesOutMixin
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.validation import check_is_fitted, check_non_negative
 
 from .._core.base import BaseGenerativeModel, check_binary, check_counts, check_finite_params
@@ -35,7 +37,7 @@ _SAMPLER_DEFAULTS = {  # (step_size, step_decay): the authors' settings
 }
 
 
-class DeepLDA(BaseGenerativeModel):
+class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     """Deep latent Dirichlet allocation (Poisson gamma belief network) by MCMC.
 
     The PGBN of Zhou et al. (2016a) in the deep-LDA form of Cong et al. (2017),
@@ -433,6 +435,11 @@ class DeepLDA(BaseGenerativeModel):
 
     # ------------------------------------------------------------ properties
     @property
+    def _n_features_out(self):
+        """Columns of :meth:`transform` (layer-1 topics), for ``get_feature_names_out``."""
+        return self.topics_[0].shape[1]
+
+    @property
     def components_(self):
         check_is_fitted(self, "topics_")
         return self.topics_[0].T
@@ -470,13 +477,20 @@ class DeepLDA(BaseGenerativeModel):
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
         all_layers : bool, default=False
-            Return one array per layer instead of layer 1 only.
+            Return one array per layer instead of layer 1 only (plain arrays: not
+            available under ``set_output(transform="pandas")`` or ``"polars"``,
+            which wrap the layer-1 output only).
 
         Returns
         -------
         doc_topic : ndarray of shape (n_samples, K_1), or list of such per layer
         """
         check_is_fitted(self, "topics_")
+        if all_layers and _get_output_config("transform", self)["dense"] != "default":
+            raise ValueError(
+                "transform(all_layers=True) returns one array per layer, which "
+                "set_output cannot wrap in one container; call set_output("
+                "transform='default') first, or use all_layers=False")
         X = self._check_X(X, reset=False)
         burn, coll = self._sweeps()
         stats = self._merge(self._local(X, self._eval_seed(0), self.topics_, self.r_,

@@ -4,6 +4,7 @@ import contextlib
 import numbers
 
 import numpy as np
+from sklearn.base import ClassNamePrefixFeaturesOutMixin
 from threadpoolctl import threadpool_limits
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -44,7 +45,7 @@ def _normalised_weights(log_w):
     return w / w.sum()
 
 
-class GaussianBernoulliRBM(BaseGenerativeModel):
+class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     """Gaussian-Bernoulli RBM trained by modified contrastive divergence.
 
     The model of Liao et al. (2022), "Gaussian-Bernoulli RBMs without tears":
@@ -584,6 +585,11 @@ class GaussianBernoulliRBM(BaseGenerativeModel):
                 adjust_after=self._adjust_after(n_steps),
             )
         return res.v
+
+    @property
+    def _n_features_out(self):
+        """Columns of :meth:`transform`, for ``get_feature_names_out``."""
+        return self.components_.shape[0]
 
     def _adjust_after(self, n_steps):
         return n_steps // 2 if self.adjust_after is None else self.adjust_after
