@@ -119,3 +119,43 @@ def test_deep_lda_all_layers_under_pandas_output_names_the_problem():
         est.transform(X, all_layers=True)
     layers = est.set_output(transform="default").transform(X, all_layers=True)
     assert [t.shape[1] for t in layers] == [3, 2]
+
+
+# --- streaming cost: log Z only when a score needs it ---------------------------------
+
+
+def test_dbm_log_partition_is_lazy_and_cached_against_the_parameters(monkeypatch):
+    from skdgm.dbm import _model as dbm_model
+
+    calls = []
+    real = dbm_model.ais_log_partition
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(dbm_model, "ais_log_partition", counting)
+    # 20 odd units: above the enumeration limit, so log Z is an AIS estimate
+    est = make("DBMCAST", hidden_layer_sizes=(20, 3), n_ais_betas=20, n_ais_runs=4)
+    X = data("DBMCAST", n=40, d=6)
+    for start in range(0, 40, 10):
+        est.partial_fit(X[start:start + 10])
+    assert calls == []                       # training never estimates log Z
+    first = est.score_samples(X)
+    assert len(calls) == 1
+    log_z = est.log_partition_
+    np.testing.assert_array_equal(est.score_samples(X), first)
+    assert len(calls) == 1                   # cached while the parameters stand
+    est.partial_fit(X[:10])                  # any update invalidates it
+    assert est.log_partition_ != log_z
+    assert len(calls) == 2
+    # the cached estimate is the one an explicit call with the same seed gives
+    again = make("DBMCAST", hidden_layer_sizes=(20, 3), n_ais_betas=20, n_ais_runs=4)
+    again.__dict__.update({k: v for k, v in est.__dict__.items() if k != "_log_z_cache"})
+    assert again.log_partition_ == est.log_partition_
+
+
+def test_dbm_log_partition_unavailable_before_fit():
+    est = make("DBMCAST")
+    assert not hasattr(est, "log_partition_")
+    assert not hasattr(est, "log_partition_std_")

@@ -148,9 +148,10 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         CD-1 passes per RBM of the pre-training stack.
     pretrain_learning_rate : float, default=0.05
     n_ais_betas : int, default=1000
-        Inverse temperatures of the AIS estimate of ``log Z`` made at the end
-        of :meth:`fit` and :meth:`partial_fit` (exact enumeration instead when
-        the odd layers have at most 16 units).
+        Inverse temperatures of the AIS estimate of ``log Z``, made lazily when
+        ``log_partition_`` (or :meth:`score_samples`) first needs it after an
+        update, and cached against the parameters (exact enumeration instead
+        when the odd layers have at most 16 units).
     n_ais_runs : int, default=100
     random_state : None, int, SeedSequence or Generator, default=None
     verbose : int, default=0
@@ -169,8 +170,12 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     intercepts_ : list of ndarray
         Biases ``b_l`` of every layer, visible first.
     log_partition_ : float
-        Estimate of ``log Z``; ``log_partition_std_`` is its standard error
-        (0 when exact).
+        Estimate of ``log Z`` for the current parameters; ``log_partition_std_``
+        is its standard error (0 when exact). Computed on first access after a
+        parameter update and cached until the next one (training itself never
+        needs it, so a stream of :meth:`partial_fit` calls pays for it only
+        when a score is asked for). Seeded from ``random_state``: the same int
+        gives the same estimate.
     history_ : dict of lists
         Per pass: ``learning_rate``, ``unnormalised_bound`` (mean of Eq. 3 plus
         ``log Z`` over the pass's minibatches), ``mean_field_unconverged`` (the
@@ -392,7 +397,6 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         self._sampler_obj = self._init_chains(X, rng)
         for _ in range(self.n_iter):
             self._one_pass(X, rng)
-        self._estimate_log_partition(rng)
         return self
 
     def partial_fit(self, X, y=None):
@@ -400,7 +404,8 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
         The first call initialises small random weights and the chains; later
         calls continue the chains, the learning-rate schedule and the Wang-Landau
-        weights. ``log_partition_`` is re-estimated at the end of each call.
+        weights. ``log_partition_`` is not re-estimated here: it is computed when
+        next read (see ``log_partition_``).
 
         Returns
         -------
@@ -419,15 +424,50 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         if self._sampler_obj is None:
             self._sampler_obj = self._init_chains(X, rng)
         self._one_pass(X, rng)
-        self._estimate_log_partition(rng)
         return self
 
     # ------------------------------------------------------------------ log Z
-    def _estimate_log_partition(self, rng):
-        self.log_partition(random_state=rng)
+    def _param_arrays(self):
+        return tuple(self.coefs_) + tuple(self.intercepts_) + (self._base_visible,)
+
+    def _log_z_key(self):
+        # Updates replace the parameter arrays (never modify them in place), so
+        # their identities plus the update count tell whether the cache is stale.
+        return (self.n_updates_, tuple(id(a) for a in self._param_arrays()))
+
+    def _cached_log_partition(self):
+        check_is_fitted(self)
+        cache = self.__dict__.get("_log_z_cache")
+        if cache is None or cache[0] != self._log_z_key() or not all(
+                a is b for a, b in zip(cache[1], self._param_arrays())):
+            self.log_partition(random_state=self._log_z_seed())
+            cache = self._log_z_cache
+        return cache[2]
+
+    def _log_z_seed(self):
+        # Its own stream apart from the training children, rebuilt on every call
+        # so that an int random_state always gives the same estimate.
+        rs = self.random_state
+        if isinstance(rs, numbers.Integral) and not isinstance(rs, bool):
+            return np.random.SeedSequence(int(rs), spawn_key=(0x10C2,))
+        return check_seed_sequence(rs)
+
+    @property
+    def log_partition_(self):
+        """Estimate of ``log Z`` for the current parameters (lazy, cached)."""
+        if "coefs_" not in self.__dict__:
+            raise AttributeError("log_partition_ is available after fit or partial_fit")
+        return self._cached_log_partition()[0]
+
+    @property
+    def log_partition_std_(self):
+        """Standard error of ``log_partition_`` (0 when exact)."""
+        if "coefs_" not in self.__dict__:
+            raise AttributeError("log_partition_std_ is available after fit or partial_fit")
+        return self._cached_log_partition()[1]
 
     def log_partition(self, n_betas=None, n_runs=None, *, exact=None, random_state=None):
-        """Estimate ``log Z`` and store it in ``log_partition_`` (with its std. error).
+        """Estimate ``log Z`` now; ``log_partition_`` returns it until the next update.
 
         AIS through :func:`skdgm._core.ais.annealed_importance_sampling` with the
         odd layers as state and the even layers summed out; the base model has
@@ -443,20 +483,20 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         odd = sum(self.intercepts_[l].shape[0]
                   for l in _model.odd_layers(len(self.intercepts_)))
         if exact or (exact is None and odd <= _EXACT_ODD_UNITS):
-            self.log_partition_ = _model.exact_log_partition(self.coefs_, self.intercepts_)
-            self.log_partition_std_ = 0.0
-            return self.log_partition_
+            log_z = float(_model.exact_log_partition(self.coefs_, self.intercepts_))
+            self._log_z_cache = (self._log_z_key(), self._param_arrays(), (log_z, 0.0))
+            return log_z
         base = [self._base_visible] + list(self.intercepts_[1:])
         res = _model.ais_log_partition(
             self.coefs_, self.intercepts_,
             n_betas=self.n_ais_betas if n_betas is None else n_betas,
             n_runs=self.n_ais_runs if n_runs is None else n_runs,
             base_intercepts=base,
-            random_state=self.random_state if random_state is None else random_state,
+            random_state=self._log_z_seed() if random_state is None else random_state,
             n_jobs=self.n_jobs)
-        self.log_partition_ = float(res.log_z)
-        self.log_partition_std_ = float(res.std_err)
-        return self.log_partition_
+        self._log_z_cache = (self._log_z_key(), self._param_arrays(),
+                             (float(res.log_z), float(res.std_err)))
+        return float(res.log_z)
 
     # ------------------------------------------------------------------ inference
     def _starts(self):
