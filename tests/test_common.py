@@ -15,7 +15,7 @@ CHEAP = {
     "GaussianBernoulliRBM": dict(n_components=4, cd_steps=3, langevin_steps=2, n_iter=2,
                                  batch_size=16, random_state=0),
     "BayesianSBN": dict(hidden_layer_sizes=(3,), n_iter=2, burn_in=1, n_posterior_samples=2,
-                        batch_size=20, random_state=0, binarize=0.5),
+                        random_state=0, binarize=0.5),
     "DeepLDA": dict(n_components=(3, 2), n_iter=2, batch_size=50, local_burn_in=2,
                     local_samples=2, n_posterior_samples=2, random_state=0),
     "DBMCAST": dict(hidden_layer_sizes=(6, 4), n_iter=2, n_chains=10, batch_size=50,

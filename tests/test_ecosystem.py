@@ -14,7 +14,7 @@ CHEAP = {
     "GaussianBernoulliRBM": dict(n_components=4, cd_steps=3, langevin_steps=2, n_iter=2,
                                  batch_size=16, random_state=0),
     "BayesianSBN": dict(hidden_layer_sizes=(3,), n_iter=2, burn_in=1, n_posterior_samples=2,
-                        batch_size=20, random_state=0),
+                        random_state=0),
     "DeepLDA": dict(n_components=(3, 2), n_iter=2, batch_size=50, local_burn_in=2,
                     local_samples=2, n_posterior_samples=2, random_state=0),
     "DBMCAST": dict(hidden_layer_sizes=(6, 4), n_iter=2, n_chains=10, batch_size=50,
@@ -159,3 +159,57 @@ def test_dbm_log_partition_unavailable_before_fit():
     est = make("DBMCAST")
     assert not hasattr(est, "log_partition_")
     assert not hasattr(est, "log_partition_std_")
+
+
+# --- parameters the chosen option does not read -----------------------------------
+
+# (estimator, option that ignores the parameter, parameter=value, option that reads it)
+UNUSED = [
+    ("BayesianSBN", dict(inference="gibbs"), dict(learning_rate=0.1),
+     dict(inference="dsghmc_gibbs")),
+    ("BayesianSBN", dict(inference="vb"), dict(batch_size=10), dict(inference="online_vb")),
+    ("BayesianSBN", dict(inference="dsghmc_nais"), dict(gibbs_sweeps=2),
+     dict(inference="dsghmc_gibbs")),
+    ("DBMCAST", dict(sampler="sap"), dict(swap="last_visit"), dict(sampler="cast")),
+    ("DBMCAST", dict(sampler="cast"), dict(fpcd_decay=0.5), dict(sampler="fpcd")),
+    ("DBMCAST", dict(pretrain=False), dict(pretrain_n_iter=2), dict(pretrain=True)),
+    ("GaussianBernoulliRBM", dict(sampler="gibbs"), dict(langevin_step_size=0.1),
+     dict(sampler="langevin")),
+    ("GaussianBernoulliRBM", dict(sampler="langevin"), dict(langevin_steps=3),
+     dict(sampler="gibbs_langevin")),
+    ("DeepLDA", dict(sampler="gibbs"), dict(step_size=0.5), dict(sampler="sgrld")),
+]
+
+
+@pytest.mark.parametrize("name, option, param, reader", UNUSED,
+                         ids=[f"{u[0]}-{next(iter(u[2]))}" for u in UNUSED])
+def test_parameter_the_option_ignores_warns(name, option, param, reader):
+    import warnings
+
+    X = data(name, n=30)
+    (pname, value), = param.items()
+    (switch, chosen), = option.items()
+    est = make(name, **option, **param)
+    with pytest.warns(UserWarning, match=rf": {pname}=.*{switch}={chosen!r}") as rec:
+        est.fit(X)
+    (w,) = [r for r in rec if f": {pname}=" in str(r.message)]
+    assert repr(reader[switch]) in str(w.message)  # names the option that reads it
+    # the same value under an option that reads it, or the default: no such warning
+    import inspect
+
+    default = inspect.signature(getattr(skdgm, name)).parameters[pname].default
+    for est in (make(name, **reader, **param), make(name, **option, **{pname: default})):
+        with warnings.catch_warnings():
+            warnings.filterwarnings("error", message=f".*: {pname}=.* has no effect with",
+                                    category=UserWarning)
+            est.fit(X)
+
+
+def test_grid_over_learning_rate_with_gibbs_warns():
+    from sklearn.model_selection import GridSearchCV
+
+    X = data("BayesianSBN", n=30)
+    grid = GridSearchCV(make("BayesianSBN"), {"learning_rate": [0.01, 0.1]}, cv=2)
+    with pytest.warns(UserWarning, match="learning_rate=0.1 has no effect with "
+                                         "inference='gibbs'"):
+        grid.fit(X)

@@ -5,7 +5,9 @@ per-iteration metrics, minibatch iteration, and the divergence guard. Only the
 estimator modules import this; kernels never do.
 """
 
+import inspect
 import time
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -21,6 +23,7 @@ __all__ = [
     "check_counts",
     "check_finite_params",
     "iter_minibatches",
+    "warn_unused_params",
 ]
 
 
@@ -161,6 +164,49 @@ def iter_minibatches(n_samples, batch_size, rng=None):
     for start in range(0, n_samples, batch_size):
         stop = min(start + batch_size, n_samples)
         yield slice(start, stop) if order is None else np.sort(order[start:stop])
+
+
+def _is_default(value, default):
+    if value is default:
+        return True
+    try:
+        return bool(np.array_equal(np.asarray(value, dtype=object),
+                                   np.asarray(default, dtype=object)))
+    except (TypeError, ValueError):
+        return False
+
+
+def warn_unused_params(estimator, option_reads):
+    """Warn about parameters set away from their default that the chosen option ignores.
+
+    A grid search over a parameter the chosen option never reads is silently a
+    no-op (e.g. ``learning_rate`` under Gibbs sampling); this names it instead.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+    option_reads : dict
+        ``{switch: {value: params}}``: for each switch parameter (e.g.
+        ``"inference"``) and each of its values, the names of the parameters that
+        value reads. Only parameters listed under some value of a switch are
+        considered; those not listed under the estimator's current value, and
+        set to anything but their ``__init__`` default, get a ``UserWarning``
+        naming the parameter, the switch and the options that do read it.
+    """
+    defaults = {name: p.default for name, p in
+                inspect.signature(type(estimator).__init__).parameters.items()}
+    for switch, reads in option_reads.items():
+        value = getattr(estimator, switch)
+        used = set(reads.get(value, ()))
+        for name in sorted(set().union(*map(set, reads.values())) - used):
+            current = getattr(estimator, name)
+            if _is_default(current, defaults.get(name, inspect.Parameter.empty)):
+                continue
+            readers = ", ".join(repr(v) for v, params in reads.items() if name in params)
+            warnings.warn(
+                f"{type(estimator).__name__}: {name}={current!r} has no effect with "
+                f"{switch}={value!r}; it is only read when {switch} is one of "
+                f"{readers}.", UserWarning, stacklevel=3)
 
 
 class BaseGenerativeModel(TransformerMixin, BaseEstimator):

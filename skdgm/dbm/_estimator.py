@@ -16,7 +16,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._core.base import BaseGenerativeModel, check_finite_params, iter_minibatches
+from .._core.base import (BaseGenerativeModel, check_finite_params, iter_minibatches,
+                          warn_unused_params)
 from .._core.random import as_generator, check_seed_sequence, spawn_seeds
 from .._core.schedules import InverseTime, make_schedule
 from . import _model, _tempering
@@ -31,6 +32,20 @@ _LR_T0 = 2000.0
 _WL_T0 = 1000.0
 # Odd-layer units up to which log Z is computed exactly instead of by AIS.
 _EXACT_ODD_UNITS = 16
+# Parameters only some options read; setting one the chosen option ignores warns at
+# fit time (the user guide's table mirrors this). ``n_temperatures``, ``beta_min``
+# and ``wl_gain`` are absent: ``sample(sampler="adaptive_st")`` reads them whatever
+# the training sampler.
+_OPTION_READS = {
+    "sampler": {
+        "sap": set(),
+        "fpcd": {"fpcd_learning_rate", "fpcd_decay"},
+        "trans_sap": {"swap_interval"},
+        "adaptive_st": {"swap_interval"},
+        "cast": {"swap_interval", "swap"},
+    },
+    "pretrain": {True: {"pretrain_n_iter", "pretrain_learning_rate"}, False: set()},
+}
 # ``mean_field_starts`` -> the starts of :func:`._model.mean_field`.
 _MF_STARTS = {"best": ("doubled", "zeros"), "doubled": ("doubled",), "zeros": ("zeros",)}
 
@@ -266,6 +281,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     def _check_params(self):
         self._validate_params()
+        warn_unused_params(self, _OPTION_READS)
         sizes = np.asarray(self.hidden_layer_sizes).ravel()
         if sizes.size < 1 or np.any(sizes < 1) or not np.all(sizes == np.round(sizes)):
             raise ValueError(

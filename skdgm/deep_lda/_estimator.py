@@ -12,7 +12,7 @@ from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.validation import check_is_fitted, check_non_negative
 
 from .._core.base import BaseGenerativeModel, check_binary, check_counts, check_finite_params
-from .._core.base import iter_minibatches
+from .._core.base import iter_minibatches, warn_unused_params
 from .._core.chains import even_chunks, run_chains
 from .._core.random import as_generator, check_seed_sequence
 from .._core.schedules import Polynomial
@@ -35,6 +35,13 @@ _SAMPLER_DEFAULTS = {  # (step_size, step_decay): the authors' settings
     "sgrld": (0.1, 0.9),
     "gibbs": (1.0, 0.7),
 }
+
+
+# Parameters only the stochastic-gradient samplers read (batch Gibbs sweeps over the
+# whole input and takes no step); setting one with sampler="gibbs" warns at fit time.
+_SG_READS = {"batch_size", "total_samples", "step_size", "step_offset", "step_decay"}
+_OPTION_READS = {"sampler": {"tlasgr": _SG_READS, "tlfsgr": _SG_READS, "sgrld": _SG_READS,
+                             "gibbs": set()}}
 
 
 class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
@@ -271,6 +278,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     # --------------------------------------------------------------- fitting
     def _reset(self, n_features, X=None):
+        warn_unused_params(self, _OPTION_READS)
         Ks = self._layers()
         root = check_seed_sequence(self.random_state)
         self._train_seed, global_seed, self._order_seed = root.spawn(3)

@@ -10,7 +10,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.ais import annealed_importance_sampling, beta_schedule
-from .._core.base import BaseGenerativeModel, check_finite_params, iter_minibatches
+from .._core.base import (BaseGenerativeModel, check_finite_params, iter_minibatches,
+                          warn_unused_params)
 from .._core.random import as_generator, check_seed_sequence, spawn_seeds
 from .._core.optim import Adam
 from .._core.schedules import Cosine
@@ -38,6 +39,16 @@ def _blas_limit(n_rows, n_features, n_components):
     if n_rows * n_features * n_components < _SMALL_GEMM:
         return threadpool_limits(limits=1, user_api="blas")
     return contextlib.nullcontext()
+
+
+# Parameters only some samplers read (in training and in ``sample``); setting one
+# the chosen sampler ignores warns at fit time (the user guide's table mirrors this).
+_LANGEVIN = {"langevin_step_size", "metropolis_adjust", "adjust_after"}
+_OPTION_READS = {"sampler": {
+    "gibbs": set(),
+    "langevin": _LANGEVIN,
+    "gibbs_langevin": _LANGEVIN | {"langevin_steps", "langevin_inner"},
+}}
 
 
 def _normalised_weights(log_w):
@@ -267,6 +278,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
 
     def _check_hyper(self):
         self._validate_params()
+        warn_unused_params(self, _OPTION_READS)
         if self.burn_in >= self.cd_steps:
             raise ValueError(
                 f"burn_in ({self.burn_in}) must be smaller than cd_steps ({self.cd_steps}); "

@@ -12,7 +12,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from .._core.base import BaseGenerativeModel, iter_minibatches
+from .._core.base import BaseGenerativeModel, iter_minibatches, warn_unused_params
 from .._core.random import as_generator, check_seed_sequence, spawn_generators
 from . import _gibbs, _model
 from ._dsghmc import DSGHMCGibbsEngine, DSGHMCNAISEngine, log_marginal_is
@@ -31,6 +31,20 @@ _INFERENCE = {
     "dsghmc_gibbs": DSGHMCGibbsEngine,
     "dsghmc_nais": DSGHMCNAISEngine,
 }
+
+# The parameters only some inference methods read (every other parameter is read by
+# all of them); setting one that the chosen method ignores warns at fit time. The
+# user guide's table ("Which parameters each inference reads") mirrors this.
+_DSGHMC_READS = {"batch_size", "total_samples", "burn_in", "learning_rate", "friction",
+                 "sgmcmc", "n_sghmc_steps", "n_hidden_samples"}
+_INFERENCE_READS = {"inference": {
+    "gibbs": {"burn_in"},
+    "vb": set(),
+    "online_vb": {"batch_size", "total_samples", "learning_offset", "learning_decay",
+                  "n_local_iter"},
+    "dsghmc_gibbs": _DSGHMC_READS | {"gibbs_sweeps"},
+    "dsghmc_nais": _DSGHMC_READS | {"recognition_learning_rate", "n_is_samples"},
+}}
 
 # Exact enumeration of the hidden units when there are at most this many in all.
 _MAX_EXACT_UNITS = 16
@@ -224,6 +238,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     def _check_settings(self):
         self._validate_params()
+        warn_unused_params(self, _INFERENCE_READS)
         sizes = tuple(int(k) for k in np.atleast_1d(np.asarray(self.hidden_layer_sizes,
                                                                 dtype=object)))
         if any(k < 1 for k in sizes):
