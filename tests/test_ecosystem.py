@@ -213,3 +213,22 @@ def test_grid_over_learning_rate_with_gibbs_warns():
     with pytest.warns(UserWarning, match="learning_rate=0.1 has no effect with "
                                          "inference='gibbs'"):
         grid.fit(X)
+
+
+# --- dtypes ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_float32_in_float32_out(name):
+    X64 = data(name)
+    X32 = X64.astype(np.float32)
+    est = make(name).fit(X32)
+    assert "float32" in est.__sklearn_tags__().transformer_tags.preserves_dtype
+    Z32 = est.transform(X32)
+    assert Z32.dtype == np.float32
+    Z64 = est.transform(X64)
+    assert Z64.dtype == np.float64
+    # same numbers, up to the float32 rounding of the output
+    np.testing.assert_allclose(Z32, Z64, rtol=1e-6, atol=1e-7)
+    # integer input (counts, 0/1) gives float64
+    assert est.transform(X64.astype(np.int64)).dtype == np.float64

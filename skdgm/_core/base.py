@@ -22,6 +22,7 @@ __all__ = [
     "check_binary",
     "check_counts",
     "check_finite_params",
+    "float_dtype",
     "iter_minibatches",
     "warn_unused_params",
 ]
@@ -89,6 +90,19 @@ def binarize_input(X, threshold, *, allow_nan=False):
         if nan.any():
             out[nan] = np.nan
     return out
+
+
+def float_dtype(X):
+    """The dtype a transform should return for input ``X``: float32 stays float32.
+
+    Everything else (float64, integers, booleans, lists, objects) gives float64,
+    the dtype ``validate_data(dtype=(np.float64, np.float32))`` converts it to.
+    """
+    dtype = getattr(X, "dtype", None)
+    if dtype is None and hasattr(X, "dtypes"):      # pandas DataFrame
+        dtypes = set(X.dtypes)
+        dtype = dtypes.pop() if len(dtypes) == 1 else None
+    return np.dtype(np.float32) if dtype == np.float32 else np.dtype(np.float64)
 
 
 def check_counts(X, *, what="this estimator", max_total=None, limit_name=None):

@@ -16,8 +16,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._core.base import (BaseGenerativeModel, check_finite_params, iter_minibatches,
-                          warn_unused_params)
+from .._core.base import (BaseGenerativeModel, check_finite_params, float_dtype as _float_dtype,
+                          iter_minibatches, warn_unused_params)
 from .._core.random import as_generator, check_seed_sequence, spawn_seeds
 from .._core.schedules import InverseTime, make_schedule
 from . import _model, _tempering
@@ -277,6 +277,8 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = False
         tags.non_deterministic = False
+        # the kernels run in float64; transform casts back at the boundary
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
 
     def _check_params(self):
@@ -548,7 +550,8 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         Returns
         -------
         H : ndarray of shape (n_samples, sum(hidden_layer_sizes))
-            ``[q(h^1 = 1 | v), ..., q(h^L = 1 | v)]``, bottom layer first.
+            ``[q(h^1 = 1 | v), ..., q(h^L = 1 | v)]``, bottom layer first; computed
+            in float64 and returned in the dtype of ``X`` (float32 or float64).
 
         Warns
         -----
@@ -556,8 +559,9 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             When some row has not reached a fixed point within
             ``n_mean_field_eval`` sweeps.
         """
+        dtype = _float_dtype(X)
         X = self._validate(X, reset=False)
-        return np.hstack(self._mean_field(X).mus[1:])
+        return np.hstack(self._mean_field(X).mus[1:]).astype(dtype, copy=False)
 
     def score_samples(self, X):
         """Variational lower bound of Eq. 3 on ``log p(v)``, per row.

@@ -12,7 +12,7 @@ from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.validation import check_is_fitted, check_non_negative
 
 from .._core.base import BaseGenerativeModel, check_binary, check_counts, check_finite_params
-from .._core.base import iter_minibatches, warn_unused_params
+from .._core.base import float_dtype as _float_dtype, iter_minibatches, warn_unused_params
 from .._core.chains import even_chunks, run_chains
 from .._core.random import as_generator, check_seed_sequence
 from .._core.schedules import Polynomial
@@ -187,7 +187,8 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         tags.input_tags.positive_only = True
         # Counts are integers: the common checks then feed rounded data.
         tags.input_tags.categorical = True
-        tags.transformer_tags.preserves_dtype = ["float64"]
+        # the sampler runs in float64; transform casts back at the boundary
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
 
     # ------------------------------------------------------------ validation
@@ -494,6 +495,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         doc_topic : ndarray of shape (n_samples, K_1), or list of such per layer
         """
         check_is_fitted(self, "topics_")
+        dtype = _float_dtype(X)
         if all_layers and _get_output_config("transform", self)["dense"] != "default":
             raise ValueError(
                 "transform(all_layers=True) returns one array per layer, which "
@@ -503,7 +505,8 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         burn, coll = self._sweeps()
         stats = self._merge(self._local(X, self._eval_seed(0), self.topics_, self.r_,
                                         n_burn=burn, n_collect=coll, collect_topics=False))
-        out = [t / stats["n_collect"] for t in stats["theta_norm_sum"]]
+        out = [(t / stats["n_collect"]).astype(dtype, copy=False)
+               for t in stats["theta_norm_sum"]]
         return out if all_layers else out[0]
 
     def _heldout_loglik(self, X_obs, X_held, *, point, n_burn, n_collect, seed):

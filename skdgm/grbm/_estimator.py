@@ -10,8 +10,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.ais import annealed_importance_sampling, beta_schedule
-from .._core.base import (BaseGenerativeModel, check_finite_params, iter_minibatches,
-                          warn_unused_params)
+from .._core.base import (BaseGenerativeModel, check_finite_params, float_dtype as _float_dtype,
+                          iter_minibatches, warn_unused_params)
 from .._core.random import as_generator, check_seed_sequence, spawn_seeds
 from .._core.optim import Adam
 from .._core.schedules import Cosine
@@ -471,9 +471,13 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         return X.astype(self.components_.dtype, copy=False)
 
     def transform(self, X):
-        """``P(h = 1 | v)`` of Eq. (4), shape ``(n_samples, n_components)``."""
+        """``P(h = 1 | v)`` of Eq. (4), shape ``(n_samples, n_components)``.
+
+        Computed in the dtype the model was fitted in, returned in that of ``X``.
+        """
+        dtype = _float_dtype(X)
         X = self._check_X(X)
-        return sigmoid(hidden_activation(X, self._params()))
+        return sigmoid(hidden_activation(X, self._params())).astype(dtype, copy=False)
 
     def free_energy(self, X):
         """Marginal energy ``E~(v)`` of Eq. (5) per row (``log p(v) = -E~(v) - log Z``)."""
@@ -609,4 +613,6 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
+        # fits in float32 natively (float32 input, float32 parameters)
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags

@@ -12,7 +12,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from .._core.base import BaseGenerativeModel, iter_minibatches, warn_unused_params
+from .._core.base import (BaseGenerativeModel, float_dtype as _float_dtype,
+                          iter_minibatches, warn_unused_params)
 from .._core.random import as_generator, check_seed_sequence, spawn_generators
 from . import _gibbs, _model
 from ._dsghmc import DSGHMCGibbsEngine, DSGHMCNAISEngine, log_marginal_is
@@ -410,9 +411,15 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return sum(len(b) for b in self.params_.biases[1:])
 
     def transform(self, X):
-        """``E[h^(1) | x]`` averaged over the posterior samples (exact when small)."""
+        """``E[h^(1) | x]`` averaged over the posterior samples (exact when small).
+
+        Computed in float64 and returned in the dtype of ``X`` (float32 or float64).
+        """
         check_is_fitted(self)
-        X = self._validate(X, reset=False)
+        dtype = _float_dtype(X)
+        return self._transform(self._validate(X, reset=False)).astype(dtype, copy=False)
+
+    def _transform(self, X):
         if not self.params_.weights:
             raise ValueError("the fully visible SBN has no hidden units to transform to")
         if self._n_hidden_total() <= _MAX_EXACT_UNITS:
@@ -500,4 +507,6 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = self.random_state is None
+        # the kernels run in float64; transform casts back at the boundary
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
