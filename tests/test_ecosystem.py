@@ -232,3 +232,22 @@ def test_float32_in_float32_out(name):
     np.testing.assert_allclose(Z32, Z64, rtol=1e-6, atol=1e-7)
     # integer input (counts, 0/1) gives float64
     assert est.transform(X64.astype(np.int64)).dtype == np.float64
+
+
+# --- DeepLDA input tags and round_counts ------------------------------------------------
+
+
+def test_deep_lda_tags_do_not_claim_categorical_input():
+    tags = make("DeepLDA").__sklearn_tags__()
+    assert not tags.input_tags.categorical
+    assert tags.input_tags.positive_only and tags.input_tags.sparse
+
+
+def test_deep_lda_round_counts_rounds_like_rint():
+    X = np.random.default_rng(3).gamma(1.0, 2.0, (40, 6))
+    with pytest.raises(ValueError, match="non-integer"):
+        make("DeepLDA").fit(X)
+    a = make("DeepLDA", round_counts=True).fit(X)
+    b = make("DeepLDA").fit(np.rint(X))
+    np.testing.assert_array_equal(a.transform(X), b.transform(np.rint(X)))
+    assert not np.all(X == np.rint(X))      # the input itself is left alone

@@ -44,6 +44,16 @@ _OPTION_READS = {"sampler": {"tlasgr": _SG_READS, "tlfsgr": _SG_READS, "sgrld": 
                              "gibbs": set()}}
 
 
+def _round_counts(X):
+    """``X`` rounded to the nearest integers (a new array or CSR matrix)."""
+    if sp.issparse(X):
+        X = X.copy()
+        X.data = np.rint(X.data)
+        X.eliminate_zeros()
+        return X
+    return np.rint(X)
+
+
 class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     """Deep latent Dirichlet allocation (Poisson gamma belief network) by MCMC.
 
@@ -105,6 +115,12 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     n_jobs : int, optional
         Parallel local sampling over fixed chunks of documents (joblib; results
         do not depend on it).
+    round_counts : bool, default=False
+        Round every input to the nearest integers before the check for
+        non-negative integer counts (like ``binarize`` on the binary models):
+        for weighted or rescaled counts, and for scikit-learn's common checks,
+        which feed real-valued data. ``False``: non-integer input raises a
+        ``ValueError``.
 
     Attributes
     ----------
@@ -148,6 +164,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
         "verbose": ["verbose"],
         "n_jobs": [numbers.Integral, None],
+        "round_counts": ["boolean"],
     }
 
     def __init__(self, n_components=(128, 64, 32), *, sampler="tlasgr", link="poisson",
@@ -155,7 +172,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                  step_offset=20.0, step_decay=None, eta=None, gamma0=1.0, c0=1.0,
                  a0=0.01, b0=0.01, e0=1.0, f0=1.0, local_burn_in=None, local_samples=None,
                  n_posterior_samples=5, posterior_thin=1, random_state=None, verbose=0,
-                 n_jobs=None):
+                 n_jobs=None, round_counts=False):
         self.n_components = n_components
         self.sampler = sampler
         self.link = link
@@ -179,14 +196,16 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
+        self.round_counts = round_counts
 
     # ------------------------------------------------------------------ tags
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.input_tags.positive_only = True
-        # Counts are integers: the common checks then feed rounded data.
-        tags.input_tags.categorical = True
+        # Word counts are not categorical features; ``round_counts=True`` is how
+        # non-integer input gets in.
+        tags.input_tags.categorical = False
         # the sampler runs in float64; transform casts back at the boundary
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
@@ -218,6 +237,8 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                  if k in self.__dict__}
         try:
             X = self._validate_input(X, reset=reset, accept_sparse="csr")
+            if self.round_counts:
+                X = _round_counts(X)
             check_non_negative(
                 X, f"{type(self).__name__} (counts must be non-negative integers)")
             if self.link == "bernoulli":
