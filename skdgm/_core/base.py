@@ -22,8 +22,10 @@ __all__ = [
     "check_binary",
     "check_counts",
     "check_finite_params",
+    "dense_rows",
     "float_dtype",
     "iter_minibatches",
+    "map_row_chunks",
     "warn_unused_params",
 ]
 
@@ -221,6 +223,34 @@ def warn_unused_params(estimator, option_reads):
                 f"{type(estimator).__name__}: {name}={current!r} has no effect with "
                 f"{switch}={value!r}; it is only read when {switch} is one of "
                 f"{readers}.", UserWarning, stacklevel=3)
+
+
+def dense_rows(X, rows=slice(None)):
+    """The rows ``rows`` of ``X`` as a dense ndarray.
+
+    For a CSR ``X`` only those rows are densified, so that training on sparse
+    input holds at most one dense minibatch at a time.
+    """
+    part = X[rows]
+    return part.toarray() if sp.issparse(part) else part
+
+
+def map_row_chunks(func, X, chunk_size):
+    """``func`` over the rows of ``X``, densifying at most ``chunk_size`` rows at a time.
+
+    A dense ``X`` is passed whole (one call, the results exactly those of
+    ``func(X)``); a sparse one in consecutive chunks of rows, whose outputs (an
+    array, or a list or tuple of arrays) are concatenated along the first axis.
+    Only row-wise computations may be mapped this way.
+    """
+    if not sp.issparse(X):
+        return func(X)
+    outs = [func(X[sl].toarray()) for sl in iter_minibatches(X.shape[0], chunk_size)]
+    if not outs:
+        return func(np.zeros((0, X.shape[1]), dtype=X.dtype))
+    if isinstance(outs[0], (list, tuple)):
+        return type(outs[0])(np.concatenate(parts) for parts in zip(*outs))
+    return np.concatenate(outs)
 
 
 class BaseGenerativeModel(TransformerMixin, BaseEstimator):

@@ -16,8 +16,9 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._core.base import (BaseGenerativeModel, check_finite_params, float_dtype as _float_dtype,
-                          iter_minibatches, warn_unused_params)
+from .._core.base import (BaseGenerativeModel, check_finite_params, dense_rows,
+                          float_dtype as _float_dtype, iter_minibatches, map_row_chunks,
+                          warn_unused_params)
 from .._core.random import as_generator, check_seed_sequence, spawn_seeds
 from .._core.schedules import InverseTime, make_schedule
 from . import _model, _tempering
@@ -69,11 +70,11 @@ def pretrain_rbm(X, n_hidden, *, up, down, n_epochs, learning_rate, batch_size, 
     """
     n, d = X.shape
     W = rng.normal(0.0, 0.01, (d, n_hidden))
-    bv = logit(np.clip(X.mean(axis=0), 1e-3, 1 - 1e-3))
+    bv = logit(np.clip(np.asarray(X.mean(axis=0)).ravel(), 1e-3, 1 - 1e-3))
     bh = np.zeros(n_hidden)
     for _ in range(int(n_epochs)):
         for sl in iter_minibatches(n, batch_size, rng):
-            v0 = X[sl]
+            v0 = dense_rows(X, sl)   # one minibatch at a time from a CSR X
             ph0 = expit(up * (v0 @ W) + bh)
             h0 = _bernoulli(ph0, rng)
             pv1 = expit(down * (h0 @ W.T) + bv)
@@ -275,7 +276,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     # ------------------------------------------------------------------ validation
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = True
         tags.non_deterministic = False
         # the kernels run in float64; transform casts back at the boundary
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
@@ -292,8 +293,9 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return [int(s) for s in sizes]
 
     def _validate(self, X, reset):
-        X = self._validate_input(X, reset=reset, dtype=(np.float64, np.float32), binary=True)
-        return np.asarray(X, dtype=np.float64)
+        X = self._validate_input(X, reset=reset, dtype=(np.float64, np.float32), binary=True,
+                                 accept_sparse="csr")
+        return X.astype(np.float64, copy=False)
 
     # ------------------------------------------------------------------ set-up
     def _rng(self):
@@ -310,7 +312,8 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         all_sizes = [d] + sizes
         self.coefs_ = [rng.normal(0.0, 0.01, (a, b)) for a, b in zip(all_sizes[:-1],
                                                                         all_sizes[1:])]
-        self._base_visible = logit(np.clip(X.mean(axis=0), 1e-3, 1 - 1e-3))
+        self._base_visible = logit(np.clip(np.asarray(X.mean(axis=0)).ravel(), 1e-3,
+                                           1 - 1e-3))
         self.intercepts_ = [self._base_visible.copy()] + [np.zeros(s) for s in sizes]
         self.n_updates_ = 0
         self._start_history()
@@ -319,8 +322,9 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     def _init_chains(self, X, rng):
         rows = rng.integers(0, X.shape[0], self.n_chains)
-        mus = _model.mean_field_init(X[rows], self.coefs_, self.intercepts_)
-        layers = [X[rows].copy()] + [_bernoulli(m, rng) for m in mus[1:]]
+        start = dense_rows(X, rows)
+        mus = _model.mean_field_init(start, self.coefs_, self.intercepts_)
+        layers = [start.copy()] + [_bernoulli(m, rng) for m in mus[1:]]
         betas = self._betas()
         gain = _schedule(self.wl_gain, _WL_T0)
         s = self.sampler
@@ -386,7 +390,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         lr = float(self._lr_schedule(self.n_updates_))
         self._mf_counts = np.zeros(3, dtype=np.int64)
         for sl in iter_minibatches(X.shape[0], self.batch_size, rng):
-            b, lr = self._update(X[sl], rng)
+            b, lr = self._update(dense_rows(X, sl), rng)
             bounds.append(b)
         stats = self._sampler_obj.stats()
         unconv, zeros, n = self._mf_counts
@@ -528,9 +532,17 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                                  return_info=True)
 
     def _mean_field(self, X):
-        """Mean-field for inference: up to ``n_mean_field_eval`` sweeps, with a warning."""
-        mf = self._mean_field_info(X, self.n_mean_field_eval)
-        n_bad = int(np.count_nonzero(~mf.converged))
+        """Mean-field for inference: up to ``n_mean_field_eval`` sweeps, with a warning.
+
+        Returns the hidden means (all layers side by side) and the bound of every
+        row; a CSR ``X`` is densified ``batch_size`` rows at a time.
+        """
+        def rows(V):
+            mf = self._mean_field_info(V, self.n_mean_field_eval)
+            return np.hstack(mf.mus[1:]), mf.bound, mf.converged
+
+        hidden, bound, converged = map_row_chunks(rows, X, self.batch_size)
+        n_bad = int(np.count_nonzero(~converged))
         if n_bad:
             warnings.warn(
                 f"mean-field did not converge for {n_bad} of {X.shape[0]} rows within "
@@ -538,7 +550,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                 f"by more than mean_field_tol={self.mean_field_tol:g}); their bound and "
                 f"means are not at a fixed point. Increase n_mean_field_eval.",
                 ConvergenceWarning, stacklevel=3)
-        return mf
+        return hidden, bound
 
     def transform(self, X):
         """Mean-field posterior means of every hidden layer, concatenated.
@@ -561,7 +573,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         """
         dtype = _float_dtype(X)
         X = self._validate(X, reset=False)
-        return np.hstack(self._mean_field(X).mus[1:]).astype(dtype, copy=False)
+        return self._mean_field(X)[0].astype(dtype, copy=False)
 
     def score_samples(self, X):
         """Variational lower bound of Eq. 3 on ``log p(v)``, per row.
@@ -579,7 +591,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             ``n_mean_field_eval`` sweeps.
         """
         X = self._validate(X, reset=False)
-        return self._mean_field(X).bound - self.log_partition_
+        return self._mean_field(X)[1] - self.log_partition_
 
     def sample(self, n_samples=1, *, sampler="gibbs", n_steps=1000, random_state=None):
         """Visible samples from chains started at random states.

@@ -10,8 +10,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.ais import annealed_importance_sampling, beta_schedule
-from .._core.base import (BaseGenerativeModel, check_finite_params, float_dtype as _float_dtype,
-                          iter_minibatches, warn_unused_params)
+from .._core.base import (BaseGenerativeModel, check_finite_params, dense_rows,
+                          float_dtype as _float_dtype, iter_minibatches, map_row_chunks,
+                          warn_unused_params)
 from .._core.random import as_generator, check_seed_sequence, spawn_seeds
 from .._core.optim import Adam
 from .._core.schedules import Cosine
@@ -325,7 +326,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         self
         """
         self._check_hyper()
-        X = self._validate_input(X, reset=True)
+        X = self._validate_input(X, reset=True, accept_sparse="csr")
         self._init_params(X.shape[1], X.dtype)
         n_batches = -(-X.shape[0] // min(self.batch_size, X.shape[0]))
         self._lr_total = self.n_iter * n_batches
@@ -347,10 +348,10 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         first = not hasattr(self, "components_")
         self._check_hyper()
         if first:
-            X = self._validate_input(X, reset=True)
+            X = self._validate_input(X, reset=True, accept_sparse="csr")
             self._init_params(X.shape[1], X.dtype)
         else:
-            X = self._validate_input(X, reset=False)
+            X = self._validate_input(X, reset=False, accept_sparse="csr")
             X = X.astype(self.components_.dtype, copy=False)
             self._lr_total = None
         with _blas_limit(min(self.batch_size, X.shape[0]), X.shape[1], self.n_components):
@@ -361,7 +362,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         rng = as_generator(spawn_seeds(self._seed_seq, 1)[0])
         norms, ess, n_acc, n_prop = [], [], 0, 0
         for idx in iter_minibatches(X.shape[0], self.batch_size, rng):
-            gnorm, p_pos, acc, prop, e = self._update(X[idx], rng)
+            gnorm, p_pos, acc, prop, e = self._update(dense_rows(X, idx), rng)
             norms.append(gnorm)
             ess.append(e)
             n_acc += acc
@@ -369,7 +370,8 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         # Reconstruction error of the last minibatch only (mean-field, with the
         # parameters it was updated from), so the updates themselves stay at
         # 3K + 4 matrix products.
-        recon = float(np.mean((X[idx] - self.mean_ - p_pos @ self.components_) ** 2))
+        recon = float(np.mean((dense_rows(X, idx) - self.mean_ - p_pos @ self.components_)
+                              ** 2))
         self._log_z_cache = None
         adjusted = self.metropolis_adjust and self.sampler != "gibbs"
         self._log_iteration(
@@ -467,7 +469,8 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
     # ------------------------------------------------------------------
     def _check_X(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=(np.float64, np.float32))
+        X = validate_data(self, X, reset=False, dtype=(np.float64, np.float32),
+                          accept_sparse="csr")
         return X.astype(self.components_.dtype, copy=False)
 
     def transform(self, X):
@@ -477,12 +480,16 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         """
         dtype = _float_dtype(X)
         X = self._check_X(X)
-        return sigmoid(hidden_activation(X, self._params())).astype(dtype, copy=False)
+        params = self._params()
+        out = map_row_chunks(lambda V: sigmoid(hidden_activation(V, params)), X,
+                             self.batch_size)
+        return out.astype(dtype, copy=False)
 
     def free_energy(self, X):
         """Marginal energy ``E~(v)`` of Eq. (5) per row (``log p(v) = -E~(v) - log Z``)."""
         X = self._check_X(X)
-        return free_energy(X, self._params())
+        params = self._params()
+        return map_row_chunks(lambda V: free_energy(V, params), X, self.batch_size)
 
     def log_partition(self):
         """``(log Z, standard error)``: exact for ``n_components <= 16``, else AIS.
@@ -538,7 +545,8 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         """
         X = self._check_X(X)
         log_z, _ = self.log_partition()
-        return -free_energy(X, self._params()) - log_z
+        params = self._params()
+        return -map_row_chunks(lambda V: free_energy(V, params), X, self.batch_size) - log_z
 
     def sample(self, n_samples=1, *, n_steps=None, metropolis_adjust=True, random_state=None):
         """Draw visible samples from ``N(0, I)`` noise with the estimator's sampler.
@@ -613,6 +621,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
+        tags.input_tags.sparse = True
         # fits in float32 natively (float32 input, float32 parameters)
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags

@@ -7,6 +7,7 @@ Validates, orchestrates and stores; the numerics live in ``_model`` (the model),
 import numbers
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
@@ -231,11 +232,33 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         self.binarize = binarize
 
     # ------------------------------------------------------------------ helpers
-    def _validate(self, X, reset, allow_nan=False):
-        """Binary float64 ``X`` (``NaN`` allowed only for ``impute``)."""
+    def _validate(self, X, reset, allow_nan=False, dense=True):
+        """Binary float64 ``X`` (``NaN`` allowed only for ``impute``).
+
+        A CSR ``X`` stays sparse with ``dense=False`` (for :meth:`_by_chunks`);
+        training densifies it: the batch methods keep dense per-row state of the
+        same size anyway, and ``partial_fit``'s input is one minibatch.
+        """
         X = self._validate_input(X, reset=reset, dtype=(np.float64, np.float32),
-                                 binary=True, allow_nan=allow_nan)
+                                 binary=True, allow_nan=allow_nan, accept_sparse="csr")
+        if sp.issparse(X):
+            return X.toarray() if dense else X.astype(np.float64)
         return np.asarray(X, dtype=np.float64)
+
+    def _by_chunks(self, X, func):
+        """``func(rows, chunk)`` over ``X``: whole when dense, else ``batch_size`` dense rows
+        at a time, each chunk with its own random streams (``chunk`` = 0, 1, ...)."""
+        if not sp.issparse(X):
+            return func(X, 0)
+        return np.concatenate([func(X[sl].toarray(), k) for k, sl in
+                               enumerate(iter_minibatches(X.shape[0], self.batch_size))])
+
+    def _call_seed(self, chunk=0):
+        """Per-call seed from ``random_state`` (same int, same answer); one per chunk."""
+        ss = check_seed_sequence(self.random_state)
+        if chunk == 0:
+            return ss
+        return np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + (0xC5, chunk))
 
     def _check_settings(self):
         self._validate_params()
@@ -403,9 +426,9 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return self
 
     # --------------------------------------------------------------- inference
-    def _call_rng(self):
+    def _call_rng(self, chunk=0):
         """Fresh per-call generator seeded from ``random_state`` (same int, same answer)."""
-        return as_generator(check_seed_sequence(self.random_state))
+        return as_generator(self._call_seed(chunk))
 
     def _n_hidden_total(self):
         return sum(len(b) for b in self.params_.biases[1:])
@@ -417,15 +440,16 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         """
         check_is_fitted(self)
         dtype = _float_dtype(X)
-        return self._transform(self._validate(X, reset=False)).astype(dtype, copy=False)
+        X = self._validate(X, reset=False, dense=False)
+        return self._by_chunks(X, self._transform).astype(dtype, copy=False)
 
-    def _transform(self, X):
+    def _transform(self, X, chunk=0):
         if not self.params_.weights:
             raise ValueError("the fully visible SBN has no hidden units to transform to")
         if self._n_hidden_total() <= _MAX_EXACT_UNITS:
             return np.mean([_model.posterior_mean_exact(p, X)
                             for p in self.posterior_samples_], axis=0)
-        rngs = spawn_generators(check_seed_sequence(self.random_state),
+        rngs = spawn_generators(self._call_seed(chunk),
                                 len(self.posterior_samples_))
         out = np.zeros((len(X), len(self.params_.biases[1])))
         for p, rng in zip(self.posterior_samples_, rngs):
@@ -454,20 +478,22 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         check_is_fitted(self)
         if method not in (None, "ais", "is"):
             raise ValueError(f"method must be None, 'ais' or 'is', got {method!r}")
-        X = self._validate(X, reset=False)
+        X = self._validate(X, reset=False, dense=False)
+        if method == "is" and getattr(self._engine, "recognition", None) is None:
+            raise ValueError("method='is' needs the recognition network of "
+                             "inference='dsghmc_nais'")
+        return self._by_chunks(X, lambda rows, chunk: self._score(rows, chunk, method))
+
+    def _score(self, X, chunk, method):
         if method == "is":
-            phi = getattr(self._engine, "recognition", None)
-            if phi is None:
-                raise ValueError("method='is' needs the recognition network of "
-                                 "inference='dsghmc_nais'")
-            lp, _ = log_marginal_is(self.params_, phi, X, self.n_is_samples,
-                                    self._call_rng())
+            lp, _ = log_marginal_is(self.params_, self._engine.recognition, X,
+                                    self.n_is_samples, self._call_rng(chunk))
             return lp
         if method is None and self._n_hidden_total() <= _MAX_EXACT_UNITS:
             return _model.log_marginal_exact(self.params_, X)
         lp, _ = _model.log_marginal_ais(self.params_, X, n_betas=self.n_ais_betas,
                                         n_runs=self.n_ais_runs,
-                                        random_state=check_seed_sequence(self.random_state),
+                                        random_state=self._call_seed(chunk),
                                         n_jobs=self.n_jobs,
                                         transition=_gibbs.ais_transition_pg)
         return lp
@@ -509,4 +535,5 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         tags.non_deterministic = self.random_state is None
         # the kernels run in float64; transform casts back at the boundary
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        tags.input_tags.sparse = True
         return tags
