@@ -114,7 +114,10 @@ def main(argv=None):
     data = datasets(args.n)
     B = args.batch_size
     lines = [
-        "# " + " ".join(["python"] + [os.path.relpath(sys.argv[0])] + sys.argv[1:]),
+        "# " + " ".join([f"{k}={os.environ[k]}" for k in ("OMP_NUM_THREADS",
+                                                             "OPENBLAS_NUM_THREADS")
+                         if k in os.environ]
+                        + ["python", os.path.relpath(sys.argv[0])] + sys.argv[1:]),
         f"# commit {commit()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
         f"# CPU: {cpu_model()}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, "
         f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}; "
