@@ -5,7 +5,7 @@ import numbers
 
 import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -36,9 +36,17 @@ __all__ = ["GaussianBernoulliRBM"]
 _SMALL_GEMM = 1 << 22
 
 
+_CONTROLLER = []
+
+
 def _blas_limit(n_rows, n_features, n_components):
     if n_rows * n_features * n_components < _SMALL_GEMM:
-        return threadpool_limits(limits=1, user_api="blas")
+        # One controller for the process: building one (as threadpool_limits does
+        # on every call) scans the loaded libraries, ~5 ms, as much as a small
+        # partial_fit call's own work (benchmarks/bench_streaming_cost.py).
+        if not _CONTROLLER:
+            _CONTROLLER.append(ThreadpoolController())
+        return _CONTROLLER[0].limit(limits=1, user_api="blas")
     return contextlib.nullcontext()
 
 
