@@ -310,3 +310,59 @@ def test_sparse_input_is_densified_one_minibatch_at_a_time(name, monkeypatch):
     est.transform(X)
     est.score_samples(X)
     assert seen and max(seen) <= max(16, CHEAP[name].get("n_chains", 0))
+
+
+# --- the shared helpers -----------------------------------------------------------------
+
+
+def test_binarize_input_dense_sparse_and_nan():
+    import scipy.sparse as sp
+
+    from skdgm._core.base import binarize_input
+
+    X = np.array([[0.0, 0.2, 0.7], [1.5, np.nan, 0.5]])
+    np.testing.assert_array_equal(binarize_input(np.nan_to_num(X), 0.5),
+                                  [[0, 0, 1], [1, 0, 0]])
+    out = binarize_input(X, 0.5, allow_nan=True)
+    assert np.isnan(out[1, 1]) and out[0, 2] == 1
+    S = binarize_input(sp.csr_matrix(np.nan_to_num(X)), 0.1)
+    np.testing.assert_array_equal(S.toarray(), [[0, 1, 1], [1, 0, 1]])
+    assert S.nnz == 4                       # the thresholded-away entries are dropped
+    with pytest.raises(ValueError, match="negative"):
+        binarize_input(sp.csr_matrix(X), -0.5)
+    est = make("DBMCAST", binarize=-0.5)
+    with pytest.raises(ValueError, match="implicit zero"):
+        est.fit(sp.csr_matrix(np.eye(4)))
+
+
+def test_map_row_chunks_and_float_dtype():
+    import scipy.sparse as sp
+
+    from skdgm._core.base import float_dtype, map_row_chunks
+
+    X = np.random.default_rng(0).random((23, 4))
+    X[X < 0.5] = 0
+
+    def f(V):
+        return V.sum(axis=1), V * 2
+
+    whole = f(X)
+    for chunk in (1, 5, 23, 100):
+        parts = map_row_chunks(f, sp.csr_matrix(X), chunk)
+        assert isinstance(parts, tuple)
+        for a, b in zip(parts, whole):
+            np.testing.assert_allclose(a, b)
+    assert float_dtype(X.astype(np.float32)) == np.float32
+    assert float_dtype(sp.csr_matrix(X, dtype=np.float32)) == np.float32
+    assert float_dtype([[1, 0]]) == np.float64
+    assert float_dtype(X.astype(np.int8)) == np.float64
+
+
+def test_dbm_log_partition_survives_pickling():
+    import pickle
+
+    est = make("DBMCAST", hidden_layer_sizes=(20, 3), n_ais_betas=20, n_ais_runs=4,
+               random_state=None).fit(data("DBMCAST", n=40, d=6))
+    log_z = est.log_partition_
+    again = pickle.loads(pickle.dumps(est))
+    assert again.log_partition_ == log_z     # the estimate travels; no fresh AIS run

@@ -453,9 +453,10 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return tuple(self.coefs_) + tuple(self.intercepts_) + (self._base_visible,)
 
     def _log_z_key(self):
-        # Updates replace the parameter arrays (never modify them in place), so
-        # their identities plus the update count tell whether the cache is stale.
-        return (self.n_updates_, tuple(id(a) for a in self._param_arrays()))
+        # Updates replace the parameter arrays (never modify them in place), so the
+        # update count plus the arrays' identities (checked with ``is`` against the
+        # arrays the cache holds, which pickling preserves) tell whether it is stale.
+        return (self.n_updates_, len(self.coefs_))
 
     def _cached_log_partition(self):
         check_is_fitted(self)
