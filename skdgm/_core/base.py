@@ -9,7 +9,9 @@ Only the estimator modules import this; kernels never do.
 import copy
 import functools
 import numbers
+import inspect
 import time
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -23,10 +25,15 @@ __all__ = [
     "DIVERGENCE_BOUND",
     "N_JOBS_CONSTRAINT",
     "BaseGenerativeModel",
+    "binarize_input",
     "check_binary",
     "check_counts",
     "check_finite_params",
+    "dense_rows",
+    "float_dtype",
     "iter_minibatches",
+    "map_row_chunks",
+    "warn_unused_params",
 ]
 
 
@@ -34,10 +41,11 @@ def _values(X):
     return X.data if sp.issparse(X) else np.asarray(X)
 
 
-def check_binary(X, *, allow_nan=False, what="this estimator"):
+def check_binary(X, *, allow_nan=False, what="this estimator", hint=None):
     """Raise a clear ``ValueError`` unless every entry of ``X`` is 0 or 1.
 
-    ``allow_nan`` admits NaN as a missing-value marker (for imputation).
+    ``allow_nan`` admits NaN as a missing-value marker (for imputation);
+    ``hint`` replaces the default advice at the end of the message.
     """
     v = _values(X)
     ok = (v == 0) | (v == 1)
@@ -47,10 +55,63 @@ def check_binary(X, *, allow_nan=False, what="this estimator"):
         bad = v[~ok]
         raise ValueError(
             f"{what} requires binary data (0/1); found {bad.size} other value(s), "
-            f"e.g. {bad.ravel()[0]!r}. Binarise first, e.g. with "
-            f"sklearn.preprocessing.Binarizer."
+            f"e.g. {bad.ravel()[0]!r}. "
+            + (hint or "Binarise first, e.g. with sklearn.preprocessing.Binarizer.")
         )
     return X
+
+
+def binarize_input(X, threshold, *, allow_nan=False):
+    """``1(X > threshold)`` in the dtype of ``X``, as :class:`sklearn.preprocessing.Binarizer`.
+
+    The binary models take ``binarize=None|float``, the convention of
+    :class:`sklearn.neural_network.BernoulliRBM` users (``BernoulliNB(binarize=...)``):
+    with a float, continuous input is thresholded before the check for 0/1 data.
+
+    Parameters
+    ----------
+    X : ndarray or CSR matrix of float
+        Already validated (finite unless ``allow_nan``).
+    threshold : float
+        Entries strictly above it become 1, the others 0.
+    allow_nan : bool, default=False
+        Keep NaN entries as NaN (the missing-value marker of ``impute``) instead of
+        mapping them to 0.
+
+    Returns
+    -------
+    X_bin : ndarray or CSR matrix
+        A new array or matrix; ``X`` is not modified.
+    """
+    if sp.issparse(X):
+        if threshold < 0:
+            # Every implicit zero would become a one: the result is dense.
+            raise ValueError(
+                f"binarize={threshold!r} is negative, which would turn every implicit "
+                f"zero of the sparse input into a one; use binarize >= 0 with sparse X")
+        X = X.copy()
+        X.data = (X.data > threshold).astype(X.dtype)
+        X.eliminate_zeros()
+        return X
+    out = (X > threshold).astype(X.dtype)
+    if allow_nan:
+        nan = np.isnan(X)
+        if nan.any():
+            out[nan] = np.nan
+    return out
+
+
+def float_dtype(X):
+    """The dtype a transform should return for input ``X``: float32 stays float32.
+
+    Everything else (float64, integers, booleans, lists, objects) gives float64,
+    the dtype ``validate_data(dtype=(np.float64, np.float32))`` converts it to.
+    """
+    dtype = getattr(X, "dtype", None)
+    if dtype is None and hasattr(X, "dtypes"):      # pandas DataFrame
+        dtypes = set(X.dtypes)
+        dtype = dtypes.pop() if len(dtypes) == 1 else None
+    return np.dtype(np.float32) if dtype == np.float32 else np.dtype(np.float64)
 
 
 def check_counts(X, *, what="this estimator", max_total=None, limit_name=None):
@@ -192,6 +253,9 @@ def _contract(method):
             if method.__name__ == "partial_fit":
                 self._validate_params()
             self._validate_nested_params()
+            # once per call: a parameter the chosen option never reads makes a grid
+            # search over it a silent no-op
+            warn_unused_params(self, self._option_reads)
             out = validated(self, *args, **kwargs)
             self._check_divergence()
         except BaseException:
@@ -204,6 +268,77 @@ def _contract(method):
 
     wrapper._skdgm_contract = True
     return wrapper
+
+
+def _is_default(value, default):
+    if value is default:
+        return True
+    try:
+        return bool(np.array_equal(np.asarray(value, dtype=object),
+                                   np.asarray(default, dtype=object)))
+    except (TypeError, ValueError):
+        return False
+
+
+def warn_unused_params(estimator, option_reads):
+    """Warn about parameters set away from their default that the chosen option ignores.
+
+    A grid search over a parameter the chosen option never reads is silently a
+    no-op (e.g. ``learning_rate`` under Gibbs sampling); this names it instead.
+
+    Parameters
+    ----------
+    estimator : BaseEstimator
+    option_reads : dict
+        ``{switch: {value: params}}``: for each switch parameter (e.g.
+        ``"inference"``) and each of its values, the names of the parameters that
+        value reads. Only parameters listed under some value of a switch are
+        considered; those not listed under the estimator's current value, and
+        set to anything but their ``__init__`` default, get a ``UserWarning``
+        naming the parameter, the switch and the options that do read it.
+    """
+    defaults = {name: p.default for name, p in
+                inspect.signature(type(estimator).__init__).parameters.items()}
+    for switch, reads in option_reads.items():
+        value = getattr(estimator, switch)
+        used = set(reads.get(value, ()))
+        for name in sorted(set().union(*map(set, reads.values())) - used):
+            current = getattr(estimator, name)
+            if _is_default(current, defaults.get(name, inspect.Parameter.empty)):
+                continue
+            readers = ", ".join(repr(v) for v, params in reads.items() if name in params)
+            warnings.warn(
+                f"{type(estimator).__name__}: {name}={current!r} has no effect with "
+                f"{switch}={value!r}; it is only read when {switch} is one of "
+                f"{readers}.", UserWarning, stacklevel=3)
+
+
+def dense_rows(X, rows=slice(None)):
+    """The rows ``rows`` of ``X`` as a dense ndarray.
+
+    For a CSR ``X`` only those rows are densified, so that training on sparse
+    input holds at most one dense minibatch at a time.
+    """
+    part = X[rows]
+    return part.toarray() if sp.issparse(part) else part
+
+
+def map_row_chunks(func, X, chunk_size):
+    """``func`` over the rows of ``X``, densifying at most ``chunk_size`` rows at a time.
+
+    A dense ``X`` is passed whole (one call, the results exactly those of
+    ``func(X)``); a sparse one in consecutive chunks of rows, whose outputs (an
+    array, or a list or tuple of arrays) are concatenated along the first axis.
+    Only row-wise computations may be mapped this way.
+    """
+    if not sp.issparse(X):
+        return func(X)
+    outs = [func(X[sl].toarray()) for sl in iter_minibatches(X.shape[0], chunk_size)]
+    if not outs:
+        return func(np.zeros((0, X.shape[1]), dtype=X.dtype))
+    if isinstance(outs[0], (list, tuple)):
+        return type(outs[0])(np.concatenate(parts) for parts in zip(*outs))
+    return np.concatenate(outs)
 
 
 class BaseGenerativeModel(TransformerMixin, BaseEstimator):
@@ -220,7 +355,9 @@ class BaseGenerativeModel(TransformerMixin, BaseEstimator):
       the elements of sequence parameters (``_element_constraints``, e.g. every
       hidden-layer size a positive int) and the entries of dict parameters
       (``_entry_constraints``, e.g. ``prior_params["bias_var"] > 0``), with a
-      ``ValueError`` that names the element or key.
+      ``ValueError`` that names the element or key. A parameter set away from its
+      default that the chosen option does not read (``_option_reads``) gets a
+      ``UserWarning`` (:func:`warn_unused_params`).
     * **Atomic failure.** The call runs on a deep copy of the estimator's state;
       on any exception (bad input, bad parameters, divergence, interruption) the
       original state is put back, so an unfitted estimator stays unfitted and a
@@ -239,6 +376,8 @@ class BaseGenerativeModel(TransformerMixin, BaseEstimator):
     _element_constraints = {}
     #: ``{param: {key: constraints}}`` checked on every entry of a dict value.
     _entry_constraints = {}
+    #: ``{switch: {value: params read}}`` for :func:`warn_unused_params`, once per call.
+    _option_reads = {}
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -379,7 +518,11 @@ class BaseGenerativeModel(TransformerMixin, BaseEstimator):
     def _validate_input(self, X, *, reset, dtype=(np.float64, np.float32),
                         accept_sparse=False, ensure_all_finite=True, binary=False,
                         counts=False, allow_nan=False):
-        """``validate_data`` plus the model's own checks, with messages that name the problem."""
+        """``validate_data`` plus the model's own checks, with messages that name the problem.
+
+        With ``binary=True``, an estimator's ``binarize`` parameter (``None`` or a
+        threshold) is applied after ``validate_data`` and before the 0/1 check.
+        """
         if not reset:
             check_is_fitted(self)
         X = validate_data(
@@ -387,7 +530,14 @@ class BaseGenerativeModel(TransformerMixin, BaseEstimator):
             ensure_all_finite="allow-nan" if allow_nan else ensure_all_finite,
         )
         if binary:
-            check_binary(X, allow_nan=allow_nan, what=type(self).__name__)
+            threshold = getattr(self, "binarize", None)
+            if threshold is not None:
+                X = binarize_input(X, threshold, allow_nan=allow_nan)
+            hint = None
+            if "binarize" in self.get_params(deep=False):
+                hint = ("Pass binarize=<threshold> (e.g. binarize=0.5) to threshold it, "
+                        "or binarise first with sklearn.preprocessing.Binarizer.")
+            check_binary(X, allow_nan=allow_nan, what=type(self).__name__, hint=hint)
         if counts:
             check_counts(X, what=type(self).__name__)
         return X

@@ -11,12 +11,14 @@ import warnings
 
 import numpy as np
 from scipy.special import expit, logit
+from sklearn.base import ClassNamePrefixFeaturesOutMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
-                          check_finite_params, iter_minibatches)
+                          check_finite_params, dense_rows, float_dtype as _float_dtype,
+                          iter_minibatches, map_row_chunks)
 from .._core.random import as_generator, check_seed_sequence, spawn_seeds
 from .._core.schedules import InverseTime, make_schedule
 from . import _model, _tempering
@@ -31,6 +33,20 @@ _LR_T0 = 2000.0
 _WL_T0 = 1000.0
 # Odd-layer units up to which log Z is computed exactly instead of by AIS.
 _EXACT_ODD_UNITS = 16
+# Parameters only some options read; setting one the chosen option ignores warns at
+# fit time (the user guide's table mirrors this). ``n_temperatures``, ``beta_min``
+# and ``wl_gain`` are absent: ``sample(sampler="adaptive_st")`` reads them whatever
+# the training sampler.
+_OPTION_READS = {
+    "sampler": {
+        "sap": set(),
+        "fpcd": {"fpcd_learning_rate", "fpcd_decay"},
+        "trans_sap": {"swap_interval"},
+        "adaptive_st": {"swap_interval"},
+        "cast": {"swap_interval", "swap"},
+    },
+    "pretrain": {True: {"pretrain_n_iter", "pretrain_learning_rate"}, False: set()},
+}
 # ``mean_field_starts`` -> the starts of :func:`._model.mean_field`.
 _MF_STARTS = {"best": ("doubled", "zeros"), "doubled": ("doubled",), "zeros": ("zeros",)}
 
@@ -54,11 +70,11 @@ def pretrain_rbm(X, n_hidden, *, up, down, n_epochs, learning_rate, batch_size, 
     """
     n, d = X.shape
     W = rng.normal(0.0, 0.01, (d, n_hidden))
-    bv = logit(np.clip(X.mean(axis=0), 1e-3, 1 - 1e-3))
+    bv = logit(np.clip(np.asarray(X.mean(axis=0)).ravel(), 1e-3, 1 - 1e-3))
     bh = np.zeros(n_hidden)
     for _ in range(int(n_epochs)):
         for sl in iter_minibatches(n, batch_size, rng):
-            v0 = X[sl]
+            v0 = dense_rows(X, sl)   # one minibatch at a time from a CSR X
             ph0 = expit(up * (v0 @ W) + bh)
             h0 = _bernoulli(ph0, rng)
             pv1 = expit(down * (h0 @ W.T) + bv)
@@ -70,7 +86,7 @@ def pretrain_rbm(X, n_hidden, *, up, down, n_epochs, learning_rate, batch_size, 
     return W, bv, bh
 
 
-class DBMCAST(BaseGenerativeModel):
+class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     """Binary deep Boltzmann machine trained by stochastic approximation with CAST.
 
     Salakhutdinov (2010), "Learning Deep Boltzmann Machines using Adaptive MCMC".
@@ -149,14 +165,20 @@ class DBMCAST(BaseGenerativeModel):
         CD-1 passes per RBM of the pre-training stack.
     pretrain_learning_rate : float, default=0.05
     n_ais_betas : int, default=1000
-        Inverse temperatures of the AIS estimate of ``log Z`` made at the end
-        of :meth:`fit` and :meth:`partial_fit` (exact enumeration instead when
-        the odd layers have at most 16 units).
+        Inverse temperatures of the AIS estimate of ``log Z``, made lazily when
+        ``log_partition_`` (or :meth:`score_samples`) first needs it after an
+        update, and cached against the parameters (exact enumeration instead
+        when the odd layers have at most 16 units).
     n_ais_runs : int, default=100
     random_state : None, int, SeedSequence or Generator, default=None
     verbose : int, default=0
     n_jobs : int, default=None
         Workers for the AIS runs (results do not depend on it).
+    binarize : float or None, default=None
+        Threshold for binarising the input (``X > binarize`` becomes 1, the rest 0)
+        in every method that takes ``X``, as :class:`sklearn.neural_network.BernoulliRBM`
+        users do with :class:`~sklearn.preprocessing.Binarizer`. ``None``: the input
+        must already be 0/1 (anything else raises a ``ValueError``).
 
     Attributes
     ----------
@@ -165,8 +187,12 @@ class DBMCAST(BaseGenerativeModel):
     intercepts_ : list of ndarray
         Biases ``b_l`` of every layer, visible first.
     log_partition_ : float
-        Estimate of ``log Z``; ``log_partition_std_`` is its standard error
-        (0 when exact).
+        Estimate of ``log Z`` for the current parameters; ``log_partition_std_``
+        is its standard error (0 when exact). Computed on first access after a
+        parameter update and cached until the next one (training itself never
+        needs it, so a stream of :meth:`partial_fit` calls pays for it only
+        when a score is asked for). Seeded from ``random_state``: the same int
+        gives the same estimate.
     history_ : dict of lists
         Per pass: ``learning_rate``, ``unnormalised_bound`` (mean of Eq. 3 plus
         ``log Z`` over the pass's minibatches), ``mean_field_unconverged`` (the
@@ -184,6 +210,8 @@ class DBMCAST(BaseGenerativeModel):
         Parameter updates made so far.
     """
 
+    # which parameters each option reads (warned about once per call when unused)
+    _option_reads = _OPTION_READS
     _parameter_constraints = {
         "hidden_layer_sizes": ["array-like", Interval(numbers.Integral, 1, None, closed="left")],
         "sampler": [StrOptions(set(_SAMPLERS))],
@@ -212,6 +240,7 @@ class DBMCAST(BaseGenerativeModel):
         "random_state": ["random_state", np.random.SeedSequence, np.random.Generator],
         "verbose": ["verbose"],
         "n_jobs": N_JOBS_CONSTRAINT,
+        "binarize": [Interval(numbers.Real, None, None, closed="neither"), None],
     }
     _element_constraints = {
         "hidden_layer_sizes": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -223,7 +252,7 @@ class DBMCAST(BaseGenerativeModel):
                  mean_field_starts="best", learning_rate=0.005, fpcd_learning_rate=0.005, fpcd_decay=0.95, batch_size=100, n_iter=10,
                  pretrain=True, pretrain_n_iter=5, pretrain_learning_rate=0.05,
                  n_ais_betas=1000, n_ais_runs=100, random_state=None, verbose=0,
-                 n_jobs=None):
+                 n_jobs=None, binarize=None):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.sampler = sampler
         self.n_temperatures = n_temperatures
@@ -249,12 +278,15 @@ class DBMCAST(BaseGenerativeModel):
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
+        self.binarize = binarize
 
     # ------------------------------------------------------------------ validation
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.input_tags.sparse = False
+        tags.input_tags.sparse = True
         tags.non_deterministic = False
+        # the kernels run in float64; transform casts back at the boundary
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
 
     def _check_params(self):
@@ -267,8 +299,9 @@ class DBMCAST(BaseGenerativeModel):
         return [int(s) for s in sizes]
 
     def _validate(self, X, reset):
-        X = self._validate_input(X, reset=reset, dtype=(np.float64, np.float32), binary=True)
-        return np.asarray(X, dtype=np.float64)
+        X = self._validate_input(X, reset=reset, dtype=(np.float64, np.float32), binary=True,
+                                 accept_sparse="csr")
+        return X.astype(np.float64, copy=False)
 
     # ------------------------------------------------------------------ set-up
     def _rng(self):
@@ -285,7 +318,8 @@ class DBMCAST(BaseGenerativeModel):
         all_sizes = [d] + sizes
         self.coefs_ = [rng.normal(0.0, 0.01, (a, b)) for a, b in zip(all_sizes[:-1],
                                                                         all_sizes[1:])]
-        self._base_visible = logit(np.clip(X.mean(axis=0), 1e-3, 1 - 1e-3))
+        self._base_visible = logit(np.clip(np.asarray(X.mean(axis=0)).ravel(), 1e-3,
+                                           1 - 1e-3))
         self.intercepts_ = [self._base_visible.copy()] + [np.zeros(s) for s in sizes]
         self.n_updates_ = 0
         self._start_history()
@@ -294,8 +328,9 @@ class DBMCAST(BaseGenerativeModel):
 
     def _init_chains(self, X, rng):
         rows = rng.integers(0, X.shape[0], self.n_chains)
-        mus = _model.mean_field_init(X[rows], self.coefs_, self.intercepts_)
-        layers = [X[rows].copy()] + [_bernoulli(m, rng) for m in mus[1:]]
+        start = dense_rows(X, rows)
+        mus = _model.mean_field_init(start, self.coefs_, self.intercepts_)
+        layers = [start.copy()] + [_bernoulli(m, rng) for m in mus[1:]]
         betas = self._betas()
         gain = _schedule(self.wl_gain, _WL_T0)
         s = self.sampler
@@ -389,7 +424,7 @@ class DBMCAST(BaseGenerativeModel):
         lr = float(self._lr_schedule(self.n_updates_))
         self._mf_counts = np.zeros(3, dtype=np.int64)
         for sl in iter_minibatches(X.shape[0], self.batch_size, rng):
-            b, lr = self._update(X[sl], rng)
+            b, lr = self._update(dense_rows(X, sl), rng)
             bounds.append(b)
         stats = self._sampler_obj.stats()
         unconv, zeros, n = self._mf_counts
@@ -416,7 +451,8 @@ class DBMCAST(BaseGenerativeModel):
 
         The first call initialises small random weights and the chains; later
         calls continue the chains, the learning-rate schedule and the Wang-Landau
-        weights. ``log_partition_`` is re-estimated at the end of each call.
+        weights. ``log_partition_`` is not re-estimated here: it is computed when
+        next read (see ``log_partition_``).
 
         Returns
         -------
@@ -454,15 +490,49 @@ class DBMCAST(BaseGenerativeModel):
     def _pass(self, X, rng):
         self._one_pass(X, rng)
 
-    def _end_call(self, rng):
-        self._estimate_log_partition(rng)
-
     # ------------------------------------------------------------------ log Z
-    def _estimate_log_partition(self, rng):
-        self.log_partition(random_state=rng)
+    def _param_arrays(self):
+        return tuple(self.coefs_) + tuple(self.intercepts_) + (self._base_visible,)
+
+    def _log_z_key(self):
+        # Updates replace the parameter arrays (never modify them in place), so the
+        # update count plus the arrays' identities (checked with ``is`` against the
+        # arrays the cache holds, which pickling preserves) tell whether it is stale.
+        return (self.n_updates_, len(self.coefs_))
+
+    def _cached_log_partition(self):
+        check_is_fitted(self)
+        cache = self.__dict__.get("_log_z_cache")
+        if cache is None or cache[0] != self._log_z_key() or not all(
+                a is b for a, b in zip(cache[1], self._param_arrays())):
+            self.log_partition(random_state=self._log_z_seed())
+            cache = self._log_z_cache
+        return cache[2]
+
+    def _log_z_seed(self):
+        # Its own stream apart from the training children, rebuilt on every call
+        # so that an int random_state always gives the same estimate.
+        rs = self.random_state
+        if isinstance(rs, numbers.Integral) and not isinstance(rs, bool):
+            return np.random.SeedSequence(int(rs), spawn_key=(0x10C2,))
+        return check_seed_sequence(rs)
+
+    @property
+    def log_partition_(self):
+        """Estimate of ``log Z`` for the current parameters (lazy, cached)."""
+        if "coefs_" not in self.__dict__:
+            raise AttributeError("log_partition_ is available after fit or partial_fit")
+        return self._cached_log_partition()[0]
+
+    @property
+    def log_partition_std_(self):
+        """Standard error of ``log_partition_`` (0 when exact)."""
+        if "coefs_" not in self.__dict__:
+            raise AttributeError("log_partition_std_ is available after fit or partial_fit")
+        return self._cached_log_partition()[1]
 
     def log_partition(self, n_betas=None, n_runs=None, *, exact=None, random_state=None):
-        """Estimate ``log Z`` and store it in ``log_partition_`` (with its std. error).
+        """Estimate ``log Z`` now; ``log_partition_`` returns it until the next update.
 
         AIS through :func:`skdgm._core.ais.annealed_importance_sampling` with the
         odd layers as state and the even layers summed out; the base model has
@@ -478,20 +548,20 @@ class DBMCAST(BaseGenerativeModel):
         odd = sum(self.intercepts_[l].shape[0]
                   for l in _model.odd_layers(len(self.intercepts_)))
         if exact or (exact is None and odd <= _EXACT_ODD_UNITS):
-            self.log_partition_ = _model.exact_log_partition(self.coefs_, self.intercepts_)
-            self.log_partition_std_ = 0.0
-            return self.log_partition_
+            log_z = float(_model.exact_log_partition(self.coefs_, self.intercepts_))
+            self._log_z_cache = (self._log_z_key(), self._param_arrays(), (log_z, 0.0))
+            return log_z
         base = [self._base_visible] + list(self.intercepts_[1:])
         res = _model.ais_log_partition(
             self.coefs_, self.intercepts_,
             n_betas=self.n_ais_betas if n_betas is None else n_betas,
             n_runs=self.n_ais_runs if n_runs is None else n_runs,
             base_intercepts=base,
-            random_state=self.random_state if random_state is None else random_state,
+            random_state=self._log_z_seed() if random_state is None else random_state,
             n_jobs=self.n_jobs)
-        self.log_partition_ = float(res.log_z)
-        self.log_partition_std_ = float(res.std_err)
-        return self.log_partition_
+        self._log_z_cache = (self._log_z_key(), self._param_arrays(),
+                             (float(res.log_z), float(res.std_err)))
+        return float(res.log_z)
 
     # ------------------------------------------------------------------ inference
     def _starts(self):
@@ -505,9 +575,17 @@ class DBMCAST(BaseGenerativeModel):
                                  return_info=True)
 
     def _mean_field(self, X):
-        """Mean-field for inference: up to ``n_mean_field_eval`` sweeps, with a warning."""
-        mf = self._mean_field_info(X, self.n_mean_field_eval)
-        n_bad = int(np.count_nonzero(~mf.converged))
+        """Mean-field for inference: up to ``n_mean_field_eval`` sweeps, with a warning.
+
+        Returns the hidden means (all layers side by side) and the bound of every
+        row; a CSR ``X`` is densified ``batch_size`` rows at a time.
+        """
+        def rows(V):
+            mf = self._mean_field_info(V, self.n_mean_field_eval)
+            return np.hstack(mf.mus[1:]), mf.bound, mf.converged
+
+        hidden, bound, converged = map_row_chunks(rows, X, self.batch_size)
+        n_bad = int(np.count_nonzero(~converged))
         if n_bad:
             warnings.warn(
                 f"mean-field did not converge for {n_bad} of {X.shape[0]} rows within "
@@ -515,7 +593,7 @@ class DBMCAST(BaseGenerativeModel):
                 f"by more than mean_field_tol={self.mean_field_tol:g}); their bound and "
                 f"means are not at a fixed point. Increase n_mean_field_eval.",
                 ConvergenceWarning, stacklevel=3)
-        return mf
+        return hidden, bound
 
     def transform(self, X):
         """Mean-field posterior means of every hidden layer, concatenated.
@@ -527,7 +605,8 @@ class DBMCAST(BaseGenerativeModel):
         Returns
         -------
         H : ndarray of shape (n_samples, sum(hidden_layer_sizes))
-            ``[q(h^1 = 1 | v), ..., q(h^L = 1 | v)]``, bottom layer first.
+            ``[q(h^1 = 1 | v), ..., q(h^L = 1 | v)]``, bottom layer first; computed
+            in float64 and returned in the dtype of ``X`` (float32 or float64).
 
         Warns
         -----
@@ -535,8 +614,9 @@ class DBMCAST(BaseGenerativeModel):
             When some row has not reached a fixed point within
             ``n_mean_field_eval`` sweeps.
         """
+        dtype = _float_dtype(X)
         X = self._validate(X, reset=False)
-        return np.hstack(self._mean_field(X).mus[1:])
+        return self._mean_field(X)[0].astype(dtype, copy=False)
 
     def score_samples(self, X):
         """Variational lower bound of Eq. 3 on ``log p(v)``, per row.
@@ -554,7 +634,7 @@ class DBMCAST(BaseGenerativeModel):
             ``n_mean_field_eval`` sweeps.
         """
         X = self._validate(X, reset=False)
-        return self._mean_field(X).bound - self.log_partition_
+        return self._mean_field(X)[1] - self.log_partition_
 
     def sample(self, n_samples=1, *, sampler="gibbs", n_steps=1000, random_state=None):
         """Visible samples from chains started at random states.

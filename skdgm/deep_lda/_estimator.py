@@ -6,12 +6,14 @@ import numbers
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.base import ClassNamePrefixFeaturesOutMixin
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.validation import check_is_fitted, check_non_negative
 
 from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
-                          check_binary, check_counts, check_finite_params)
-from .._core.base import iter_minibatches
+                          check_binary, check_counts, check_finite_params,
+                          float_dtype as _float_dtype, iter_minibatches)
 from .._core.chains import even_chunks, run_chains
 from .._core.random import as_generator, check_seed_sequence
 from .._core.schedules import Polynomial
@@ -36,7 +38,24 @@ _SAMPLER_DEFAULTS = {  # (step_size, step_decay): the authors' settings
 }
 
 
-class DeepLDA(BaseGenerativeModel):
+# Parameters only the stochastic-gradient samplers read (batch Gibbs sweeps over the
+# whole input and takes no step); setting one with sampler="gibbs" warns at fit time.
+_SG_READS = {"batch_size", "total_samples", "step_size", "step_offset", "step_decay"}
+_OPTION_READS = {"sampler": {"tlasgr": _SG_READS, "tlfsgr": _SG_READS, "sgrld": _SG_READS,
+                             "gibbs": set()}}
+
+
+def _round_counts(X):
+    """``X`` rounded to the nearest integers (a new array or CSR matrix)."""
+    if sp.issparse(X):
+        X = X.copy()
+        X.data = np.rint(X.data)
+        X.eliminate_zeros()
+        return X
+    return np.rint(X)
+
+
+class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     """Deep latent Dirichlet allocation (Poisson gamma belief network) by MCMC.
 
     The PGBN of Zhou et al. (2016a) in the deep-LDA form of Cong et al. (2017),
@@ -97,6 +116,12 @@ class DeepLDA(BaseGenerativeModel):
     n_jobs : int, optional
         Parallel local sampling over fixed chunks of documents (joblib; results
         do not depend on it).
+    round_counts : bool, default=False
+        Round every input to the nearest integers before the check for
+        non-negative integer counts (like ``binarize`` on the binary models):
+        for weighted or rescaled counts, and for scikit-learn's common checks,
+        which feed real-valued data. ``False``: non-integer input raises a
+        ``ValueError``.
 
     Attributes
     ----------
@@ -116,6 +141,8 @@ class DeepLDA(BaseGenerativeModel):
     n_features_in_ : int
     """
 
+    # which parameters each option reads (warned about once per call when unused)
+    _option_reads = _OPTION_READS
     _parameter_constraints = {
         "n_components": [Interval(numbers.Integral, 1, None, closed="left"), tuple, list],
         "sampler": [StrOptions({"tlasgr", "tlfsgr", "sgrld", "gibbs"})],
@@ -140,6 +167,7 @@ class DeepLDA(BaseGenerativeModel):
         "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
         "verbose": ["verbose"],
         "n_jobs": N_JOBS_CONSTRAINT,
+        "round_counts": ["boolean"],
     }
     _element_constraints = {
         "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -151,7 +179,7 @@ class DeepLDA(BaseGenerativeModel):
                  step_offset=20.0, step_decay=None, eta=None, gamma0=1.0, c0=1.0,
                  a0=0.01, b0=0.01, e0=1.0, f0=1.0, local_burn_in=None, local_samples=None,
                  n_posterior_samples=5, posterior_thin=1, random_state=None, verbose=0,
-                 n_jobs=None):
+                 n_jobs=None, round_counts=False):
         self.n_components = n_components
         self.sampler = sampler
         self.link = link
@@ -175,15 +203,18 @@ class DeepLDA(BaseGenerativeModel):
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
+        self.round_counts = round_counts
 
     # ------------------------------------------------------------------ tags
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.input_tags.positive_only = True
-        # Counts are integers: the common checks then feed rounded data.
-        tags.input_tags.categorical = True
-        tags.transformer_tags.preserves_dtype = ["float64"]
+        # Word counts are not categorical features; ``round_counts=True`` is how
+        # non-integer input gets in.
+        tags.input_tags.categorical = False
+        # the sampler runs in float64; transform casts back at the boundary
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
 
     # ------------------------------------------------------------ validation
@@ -213,6 +244,8 @@ class DeepLDA(BaseGenerativeModel):
                  if k in self.__dict__}
         try:
             X = self._validate_input(X, reset=reset, accept_sparse="csr")
+            if self.round_counts:
+                X = _round_counts(X)
             check_non_negative(
                 X, f"{type(self).__name__} (counts must be non-negative integers)")
             if self.link == "bernoulli":
@@ -460,6 +493,11 @@ class DeepLDA(BaseGenerativeModel):
 
     # ------------------------------------------------------------ properties
     @property
+    def _n_features_out(self):
+        """Columns of :meth:`transform` (layer-1 topics), for ``get_feature_names_out``."""
+        return self.topics_[0].shape[1]
+
+    @property
     def components_(self):
         check_is_fitted(self, "topics_")
         return self.topics_[0].T
@@ -497,18 +535,27 @@ class DeepLDA(BaseGenerativeModel):
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
         all_layers : bool, default=False
-            Return one array per layer instead of layer 1 only.
+            Return one array per layer instead of layer 1 only (plain arrays: not
+            available under ``set_output(transform="pandas")`` or ``"polars"``,
+            which wrap the layer-1 output only).
 
         Returns
         -------
         doc_topic : ndarray of shape (n_samples, K_1), or list of such per layer
         """
         check_is_fitted(self, "topics_")
+        dtype = _float_dtype(X)
+        if all_layers and _get_output_config("transform", self)["dense"] != "default":
+            raise ValueError(
+                "transform(all_layers=True) returns one array per layer, which "
+                "set_output cannot wrap in one container; call set_output("
+                "transform='default') first, or use all_layers=False")
         X = self._check_X(X, reset=False)
         burn, coll = self._sweeps()
         stats = self._merge(self._local(X, self._eval_seed(0), self.topics_, self.r_,
                                         n_burn=burn, n_collect=coll, collect_topics=False))
-        out = [t / stats["n_collect"] for t in stats["theta_norm_sum"]]
+        out = [(t / stats["n_collect"]).astype(dtype, copy=False)
+               for t in stats["theta_norm_sum"]]
         return out if all_layers else out[0]
 
     def _heldout_loglik(self, X_obs, X_held, *, point, n_burn, n_collect, seed):

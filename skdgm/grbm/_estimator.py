@@ -4,13 +4,15 @@ import contextlib
 import numbers
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+from sklearn.base import ClassNamePrefixFeaturesOutMixin
+from threadpoolctl import ThreadpoolController
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.ais import annealed_importance_sampling, beta_schedule
 from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
-                          check_finite_params, iter_minibatches)
+                          check_finite_params, dense_rows, float_dtype as _float_dtype,
+                          iter_minibatches, map_row_chunks)
 from .._core.random import as_generator, check_seed_sequence, spawn_seeds
 from .._core.optim import Adam
 from .._core.schedules import Cosine
@@ -34,10 +36,28 @@ __all__ = ["GaussianBernoulliRBM"]
 _SMALL_GEMM = 1 << 22
 
 
+_CONTROLLER = []
+
+
 def _blas_limit(n_rows, n_features, n_components):
     if n_rows * n_features * n_components < _SMALL_GEMM:
-        return threadpool_limits(limits=1, user_api="blas")
+        # One controller for the process: building one (as threadpool_limits does
+        # on every call) scans the loaded libraries, ~5 ms, as much as a small
+        # partial_fit call's own work (benchmarks/bench_streaming_cost.py).
+        if not _CONTROLLER:
+            _CONTROLLER.append(ThreadpoolController())
+        return _CONTROLLER[0].limit(limits=1, user_api="blas")
     return contextlib.nullcontext()
+
+
+# Parameters only some samplers read (in training and in ``sample``); setting one
+# the chosen sampler ignores warns at fit time (the user guide's table mirrors this).
+_LANGEVIN = {"langevin_step_size", "metropolis_adjust", "adjust_after"}
+_OPTION_READS = {"sampler": {
+    "gibbs": set(),
+    "langevin": _LANGEVIN,
+    "gibbs_langevin": _LANGEVIN | {"langevin_steps", "langevin_inner"},
+}}
 
 
 def _normalised_weights(log_w):
@@ -45,7 +65,7 @@ def _normalised_weights(log_w):
     return w / w.sum()
 
 
-class GaussianBernoulliRBM(BaseGenerativeModel):
+class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     """Gaussian-Bernoulli RBM trained by modified contrastive divergence.
 
     The model of Liao et al. (2022), "Gaussian-Bernoulli RBMs without tears":
@@ -201,6 +221,8 @@ class GaussianBernoulliRBM(BaseGenerativeModel):
     without tears. arXiv:2210.10318.
     """
 
+    # which parameters each option reads (warned about once per call when unused)
+    _option_reads = _OPTION_READS
     _parameter_constraints = {
         "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
         "sampler": [StrOptions(set(SAMPLERS))],
@@ -332,7 +354,7 @@ class GaussianBernoulliRBM(BaseGenerativeModel):
 
     def _validate_training_data(self, X, *, reset):
         self._check_hyper()
-        X = self._validate_input(X, reset=reset)
+        X = self._validate_input(X, reset=reset, accept_sparse="csr")
         if not reset:
             X = X.astype(self.components_.dtype, copy=False)
         return X
@@ -359,7 +381,7 @@ class GaussianBernoulliRBM(BaseGenerativeModel):
         rng = as_generator(spawn_seeds(self._seed_seq, 1)[0])
         norms, ess, n_acc, n_prop = [], [], 0, 0
         for idx in iter_minibatches(X.shape[0], self.batch_size, rng):
-            gnorm, p_pos, acc, prop, e = self._update(X[idx], rng)
+            gnorm, p_pos, acc, prop, e = self._update(dense_rows(X, idx), rng)
             norms.append(gnorm)
             ess.append(e)
             n_acc += acc
@@ -367,7 +389,8 @@ class GaussianBernoulliRBM(BaseGenerativeModel):
         # Reconstruction error of the last minibatch only (mean-field, with the
         # parameters it was updated from), so the updates themselves stay at
         # 3K + 4 matrix products.
-        recon = float(np.mean((X[idx] - self.mean_ - p_pos @ self.components_) ** 2))
+        recon = float(np.mean((dense_rows(X, idx) - self.mean_ - p_pos @ self.components_)
+                              ** 2))
         self._log_z_cache = None
         adjusted = self.metropolis_adjust and self.sampler != "gibbs"
         self._log_iteration(
@@ -481,18 +504,27 @@ class GaussianBernoulliRBM(BaseGenerativeModel):
     # ------------------------------------------------------------------
     def _check_X(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, reset=False, dtype=(np.float64, np.float32))
+        X = validate_data(self, X, reset=False, dtype=(np.float64, np.float32),
+                          accept_sparse="csr")
         return X.astype(self.components_.dtype, copy=False)
 
     def transform(self, X):
-        """``P(h = 1 | v)`` of Eq. (4), shape ``(n_samples, n_components)``."""
+        """``P(h = 1 | v)`` of Eq. (4), shape ``(n_samples, n_components)``.
+
+        Computed in the dtype the model was fitted in, returned in that of ``X``.
+        """
+        dtype = _float_dtype(X)
         X = self._check_X(X)
-        return sigmoid(hidden_activation(X, self._params()))
+        params = self._params()
+        out = map_row_chunks(lambda V: sigmoid(hidden_activation(V, params)), X,
+                             self.batch_size)
+        return out.astype(dtype, copy=False)
 
     def free_energy(self, X):
         """Marginal energy ``E~(v)`` of Eq. (5) per row (``log p(v) = -E~(v) - log Z``)."""
         X = self._check_X(X)
-        return free_energy(X, self._params())
+        params = self._params()
+        return map_row_chunks(lambda V: free_energy(V, params), X, self.batch_size)
 
     def log_partition(self):
         """``(log Z, standard error)``: exact for ``n_components <= 16``, else AIS.
@@ -548,7 +580,8 @@ class GaussianBernoulliRBM(BaseGenerativeModel):
         """
         X = self._check_X(X)
         log_z, _ = self.log_partition()
-        return -free_energy(X, self._params()) - log_z
+        params = self._params()
+        return -map_row_chunks(lambda V: free_energy(V, params), X, self.batch_size) - log_z
 
     def sample(self, n_samples=1, *, n_steps=None, metropolis_adjust=True, random_state=None):
         """Draw visible samples from ``N(0, I)`` noise with the estimator's sampler.
@@ -612,10 +645,18 @@ class GaussianBernoulliRBM(BaseGenerativeModel):
             )
         return res.v
 
+    @property
+    def _n_features_out(self):
+        """Columns of :meth:`transform`, for ``get_feature_names_out``."""
+        return self.components_.shape[0]
+
     def _adjust_after(self, n_steps):
         return n_steps // 2 if self.adjust_after is None else self.adjust_after
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.allow_nan = False
+        tags.input_tags.sparse = True
+        # fits in float32 natively (float32 input, float32 parameters)
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags

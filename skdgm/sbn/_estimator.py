@@ -7,13 +7,14 @@ Validates, orchestrates and stores; the numerics live in ``_model`` (the model),
 import numbers
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
-                          iter_minibatches)
+                          float_dtype as _float_dtype, iter_minibatches)
 from .._core.schedules import make_schedule
 from .._core.random import as_generator, check_seed_sequence, spawn_generators
 from . import _gibbs, _model
@@ -33,6 +34,20 @@ _INFERENCE = {
     "dsghmc_gibbs": DSGHMCGibbsEngine,
     "dsghmc_nais": DSGHMCNAISEngine,
 }
+
+# The parameters only some inference methods read (every other parameter is read by
+# all of them); setting one that the chosen method ignores warns at fit time. The
+# user guide's table ("Which parameters each inference reads") mirrors this.
+_DSGHMC_READS = {"batch_size", "total_samples", "burn_in", "learning_rate", "friction",
+                 "sgmcmc", "n_sghmc_steps", "n_hidden_samples"}
+_INFERENCE_READS = {"inference": {
+    "gibbs": {"burn_in"},
+    "vb": set(),
+    "online_vb": {"batch_size", "total_samples", "learning_offset", "learning_decay",
+                  "n_local_iter"},
+    "dsghmc_gibbs": _DSGHMC_READS | {"gibbs_sweeps"},
+    "dsghmc_nais": _DSGHMC_READS | {"recognition_learning_rate", "n_is_samples"},
+}}
 
 # Exact enumeration of the hidden units when there are at most this many in all.
 _MAX_EXACT_UNITS = 16
@@ -123,6 +138,11 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     verbose : int, default=0
     n_jobs : int, optional
         Workers for AIS chains.
+    binarize : float or None, default=None
+        Threshold for binarising the input (``X > binarize`` becomes 1, the rest 0)
+        in every method that takes ``X``, as :class:`sklearn.neural_network.BernoulliRBM`
+        users do with :class:`~sklearn.preprocessing.Binarizer`. ``None``: the input
+        must already be 0/1 (anything else raises a ``ValueError``).
 
     Attributes
     ----------
@@ -145,6 +165,8 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     n_iter_ : int
     """
 
+    # which parameters each option reads (warned about once per call when unused)
+    _option_reads = _INFERENCE_READS
     _parameter_constraints = {
         "hidden_layer_sizes": ["array-like"],
         "inference": [StrOptions(set(_INFERENCE))],
@@ -173,6 +195,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         "random_state": ["random_state", np.random.Generator],
         "verbose": ["verbose"],
         "n_jobs": N_JOBS_CONSTRAINT,
+        "binarize": [Interval(numbers.Real, None, None, closed="neither"), None],
     }
     _element_constraints = {
         "hidden_layer_sizes": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -189,7 +212,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                  total_samples=None, learning_rate=0.01, friction=0.1, sgmcmc="sghmc",
                  n_sghmc_steps=10, n_hidden_samples=5, gibbs_sweeps=5,
                  recognition_learning_rate=1e-3, n_is_samples=1000, n_ais_betas=100, n_ais_runs=10, random_state=None,
-                 verbose=0, n_jobs=None):
+                 verbose=0, n_jobs=None, binarize=None):
         self.hidden_layer_sizes = hidden_layer_sizes
         self.inference = inference
         self.prior = prior
@@ -217,13 +240,36 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
+        self.binarize = binarize
 
     # ------------------------------------------------------------------ helpers
-    def _validate(self, X, reset, allow_nan=False):
-        """Binary float64 ``X`` (``NaN`` allowed only for ``impute``)."""
+    def _validate(self, X, reset, allow_nan=False, dense=True):
+        """Binary float64 ``X`` (``NaN`` allowed only for ``impute``).
+
+        A CSR ``X`` stays sparse with ``dense=False`` (for :meth:`_by_chunks`);
+        training densifies it: the batch methods keep dense per-row state of the
+        same size anyway, and ``partial_fit``'s input is one minibatch.
+        """
         X = self._validate_input(X, reset=reset, dtype=(np.float64, np.float32),
-                                 binary=True, allow_nan=allow_nan)
+                                 binary=True, allow_nan=allow_nan, accept_sparse="csr")
+        if sp.issparse(X):
+            return X.toarray() if dense else X.astype(np.float64)
         return np.asarray(X, dtype=np.float64)
+
+    def _by_chunks(self, X, func):
+        """``func(rows, chunk)`` over ``X``: whole when dense, else ``batch_size`` dense rows
+        at a time, each chunk with its own random streams (``chunk`` = 0, 1, ...)."""
+        if not sp.issparse(X):
+            return func(X, 0)
+        return np.concatenate([func(X[sl].toarray(), k) for k, sl in
+                               enumerate(iter_minibatches(X.shape[0], self.batch_size))])
+
+    def _call_seed(self, chunk=0):
+        """Per-call seed from ``random_state`` (same int, same answer); one per chunk."""
+        ss = check_seed_sequence(self.random_state)
+        if chunk == 0:
+            return ss
+        return np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + (0xC5, chunk))
 
     def _check_settings(self):
         self._validate_params()
@@ -435,23 +481,30 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return parts, DIVERGENCE_BOUND
 
     # --------------------------------------------------------------- inference
-    def _call_rng(self):
+    def _call_rng(self, chunk=0):
         """Fresh per-call generator seeded from ``random_state`` (same int, same answer)."""
-        return as_generator(check_seed_sequence(self.random_state))
+        return as_generator(self._call_seed(chunk))
 
     def _n_hidden_total(self):
         return sum(len(b) for b in self.params_.biases[1:])
 
     def transform(self, X):
-        """``E[h^(1) | x]`` averaged over the posterior samples (exact when small)."""
+        """``E[h^(1) | x]`` averaged over the posterior samples (exact when small).
+
+        Computed in float64 and returned in the dtype of ``X`` (float32 or float64).
+        """
         check_is_fitted(self)
-        X = self._validate(X, reset=False)
+        dtype = _float_dtype(X)
+        X = self._validate(X, reset=False, dense=False)
+        return self._by_chunks(X, self._transform).astype(dtype, copy=False)
+
+    def _transform(self, X, chunk=0):
         if not self.params_.weights:
             raise ValueError("the fully visible SBN has no hidden units to transform to")
         if self._n_hidden_total() <= _MAX_EXACT_UNITS:
             return np.mean([_model.posterior_mean_exact(p, X)
                             for p in self.posterior_samples_], axis=0)
-        rngs = spawn_generators(check_seed_sequence(self.random_state),
+        rngs = spawn_generators(self._call_seed(chunk),
                                 len(self.posterior_samples_))
         out = np.zeros((len(X), len(self.params_.biases[1])))
         for p, rng in zip(self.posterior_samples_, rngs):
@@ -480,20 +533,22 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         check_is_fitted(self)
         if method not in (None, "ais", "is"):
             raise ValueError(f"method must be None, 'ais' or 'is', got {method!r}")
-        X = self._validate(X, reset=False)
+        X = self._validate(X, reset=False, dense=False)
+        if method == "is" and getattr(self._engine, "recognition", None) is None:
+            raise ValueError("method='is' needs the recognition network of "
+                             "inference='dsghmc_nais'")
+        return self._by_chunks(X, lambda rows, chunk: self._score(rows, chunk, method))
+
+    def _score(self, X, chunk, method):
         if method == "is":
-            phi = getattr(self._engine, "recognition", None)
-            if phi is None:
-                raise ValueError("method='is' needs the recognition network of "
-                                 "inference='dsghmc_nais'")
-            lp, _ = log_marginal_is(self.params_, phi, X, self.n_is_samples,
-                                    self._call_rng())
+            lp, _ = log_marginal_is(self.params_, self._engine.recognition, X,
+                                    self.n_is_samples, self._call_rng(chunk))
             return lp
         if method is None and self._n_hidden_total() <= _MAX_EXACT_UNITS:
             return _model.log_marginal_exact(self.params_, X)
         lp, _ = _model.log_marginal_ais(self.params_, X, n_betas=self.n_ais_betas,
                                         n_runs=self.n_ais_runs,
-                                        random_state=check_seed_sequence(self.random_state),
+                                        random_state=self._call_seed(chunk),
                                         n_jobs=self.n_jobs,
                                         transition=_gibbs.ais_transition_pg)
         return lp
@@ -533,4 +588,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.non_deterministic = self.random_state is None
+        # the kernels run in float64; transform casts back at the boundary
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        tags.input_tags.sparse = True
         return tags
