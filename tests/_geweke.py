@@ -158,6 +158,8 @@ def geweke_test(sample_prior, sample_data, transition, statistics, *, n_iter, rn
 def assert_geweke_passes(*args, **kwargs):
     """Run :func:`geweke_test` and fail with its report unless every ``|z|`` is small."""
     res = geweke_test(*args, **kwargs)
+    # printed for the record: `pytest -rP tests/test_geweke_*.py` shows every report
+    print(res.report())
     assert res.passed, res.report()
     return res
 
@@ -169,6 +171,7 @@ def assert_geweke_fails(*args, min_abs_z=None, **kwargs):
     Bonferroni threshold), i.e. the same test, seeds and sizes detect the bug.
     """
     res = geweke_test(*args, **kwargs)
+    print("negative control:", res.report())
     bound = res.threshold if min_abs_z is None else min_abs_z
     assert np.max(np.abs(res.z)) > bound, (
         "the broken kernel was NOT detected:\n" + res.report())
