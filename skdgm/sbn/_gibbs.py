@@ -192,5 +192,9 @@ def pg_hidden_sweeps(params, X, hidden, rng, beta=1.0, use_cython=True):
 
 
 def ais_transition_pg(state, beta, rng, *, params, X):
-    """AIS transition (for :func:`skdgm.sbn._model.log_marginal_ais`): one augmented sweep."""
-    return pg_hidden_sweeps(params, X, list(state), rng, beta=max(beta, 1e-8))
+    """AIS transition (for :func:`skdgm.sbn._model.log_marginal_ais`): one augmented sweep.
+
+    Any ``beta`` in ``[0, 1]`` works: ``PG(beta, psi)`` is drawn right for tiny and
+    fractional shapes (and is 0 at ``beta = 0``), so schedules of any length are valid.
+    """
+    return pg_hidden_sweeps(params, X, list(state), rng, beta=float(beta))
