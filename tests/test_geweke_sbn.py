@@ -161,15 +161,22 @@ def _sweep_without_data(h, a_self, x_below, psi_below, gamma_below, w, lateral,
 _exact_sweep = _gibbs.pg_hidden_sweep
 
 
-def _run(name, check, seed=2026):
+def _run(name, check, seed=2026, n_iter=N_ITER):
     prob = SBNProblem(*CASES[name])
     return check(prob.sample_prior, prob.sample_data, prob.transition, prob.statistics,
-                 n_iter=N_ITER, rng=np.random.default_rng(seed), burn_in=200)
+                 n_iter=n_iter, rng=np.random.default_rng(seed), burn_in=200)
 
 
 @pytest.mark.parametrize("name", list(CASES))
 def test_gibbs_passes_geweke(name):
     _run(name, assert_geweke_passes)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(CASES))
+def test_gibbs_passes_long_geweke(name):
+    """Six times longer chains (17-63 CPU-s each here): max |z| 1.5-2.9 when written."""
+    _run(name, assert_geweke_passes, n_iter=30_000)
 
 
 @pytest.mark.parametrize("name,broken", [
