@@ -257,6 +257,20 @@ def test_estimator_ais_path_and_n_jobs(fitted_digits, monkeypatch):
     assert np.mean(np.abs(a - exact)) < 0.15
 
 
+def test_score_samples_with_many_ais_temperatures():
+    """5,000 temperatures (the first betas are ~1e-8, tiny Pólya-Gamma shapes) run and
+    land within 0.3 nats of the enumerated log p(x) (issue 12, item 3: crashed from
+    ~1,500 temperatures on)."""
+    X = _digits(300)
+    est = BayesianSBN((6,), inference="vb", prior="normal", n_iter=10, n_posterior_samples=2,
+                      n_ais_betas=5000, n_ais_runs=2, random_state=0).fit(X)
+    Xt = _digits()[1000:1004]
+    exact = est.score_samples(Xt)               # 6 hidden units: enumerated
+    ais = est.score_samples(Xt, method="ais")
+    assert np.all(np.isfinite(ais))
+    assert np.max(np.abs(ais - exact)) < 0.3, (ais, exact)
+
+
 def clone_fitted(est, **params):
     import copy
     other = copy.deepcopy(est)

@@ -3,7 +3,7 @@
 One iteration, given the data and the current hidden units, weights and prior scales:
 
 1. ``gamma_lj ~ PG(1, psi_lj)`` for every unit of every layer (Eq. 12), where ``psi`` is
-   the unit's activation; drawn by the ``polyagamma`` package, vectorised.
+   the unit's activation; :func:`skdgm.sbn._polya_gamma.draw_polya_gamma`, vectorised.
 2. Hidden units one at a time, vectorised over samples, bottom layer first
    (:func:`pg_hidden_sweep`, the ``d_kn`` of Sec. 3.1; Cython with a NumPy twin).
 3. Every unit's coefficient row ``[w_j, s_j, c_j]`` from its Gaussian conditional
@@ -13,11 +13,11 @@ One iteration, given the data and the current hidden units, weights and prior sc
 """
 
 import numpy as np
-from polyagamma import random_polyagamma
 from scipy.linalg import cholesky, solve_triangular
 
 from . import _model
 from ._gibbs_fast import pg_hidden_sweep as _pg_hidden_sweep_fast
+from ._polya_gamma import draw_polya_gamma
 from ._priors import gibbs_update_prior, prior_precision
 
 __all__ = [
@@ -31,14 +31,6 @@ __all__ = [
 ]
 
 _ROW_CHUNK = 32
-
-
-def draw_polya_gamma(psi, rng, b=1.0):
-    """``PG(b, psi)`` draws of the shape of ``psi`` (Eq. 12 has ``b = 1``)."""
-    psi = np.asarray(psi, dtype=float)
-    if psi.size == 0:
-        return np.zeros_like(psi)
-    return random_polyagamma(b, psi, random_state=rng)
 
 
 def pg_hidden_sweep_numpy(h, a_self, x_below, psi_below, gamma_below, w, lateral,
@@ -200,5 +192,9 @@ def pg_hidden_sweeps(params, X, hidden, rng, beta=1.0, use_cython=True):
 
 
 def ais_transition_pg(state, beta, rng, *, params, X):
-    """AIS transition (for :func:`skdgm.sbn._model.log_marginal_ais`): one augmented sweep."""
-    return pg_hidden_sweeps(params, X, list(state), rng, beta=max(beta, 1e-8))
+    """AIS transition (for :func:`skdgm.sbn._model.log_marginal_ais`): one augmented sweep.
+
+    Any ``beta`` in ``[0, 1]`` works: ``PG(beta, psi)`` is drawn right for tiny and
+    fractional shapes (and is 0 at ``beta = 0``), so schedules of any length are valid.
+    """
+    return pg_hidden_sweeps(params, X, list(state), rng, beta=float(beta))
