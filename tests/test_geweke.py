@@ -56,3 +56,11 @@ def test_batch_means_se_of_ar1():
     expected = np.sqrt((1 + a) / (1 - a) / n)
     # 50 batches: the SE estimate itself has relative sd ~ 1/sqrt(2*49) = 0.1
     assert abs(se / expected - 1) < 0.35
+
+
+def test_many_short_chains():
+    """n_chains > 1: chains started from the joint, SE from the spread of chain means."""
+    assert_geweke_passes(prior, data, exact, stats, n_iter=20_000, n_chains=1_000,
+                         rng=np.random.default_rng(0))
+    assert_geweke_fails(prior, data, lambda t, y, rng: exact(t, y, rng, prec=N_OBS),
+                        stats, n_iter=20_000, n_chains=1_000, rng=np.random.default_rng(0))
