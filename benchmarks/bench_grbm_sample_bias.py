@@ -112,5 +112,7 @@ def part_training():
 
 
 if __name__ == "__main__":
+    from bench_defaults import header  # command, commit, date, CPU, threads
+    header()
     part_sampling()
     part_training()
