@@ -19,12 +19,12 @@ A path between the model and a fully factorised base model with biases ``c_l`` i
 used by AIS: ``p_beta(x) ∝ exp(-beta E(x) + (1 - beta) sum_l c_l^T x_l)``.
 """
 
-import itertools
 from typing import NamedTuple
 
 import numpy as np
 from scipy.special import expit, log_expit, logsumexp
 
+from .._core.exact import MAX_EXACT_UNITS, binary_states, iter_binary_states  # noqa: F401
 from .._core.numerics import softplus
 
 __all__ = [
@@ -395,15 +395,13 @@ def _odd_sizes(intercepts):
 
 
 def _enumerate(sizes, chunk=1 << 14):
-    """All binary configurations of the odd layers, in chunks of rows."""
-    n = int(sum(sizes))
-    total = 1 << n
-    bits = np.arange(n)
-    for start in range(0, total, chunk):
-        idx = np.arange(start, min(start + chunk, total))
-        flat = ((idx[:, None] >> bits) & 1).astype(float)
+    """All binary configurations of the odd layers, in chunks of rows, split per layer."""
+    for flat in iter_binary_states(int(sum(sizes)), chunk, lsb_first=True):
         yield np.split(flat, np.cumsum(sizes)[:-1], axis=1)
 
+
+#: Tests and benchmarks call it by this name.
+all_states = binary_states
 
 MAX_ENUMERATED_UNITS = 22
 
@@ -440,11 +438,6 @@ def exact_log_prob(V, coefs, intercepts, log_z=None):
             parts.append(logsumexp(log_marginal_odd(cfg, coefs, intercepts, visible=vis)))
         out[i] = logsumexp(parts)
     return out - log_z
-
-
-def all_states(n):
-    """Every binary vector of length ``n`` (rows), for tests and tiny models."""
-    return np.array(list(itertools.product([0.0, 1.0], repeat=n)))
 
 
 # --------------------------------------------------------------------------------------

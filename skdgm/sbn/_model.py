@@ -35,13 +35,13 @@ with the data ``(n_points, D)``).
 """
 
 from functools import partial
-from itertools import product
 from typing import NamedTuple
 
 import numpy as np
 from scipy.special import expit, logsumexp
 
 from .._core.ais import annealed_importance_sampling
+from .._core.exact import binary_states
 from .._core.numerics import softplus
 
 __all__ = [
@@ -330,7 +330,7 @@ def _all_hidden_configs(params):
     if total > MAX_ENUMERATED_UNITS:
         raise ValueError(f"{total} hidden units are too many to enumerate "
                          f"(limit {MAX_ENUMERATED_UNITS}); use AIS")
-    configs = np.array(list(product((0.0, 1.0), repeat=total))).reshape(-1, total)
+    configs = binary_states(total)
     bounds = np.cumsum((0,) + sizes)
     return [configs[:, a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
