@@ -29,6 +29,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from .._core.exact import MAX_EXACT_UNITS, iter_binary_states
+from .._core.mcmc import bernoulli
 from .._core.numerics import sigmoid, softplus
 
 __all__ = [
@@ -246,7 +247,7 @@ def ais_transition(v, beta, rng, params):
     """One Gibbs sweep of the beta-scaled GRBM (leaves ``f_beta`` invariant)."""
     var = params.var
     p = sigmoid(beta * ((v / var) @ params.W.T) + params.b)
-    h = (rng.random(p.shape) < p).astype(np.float64)
+    h = bernoulli(p, rng, dtype=np.float64)
     return params.mu + beta * (h @ params.W) + np.sqrt(var) * rng.standard_normal(v.shape)
 
 

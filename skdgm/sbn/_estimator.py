@@ -16,6 +16,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
                           float_dtype as _float_dtype, iter_minibatches)
 from .._core.exact import MAX_EXACT_UNITS
+from .._core.mcmc import bernoulli
 from .._core.schedules import make_schedule
 from .._core.random import as_generator, check_seed_sequence, spawn_generators
 from . import _gibbs, _model
@@ -580,7 +581,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         rng = self._call_rng()
         votes = np.zeros(X.shape)
         n_votes = 0
-        filled = np.where(missing, (rng.random(X.shape) < 0.5), X).astype(float)
+        filled = np.where(missing, bernoulli(0.5, rng, size=X.shape), X).astype(float)
         for p in self.posterior_samples_:
             layers = [filled] + _model.sample_hidden_prior(p, (len(X),), rng)
             for t in range(n_sweeps):
