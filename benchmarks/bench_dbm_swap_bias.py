@@ -23,13 +23,14 @@ import argparse
 import numpy as np
 from scipy.special import expit, logsumexp
 
+from skdgm._core.exact import binary_states
 from skdgm._core.schedules import InverseTime
 from skdgm.dbm import _model, _tempering
 
 
 def exact(W, b):
     H = W[0].shape[1]
-    Hs = _model.all_states(H)
+    Hs = binary_states(H)
     a = Hs @ W[0].T + b[0]
     lf = Hs @ b[1] + np.logaddexp(0, a).sum(1)
     p = np.exp(lf - logsumexp(lf))

@@ -8,6 +8,8 @@ visible-bias-only base (Salakhutdinov & Murray 2008).
 import numpy as np
 from scipy.special import expit, logsumexp
 
+from skdgm._core.exact import binary_states
+
 
 def softplus(x):
     return np.logaddexp(0.0, x)
@@ -17,9 +19,9 @@ def exact_log_z(W, a, b):
     """Enumerate the smaller layer; sum the other analytically."""
     n_v, n_h = W.shape
     if n_h <= n_v:
-        H = ((np.arange(2**n_h)[:, None] >> np.arange(n_h)) & 1).astype(float)
+        H = binary_states(n_h, lsb_first=True)
         return logsumexp(H @ b + softplus(a + H @ W.T).sum(axis=1))
-    V = ((np.arange(2**n_v)[:, None] >> np.arange(n_v)) & 1).astype(float)
+    V = binary_states(n_v, lsb_first=True)
     return logsumexp(V @ a + softplus(b + V @ W).sum(axis=1))
 
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment
+from sklearn.base import clone
 from sklearn.feature_extraction.text import CountVectorizer
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import GridSearchCV
@@ -586,10 +587,24 @@ def test_pipeline_countvectorizer_logistic_regression():
 def test_gridsearch_over_step_size():
     docs, _ = _text_corpus(1, n=60)
     X = CountVectorizer().fit_transform(docs)
-    gs = GridSearchCV(DeepLDA(2, n_iter=2, batch_size=20, local_burn_in=3, local_samples=3,
-                              random_state=0), {"step_size": [0.5, 1.0]}, cv=2).fit(X)
-    assert gs.best_params_["step_size"] in (0.5, 1.0)
-    assert np.all(np.isfinite(gs.cv_results_["mean_test_score"]))
+    base = DeepLDA(2, n_iter=2, batch_size=20, local_burn_in=3, local_samples=3,
+                   random_state=0)
+    grid = [0.5, 1.0]
+    gs = GridSearchCV(base, {"step_size": grid}, cv=2).fit(X)
+    scores = gs.cv_results_["mean_test_score"]
+    assert np.all(np.isfinite(scores))
+    # step_size reaches the sampler: the two settings score differently, and the
+    # search picks the better one
+    assert scores[0] != scores[1]
+    best = grid[int(np.argmax(scores))]
+    assert gs.best_params_["step_size"] == best
+    # the refit model is the model fitted directly with best_params_ on all of X
+    direct = clone(base).set_params(step_size=best).fit(X)
+    np.testing.assert_array_equal(gs.best_estimator_.components_, direct.components_)
+    assert gs.score(X) == direct.score(X)
+    # set_params(step_size) changes the fitted result
+    other = clone(base).set_params(step_size=grid[1 - grid.index(best)]).fit(X)
+    assert not np.allclose(other.components_, direct.components_)
 
 
 @pytest.mark.shared_data

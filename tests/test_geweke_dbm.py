@@ -20,6 +20,7 @@ import pytest
 from _geweke import assert_geweke_fails, assert_geweke_passes
 from scipy.special import expit, logsumexp
 
+from skdgm._core.exact import binary_states
 from skdgm._core.schedules import Constant
 from skdgm.dbm import _model as M
 from skdgm.dbm import _tempering as T
@@ -40,8 +41,7 @@ def _model():
 
 
 W, B = _model()
-_ALL = np.array([[(i >> j) & 1 for j in range(sum(SIZES))] for i in range(1 << sum(SIZES))],
-                dtype=float)
+_ALL = binary_states(sum(SIZES), lsb_first=True)
 _CUT = np.cumsum(SIZES)[:-1]
 
 

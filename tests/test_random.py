@@ -8,6 +8,7 @@ from joblib import parallel_config
 import cloudpickle  # joblib >= 1.6 and dask both pickle functions with it
 
 from skdgm._core import _random_fast
+from skdgm._core.mcmc import bernoulli
 from skdgm._core.ais import annealed_importance_sampling
 from skdgm._core.chains import even_chunks, run_chains
 from skdgm._core.random import (as_generator, check_seed_sequence, spawn_generators,
@@ -30,7 +31,7 @@ def test_cython_draws_equal_numpy_draws():
                                   r2.standard_gamma(shape))
     p = np.random.default_rng(0).random((7, 9))
     np.testing.assert_array_equal(_random_fast.bernoulli(r1, p),
-                                  (r2.random((7, 9)) < p).astype(np.uint8))
+                                  bernoulli(p, r2, dtype=np.uint8))
 
 
 def test_cython_kernels_accept_read_only_input():

@@ -1,7 +1,5 @@
 """Tests of the BayesianSBN wing (part 1: model, PG Gibbs, VB, online VB)."""
 
-from itertools import product
-
 import numpy as np
 import pytest
 from joblib import parallel_config
@@ -11,6 +9,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import Binarizer
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
+from skdgm._core.exact import binary_states
 from skdgm.exceptions import DivergenceError
 from skdgm.sbn import BayesianSBN, _engines, _gibbs, _model, _priors, _vb
 
@@ -20,10 +19,6 @@ def _tiny(rng, D=5, hidden=(3, 2), ar=False, scale=1.5):
     for b in p.biases:
         b[:] = rng.normal(size=b.shape)
     return p
-
-
-def _all_binary(n):
-    return np.array(list(product((0.0, 1.0), repeat=n)))
 
 
 def _digits(n=None):
@@ -36,7 +31,7 @@ def _digits(n=None):
                                        ((), True)])
 def test_exact_marginal_normalises(hidden, ar):
     p = _tiny(np.random.default_rng(0), D=5, hidden=hidden, ar=ar)
-    total = np.exp(_model.log_marginal_exact(p, _all_binary(5))).sum()
+    total = np.exp(_model.log_marginal_exact(p, binary_states(5))).sum()
     assert total == pytest.approx(1.0, abs=1e-12)
 
 
@@ -62,7 +57,7 @@ def test_ancestral_sampling_matches_exact(ar):
     n = 40_000
     v = _model.sample_ancestral(p, n, rng)[0]
     freq = np.bincount((v @ [4, 2, 1]).astype(int), minlength=8) / n
-    exact = np.exp(_model.log_marginal_exact(p, _all_binary(3)))
+    exact = np.exp(_model.log_marginal_exact(p, binary_states(3)))
     # 4.5 binomial standard errors per cell (8 cells, fixed seed)
     assert np.all(np.abs(freq - exact) < 4.5 * np.sqrt(exact * (1 - exact) / n) + 1e-4)
 
@@ -248,7 +243,7 @@ def test_ais_matches_exact_on_fitted_model(fitted_digits, transition):
 def test_estimator_ais_path_and_n_jobs(fitted_digits, monkeypatch):
     est, X = fitted_digits
     Xt = _digits()[1000:1010]
-    monkeypatch.setattr("skdgm.sbn._estimator._MAX_EXACT_UNITS", 4)   # force AIS
+    monkeypatch.setattr("skdgm.sbn._estimator.MAX_EXACT_UNITS", 4)   # force AIS
     a = est.score_samples(Xt)
     with parallel_config(backend="threading"):
         b = clone_fitted(est, n_jobs=2).score_samples(Xt)

@@ -1,7 +1,8 @@
 import numpy as np
 import pytest
 
-from skdgm._core.schedules import Constant, Cosine, InverseTime, Polynomial, make_schedule
+from skdgm._core.schedules import (Constant, Cosine, InverseTime, OnlineVB, Polynomial,
+                                   make_schedule)
 
 
 def test_cosine_is_eq22():
@@ -14,6 +15,28 @@ def test_cosine_is_eq22():
     np.testing.assert_allclose(s(t), 0.5 * 0.01 * (1 + np.cos(np.pi * t / 100)))
     assert np.all(np.diff(s(t)) <= 0)
     assert Cosine(1.0, 10, final=0.2)(10) == pytest.approx(0.2)
+
+
+def test_grbm_langevin_steps_are_the_cosine_schedule():
+    # the sampler's alpha_k, k = 0..K-1, is the shared schedule over K steps, to the bit
+    from skdgm.grbm._samplers import cosine_steps
+    for K in (1, 5, 17):
+        np.testing.assert_array_equal(cosine_steps(0.3, K), Cosine(0.3, K)(np.arange(K)))
+        np.testing.assert_array_equal(cosine_steps(0.3, K),
+                                      0.5 * 0.3 * (1.0 + np.cos(np.pi * np.arange(K) / K)))
+    assert cosine_steps(0.3, 0).shape == (0,)
+
+
+def test_online_vb_step_is_hoffman_rho():
+    s = OnlineVB(offset=10.0, decay=0.7)
+    t = np.arange(50)
+    np.testing.assert_array_equal(s(t), (10.0 + t) ** -0.7)
+    assert s(3) == (13.0) ** -0.7
+    # offset + t <= 1 gives a full step (no division by zero at offset = 0)
+    np.testing.assert_array_equal(OnlineVB(0.0, 0.6)([0, 1, 2]), [1.0, 1.0, 2.0 ** -0.6])
+    assert make_schedule(("online_vb", {"offset": 1.0, "decay": 0.5}))(3) == 0.5
+    # the steps decrease
+    assert np.all(np.diff(s(np.arange(1000))) < 0)
 
 
 def test_polynomial_is_the_deep_lda_step():

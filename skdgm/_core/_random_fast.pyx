@@ -39,7 +39,7 @@ def standard_gamma(rng, const double[::1] shape):
 
 
 def bernoulli(rng, const double[:, ::1] p):
-    """Bernoulli(p) as uint8, drawing ``u < p`` with ``u = rng.random()`` in C order."""
+    """Bernoulli(p) as uint8: the Cython twin of ``skdgm._core.mcmc.bernoulli(p, rng)``."""
     cdef Py_ssize_t n = p.shape[0], d = p.shape[1], i, j
     out = np.empty((n, d), dtype=np.uint8)
     cdef unsigned char[:, ::1] o = out

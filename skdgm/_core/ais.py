@@ -27,6 +27,7 @@ import numpy as np
 from scipy.special import logsumexp
 
 from .chains import even_chunks, run_chains
+from .mcmc import effective_sample_size, importance_std_err
 
 __all__ = ["AISResult", "ais_log_weights", "annealed_importance_sampling", "beta_schedule",
            "log_mean_exp"]
@@ -74,16 +75,6 @@ def log_mean_exp(a, axis=0):
     """``log(mean(exp(a), axis))`` without overflow."""
     a = np.asarray(a, dtype=float)
     return logsumexp(a, axis=axis) - np.log(a.shape[axis])
-
-
-def _std_err_and_ess(log_w):
-    shifted = log_w - np.max(log_w, axis=0)
-    w = np.exp(shifted)
-    n = w.shape[0]
-    mean = w.mean(axis=0)
-    sd = w.std(axis=0, ddof=1) if n > 1 else np.zeros_like(mean)
-    ess = w.sum(axis=0) ** 2 / (w**2).sum(axis=0)
-    return sd / (np.sqrt(n) * mean), ess
 
 
 def ais_log_weights(n_runs, rng, *, log_density, transition, sample_base, betas,
@@ -168,6 +159,7 @@ def annealed_importance_sampling(log_density, transition, sample_base, log_z0, b
         betas=betas,
     )
     log_w = np.concatenate(parts, axis=0)
-    std_err, ess = _std_err_and_ess(log_w)
+    std_err = importance_std_err(log_w)
+    ess = effective_sample_size(np.exp(log_w - np.max(log_w, axis=0)))
     log_z = np.asarray(log_z0) + log_mean_exp(log_w, axis=0)
     return AISResult(log_z[()], std_err[()], log_w, ess[()])

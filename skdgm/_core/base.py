@@ -20,6 +20,7 @@ from sklearn.utils._param_validation import Interval, validate_parameter_constra
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..exceptions import DivergenceError
+from .chains import chain_pool
 
 __all__ = [
     "DIVERGENCE_BOUND",
@@ -256,7 +257,9 @@ def _contract(method):
             # once per call: a parameter the chosen option never reads makes a grid
             # search over it a silent no-op
             warn_unused_params(self, self._option_reads)
-            out = validated(self, *args, **kwargs)
+            # one set of workers for every run_chains call of this fit
+            with chain_pool(getattr(self, "n_jobs", None)):
+                out = validated(self, *args, **kwargs)
             self._check_divergence()
         except BaseException:
             self.__dict__.clear()

@@ -6,14 +6,85 @@ task with that task's own generator, through :class:`joblib.Parallel`, so the
 caller's ``n_jobs`` and whatever backend is active (``loky``, ``threading``, or
 ``dask`` inside ``joblib.parallel_config(backend="dask")``) decide where it runs,
 while the streams, and so the results, do not depend on either.
+
+A fit calls it many times (every minibatch of DeepLDA, every AIS estimate); inside
+:func:`chain_pool` (which the training contract of ``fit`` / ``partial_fit`` opens)
+those calls share one :class:`joblib.Parallel` and so one set of workers, rather than
+paying a scheduler start-up per call.
 """
+
+import contextlib
+import contextvars
 
 import numpy as np
 from joblib import Parallel, delayed
 
 from .random import as_generator, spawn_seeds
 
-__all__ = ["run_chains", "even_chunks"]
+__all__ = ["chain_pool", "run_chains", "even_chunks"]
+
+
+class _Pool:
+    """One ``Parallel`` for a fit, created on first use and entered until the fit ends."""
+
+    def __init__(self, n_jobs, stack):
+        self.n_jobs = n_jobs
+        self._stack = stack
+        self._parallel = None
+        self.busy = False
+        self.n_created = 0
+
+    def get(self):
+        if self._parallel is None:
+            self._parallel = self._stack.enter_context(Parallel(n_jobs=self.n_jobs))
+            self.n_created += 1
+        return self._parallel
+
+
+_ACTIVE_POOL = contextvars.ContextVar("skdgm_chain_pool", default=None)
+
+
+@contextlib.contextmanager
+def chain_pool(n_jobs=None):
+    """Let every :func:`run_chains` call inside the block with this ``n_jobs`` share workers.
+
+    The :class:`joblib.Parallel` is created on the first call that needs one (a fit
+    that never fans out starts no workers) under the ``joblib.parallel_config``
+    active at that moment, and shut down when the block ends. Results are those of
+    separate calls: each task still gets its own stream.
+
+    Parameters
+    ----------
+    n_jobs : int, optional
+        The ``n_jobs`` of the calls to serve; a call asking for another value
+        gets its own ``Parallel`` as outside any pool.
+
+    Yields
+    ------
+    pool : object
+        The pool (its ``n_created`` counts the ``Parallel`` objects made, 0 or 1).
+
+    See Also
+    --------
+    run_chains
+
+    Examples
+    --------
+    >>> from skdgm._core.chains import chain_pool, run_chains
+    >>> def first_draw(task, rng):
+    ...     return task + rng.random()
+    >>> with chain_pool(n_jobs=1):
+    ...     a = run_chains(first_draw, 3, random_state=0, n_jobs=1)
+    >>> a == run_chains(first_draw, 3, random_state=0, n_jobs=1)
+    True
+    """
+    with contextlib.ExitStack() as stack:
+        pool = _Pool(n_jobs, stack)
+        token = _ACTIVE_POOL.set(pool)
+        try:
+            yield pool
+        finally:
+            _ACTIVE_POOL.reset(token)
 
 
 def _call_with_stream(func, task, seed, kwargs):
@@ -45,6 +116,10 @@ def run_chains(func, tasks, *, random_state=None, seeds=None, n_jobs=None, **kwa
     -------
     results : list
         ``func``'s return values, in task order.
+
+    See Also
+    --------
+    chain_pool : share one set of workers between the calls of a fit.
     """
     if isinstance(tasks, (int, np.integer)):
         tasks = range(int(tasks))
@@ -58,9 +133,17 @@ def run_chains(func, tasks, *, random_state=None, seeds=None, n_jobs=None, **kwa
     if len(tasks) == 1 or n_jobs == 1:
         # Same calls, same streams, no scheduler overhead.
         return [_call_with_stream(func, t, s, kwargs) for t, s in zip(tasks, seeds)]
-    return Parallel(n_jobs=n_jobs)(
-        delayed(_call_with_stream)(func, t, s, kwargs) for t, s in zip(tasks, seeds)
-    )
+    calls = (delayed(_call_with_stream)(func, t, s, kwargs) for t, s in zip(tasks, seeds))
+    pool = _ACTIVE_POOL.get()
+    # A call made while the pool is running (a task that itself fans out) cannot
+    # re-enter the same Parallel: it gets its own.
+    if pool is None or pool.busy or pool.n_jobs != n_jobs:
+        return Parallel(n_jobs=n_jobs)(calls)
+    pool.busy = True
+    try:
+        return pool.get()(calls)
+    finally:
+        pool.busy = False
 
 
 def even_chunks(n, n_chunks):

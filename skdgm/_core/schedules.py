@@ -10,7 +10,7 @@ import numbers
 
 import numpy as np
 
-__all__ = ["Constant", "Cosine", "Polynomial", "InverseTime", "make_schedule"]
+__all__ = ["Constant", "Cosine", "Polynomial", "InverseTime", "OnlineVB", "make_schedule"]
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,14 @@ class Cosine:
 
     ``s(t) = final + (initial - final) (1 + cos(pi t / total)) / 2`` for
     ``0 <= t <= total`` and ``final`` afterwards: Liao et al. (2022), Eq. (22), with
-    ``final = 0``.
+    ``final = 0``. The GRBM uses it twice: for the learning rate over a fit and for
+    the Langevin step sizes ``alpha_k``, ``k = 0 .. K-1``, inside one sampler call.
+
+    Examples
+    --------
+    >>> from skdgm._core.schedules import Cosine
+    >>> Cosine(1.0, 4)([0, 2, 4, 9]).tolist()
+    [1.0, 0.5, 0.0, 0.0]
     """
 
     initial: float
@@ -37,9 +44,10 @@ class Cosine:
     final: float = 0.0
 
     def __call__(self, t):
-        t = np.clip(np.asarray(t, dtype=float), 0, max(self.total, 1))
-        frac = t / max(self.total, 1)
-        return (self.final + 0.5 * (self.initial - self.final) * (1 + np.cos(np.pi * frac)))[()]
+        total = max(self.total, 1)
+        t = np.clip(np.asarray(t, dtype=float), 0, total)
+        return (self.final + 0.5 * (self.initial - self.final)
+                * (1 + np.cos(np.pi * t / total)))[()]
 
 
 @dataclass(frozen=True)
@@ -74,11 +82,37 @@ class InverseTime:
         return (self.a / (self.t0 + np.asarray(t, dtype=float)))[()]
 
 
+@dataclass(frozen=True)
+class OnlineVB:
+    """``rho_t = (offset + t)^(-decay)``, capped at 1: the online-VB step size.
+
+    Hoffman et al. (2010), Sec. 2.2 (``tau_0 = offset``, ``kappa = decay``): with
+    ``decay`` in ``(0.5, 1]`` the steps satisfy the Robbins-Monro conditions. Where
+    ``offset + t <= 1`` the step is 1 (the update replaces the current factors by
+    the minibatch's target), so ``offset = 0`` makes the first step a full one.
+
+    Examples
+    --------
+    >>> from skdgm._core.schedules import OnlineVB
+    >>> [float(OnlineVB(0.0, 0.5)(t)) for t in (0, 1, 4)]
+    [1.0, 1.0, 0.25]
+    """
+
+    offset: float = 10.0
+    decay: float = 0.7
+
+    def __call__(self, t):
+        base = self.offset + np.asarray(t, dtype=float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(base <= 1.0, 1.0, base ** (-self.decay))[()]
+
+
 _SCHEDULES = {
     "constant": Constant,
     "cosine": Cosine,
     "polynomial": Polynomial,
     "inverse_time": InverseTime,
+    "online_vb": OnlineVB,
 }
 
 

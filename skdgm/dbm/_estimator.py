@@ -32,7 +32,7 @@ _LR_T0 = 2000.0
 # convergence of the weights (Eq. 6) requires, after about a thousand steps.
 _WL_T0 = 1000.0
 # Odd-layer units up to which log Z is computed exactly instead of by AIS.
-_EXACT_ODD_UNITS = 16
+_EXACT_ODD_UNITS = _model.MAX_EXACT_UNITS
 # Parameters only some options read; setting one the chosen option ignores warns at
 # fit time (the user guide's table mirrors this). ``n_temperatures``, ``beta_min``
 # and ``wl_gain`` are absent: ``sample(sampler="adaptive_st")`` reads them whatever

@@ -19,12 +19,13 @@ A path between the model and a fully factorised base model with biases ``c_l`` i
 used by AIS: ``p_beta(x) ∝ exp(-beta E(x) + (1 - beta) sum_l c_l^T x_l)``.
 """
 
-import itertools
 from typing import NamedTuple
 
 import numpy as np
 from scipy.special import expit, log_expit, logsumexp
 
+from .._core.exact import MAX_EXACT_UNITS, binary_states, iter_binary_states  # noqa: F401
+from .._core.mcmc import bernoulli
 from .._core.numerics import softplus
 
 __all__ = [
@@ -104,15 +105,10 @@ def layer_input(l, layers, coefs, intercepts, beta=1.0, base_intercepts=None):
     return beta * a + (1.0 - beta) * c
 
 
-def _bernoulli(p, rng):
-    # One uniform per unit, in C order: the Cython twins consume the stream this way.
-    return (rng.random(p.shape) < p).astype(p.dtype)
-
-
 def sample_layers(which, layers, coefs, intercepts, rng, beta=1.0, base_intercepts=None):
     """Resample the layers listed in ``which`` (one parity) given the others, in place."""
     for l in which:
-        layers[l] = _bernoulli(expit(layer_input(l, layers, coefs, intercepts, beta,
+        layers[l] = bernoulli(expit(layer_input(l, layers, coefs, intercepts, beta,
                                                  base_intercepts)), rng)
     return layers
 
@@ -149,11 +145,11 @@ def gibbs_sweep_energy(layers, coefs, intercepts, rng, beta=1.0, *, reverse=Fals
     first, last = (even, odd) if reverse else (odd, even)
     beta_c = _col(beta) if np.ndim(beta) else float(beta)
     for l in first:
-        layers[l] = _bernoulli(expit(beta_c * layer_input(l, layers, coefs, intercepts)), rng)
+        layers[l] = bernoulli(expit(beta_c * layer_input(l, layers, coefs, intercepts)), rng)
     e = np.zeros(layers[0].shape[0])
     for l in last:
         a = layer_input(l, layers, coefs, intercepts)
-        layers[l] = _bernoulli(expit(beta_c * a), rng)
+        layers[l] = bernoulli(expit(beta_c * a), rng)
         e -= np.einsum("ij,ij->i", layers[l], a)
     for l in first:
         e -= layers[l] @ intercepts[l]
@@ -395,15 +391,13 @@ def _odd_sizes(intercepts):
 
 
 def _enumerate(sizes, chunk=1 << 14):
-    """All binary configurations of the odd layers, in chunks of rows."""
-    n = int(sum(sizes))
-    total = 1 << n
-    bits = np.arange(n)
-    for start in range(0, total, chunk):
-        idx = np.arange(start, min(start + chunk, total))
-        flat = ((idx[:, None] >> bits) & 1).astype(float)
+    """All binary configurations of the odd layers, in chunks of rows, split per layer."""
+    for flat in iter_binary_states(int(sum(sizes)), chunk, lsb_first=True):
         yield np.split(flat, np.cumsum(sizes)[:-1], axis=1)
 
+
+#: Tests and benchmarks call it by this name.
+all_states = binary_states
 
 MAX_ENUMERATED_UNITS = 22
 
@@ -442,11 +436,6 @@ def exact_log_prob(V, coefs, intercepts, log_z=None):
     return out - log_z
 
 
-def all_states(n):
-    """Every binary vector of length ``n`` (rows), for tests and tiny models."""
-    return np.array(list(itertools.product([0.0, 1.0], repeat=n)))
-
-
 # --------------------------------------------------------------------------------------
 # AIS through the shared engine: state = odd layers, even layers summed out.
 # --------------------------------------------------------------------------------------
@@ -482,7 +471,7 @@ def ais_sample_base(n_runs, rng, *, intercepts, base_intercepts=None):
     """Exact draws of the odd layers from the factorised base model."""
     c = _base(intercepts, base_intercepts)
     p = np.concatenate([expit(c[l]) for l in odd_layers(len(intercepts))])
-    return _bernoulli(np.broadcast_to(p, (n_runs, p.shape[0])).copy(), rng)
+    return bernoulli(np.broadcast_to(p, (n_runs, p.shape[0])).copy(), rng)
 
 
 def ais_log_partition(coefs, intercepts, *, n_betas=1000, n_runs=100,

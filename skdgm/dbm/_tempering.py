@@ -18,6 +18,7 @@ gain is ``gamma_t`` from a schedule of the sampler's step count, applied as
 
 import numpy as np
 
+from .._core.mcmc import metropolis_accept
 from ._model import gibbs_sweep, gibbs_sweep_energy, odd_layers, even_layers
 
 __all__ = [
@@ -171,8 +172,7 @@ def tempered_transition(layers, betas, coefs, intercepts, rng):
     for i in range(n, 0, -1):
         x, e = gibbs_sweep_energy(x, coefs, intercepts, rng, betas[i], reverse=True)
         log_r -= (betas[i - 1] - betas[i]) * e
-    u = rng.random(e.shape[0])
-    accepted = np.log(u) < log_r
+    accepted = metropolis_accept(log_r, rng)
     out = [np.where(accepted[:, None], new, old) for new, old in zip(x, layers)]
     return out, accepted
 

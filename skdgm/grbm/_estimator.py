@@ -13,6 +13,7 @@ from .._core.ais import annealed_importance_sampling, beta_schedule
 from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
                           check_finite_params, dense_rows, float_dtype as _float_dtype,
                           iter_minibatches, map_row_chunks)
+from .._core.mcmc import normalised_weights as _normalised_weights
 from .._core.random import as_generator, check_seed_sequence, spawn_seeds
 from .._core.optim import Adam
 from .._core.schedules import Cosine
@@ -58,11 +59,6 @@ _OPTION_READS = {"sampler": {
     "langevin": _LANGEVIN,
     "gibbs_langevin": _LANGEVIN | {"langevin_steps", "langevin_inner"},
 }}
-
-
-def _normalised_weights(log_w):
-    w = np.exp(log_w - np.max(log_w))
-    return w / w.sum()
 
 
 class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):

@@ -33,8 +33,10 @@ draws the same K-step move from its exact Gaussian law instead (Eq. 11).
 from typing import NamedTuple
 
 import numpy as np
+from .._core import mcmc
 from .._core.ais import ais_log_weights
 from .._core.numerics import sigmoid, softplus
+from .._core.schedules import Cosine
 from ._model import GRBMParams, free_energy, hidden_activation
 from ._samplers_fast import langevin_inner as _langevin_inner_fast
 
@@ -59,8 +61,7 @@ USE_FAST = True
 
 def cosine_steps(step_size, n):
     """``alpha_k = alpha_0 (1 + cos(pi k / n)) / 2`` for ``k = 0..n-1`` (Eq. 22)."""
-    k = np.arange(n, dtype=np.float64)
-    return 0.5 * float(step_size) * (1.0 + np.cos(np.pi * k / max(n, 1)))
+    return np.asarray(Cosine(float(step_size), n)(np.arange(n, dtype=np.float64)))
 
 
 # --------------------------------------------------------------------------
@@ -69,7 +70,7 @@ def cosine_steps(step_size, n):
 
 def bernoulli_np(p, rng):
     """``h = (u < p)`` with ``u = rng.random(p.shape, dtype=p.dtype)``, as ``p.dtype``."""
-    return (rng.random(p.shape, dtype=p.dtype) < p).astype(p.dtype)
+    return mcmc.bernoulli(p, rng, uniform_dtype=p.dtype)
 
 
 def langevin_inner_np(v, m, sigma, alphas, rng):
@@ -134,14 +135,24 @@ class ChainResult(NamedTuple):
     n_proposed: int
 
 
-def _mh_accept(log_r, rng):
-    u = rng.random(log_r.shape[0])
-    with np.errstate(divide="ignore"):
-        return np.log(u) < log_r
+def _gaussian_log_ratio(F_new, F, fwd_residual, bwd_residual, var, scale):
+    """``log r`` of a move between marginal log densities ``F -> F_new`` under a
+    Gaussian proposal with covariance ``(scale / 2) diag(var)``, given the forward and
+    backward residuals ``x' - mean(x)`` and ``x - mean(x')`` (sums in float64).
+    """
+    fwd = np.sum(fwd_residual ** 2 / var, axis=1, dtype=np.float64)
+    bwd = np.sum(bwd_residual ** 2 / var, axis=1, dtype=np.float64)
+    return F_new - F - (bwd - fwd) / scale
 
 
-def _select(accept, new, old):
-    return np.where(accept[:, None], new, old)
+def _metropolis_step(log_r, rng, new, old):
+    """Accept chain by chain; returns the acceptances and the kept state of every array.
+
+    ``new`` and ``old`` are matching tuples of per-chain arrays (leading axis = chain).
+    """
+    acc = mcmc.metropolis_accept(log_r, rng)
+    return acc, tuple(np.where(acc.reshape(acc.shape + (1,) * (x.ndim - 1)), x_new, x)
+                      for x_new, x in zip(new, old))
 
 
 def run_chain(params, v0, rng, *, sampler="gibbs_langevin", n_steps=100, step_size=0.2,
@@ -230,18 +241,12 @@ def run_chain(params, v0, rng, *, sampler="gibbs_langevin", n_steps=100, step_si
             F_new = -free_energy(v_new, params, a_new)
             if adjust and t > adjust_after:
                 # MALA with covariance 2 alpha sigma^2 (Eq. 7/23), in float64
-                fwd = np.sum((v_new - v + dt(al) * g) ** 2 / var, axis=1, dtype=np.float64)
-                bwd = np.sum((v - v_new + dt(al) * g_new) ** 2 / var, axis=1, dtype=np.float64)
-                log_r = F_new - F - (bwd - fwd) / (4.0 * al)
-                acc = _mh_accept(log_r, rng)
+                log_r = _gaussian_log_ratio(F_new, F, v_new - v + dt(al) * g,
+                                            v - v_new + dt(al) * g_new, var, 4.0 * al)
+                acc, (v, a, p, ws, g, F) = _metropolis_step(
+                    log_r, rng, (v_new, a_new, p_new, ws_new, g_new, F_new), (v, a, p, ws, g, F))
                 n_acc += int(acc.sum())
                 n_prop += n
-                v = _select(acc, v_new, v)
-                a = _select(acc, a_new, a)
-                p = _select(acc, p_new, p)
-                ws = _select(acc, ws_new, ws)
-                g = _select(acc, g_new, g)
-                F = np.where(acc, F_new, F)
             else:
                 v, a, p, ws, g, F = v_new, a_new, p_new, ws_new, g_new, F_new
             if stats is not None and t > burn_in:
@@ -275,20 +280,13 @@ def run_chain(params, v0, rng, *, sampler="gibbs_langevin", n_steps=100, step_si
                 # N(beta0 v + A m, c sigma^2) (Eq. 11).
                 F_new = -free_energy(v_new, params, a_new)
                 m_new = mu + wh_new
-                fwd = np.sum((v_new - dt(beta0) * v - dt(A) * m) ** 2 / var, axis=1,
-                             dtype=np.float64)
-                bwd = np.sum((v - dt(beta0) * v_new - dt(A) * m_new) ** 2 / var, axis=1,
-                             dtype=np.float64)
-                log_r = F_new - F - (bwd - fwd) / (2.0 * c)
-                acc = _mh_accept(log_r, rng)
+                log_r = _gaussian_log_ratio(F_new, F, v_new - dt(beta0) * v - dt(A) * m,
+                                            v - dt(beta0) * v_new - dt(A) * m_new, var,
+                                            2.0 * c)
+                acc, (v, a, p, h, wh, F) = _metropolis_step(
+                    log_r, rng, (v_new, a_new, p_new, h_new, wh_new, F_new), (v, a, p, h, wh, F))
                 n_acc += int(acc.sum())
                 n_prop += n
-                v = _select(acc, v_new, v)
-                a = _select(acc, a_new, a)
-                p = _select(acc, p_new, p)
-                h = _select(acc, h_new, h)
-                wh = _select(acc, wh_new, wh)
-                F = np.where(acc, F_new, F)
             else:
                 v, a, p, h, wh = v_new, a_new, p_new, h_new, wh_new
                 if adjust:

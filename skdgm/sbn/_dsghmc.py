@@ -25,6 +25,7 @@ import numpy as np
 from scipy.special import expit, logsumexp
 
 from .._core.base import check_finite_params
+from .._core.mcmc import effective_sample_size, importance_std_err, normalised_weights
 from .._core.optim import Adam
 from .._core.schedules import make_schedule
 from .._core.sgmcmc import SGHMCState, per_datum_step_size
@@ -33,6 +34,7 @@ from ._model import SBNParams, activation, gibbs_sweep, log_joint, sample_hidden
 from ._priors import gibbs_update_prior, init_prior_state, prior_precision
 from ..exceptions import DivergenceError
 from ._recognition import (
+    flatten_params,
     init_recognition,
     recognition_log_prob_grad,
     sample_recognition,
@@ -55,14 +57,6 @@ __all__ = [
 
 
 # --- parameter plumbing -----------------------------------------------------------
-
-def flatten_params(params):
-    """``SBNParams`` as one list: weights, biases, then lateral (if any)."""
-    out = list(params.weights) + list(params.biases)
-    if params.lateral is not None:
-        out += list(params.lateral)
-    return out
-
 
 def unflatten_params(params, arrays):
     """Inverse of :func:`flatten_params` with the layout of ``params``."""
@@ -250,9 +244,9 @@ def snis_weights(log_p, log_q):
     sample size ``1 / sum w^2``.
     """
     log_w = log_p - log_q
-    lse = logsumexp(log_w, axis=0)
-    w = np.exp(log_w - lse)
-    return w, lse - np.log(log_w.shape[0]), 1.0 / np.sum(w * w, axis=0)
+    w = normalised_weights(log_w)
+    log_px = logsumexp(log_w, axis=0) - np.log(log_w.shape[0])
+    return w, log_px, effective_sample_size(w)
 
 
 def gibbs_gradient(params, X, hidden, rng, *, n_sweeps=1):
@@ -321,11 +315,7 @@ def log_marginal_is(params, phi, X, n_samples, rng, *, chunk=1000):
         hidden, log_q = sample_recognition(phi, X, m, rng)
         parts.append(log_joint(params, [X] + hidden) - log_q)
     log_w = np.concatenate(parts, axis=0)
-    lse = logsumexp(log_w, axis=0)
-    w = np.exp(log_w - np.max(log_w, axis=0))
-    std_err = w.std(axis=0, ddof=1) / (np.sqrt(n_samples) * w.mean(axis=0)) \
-        if n_samples > 1 else np.zeros(X.shape[0])
-    return lse - np.log(n_samples), std_err
+    return logsumexp(log_w, axis=0) - np.log(n_samples), importance_std_err(log_w)
 
 
 # --- the training state kept by the estimator -------------------------------------

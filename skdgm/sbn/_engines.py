@@ -18,12 +18,17 @@ factors, the prior's latent scales, the training data's hidden units) and offers
     ``(params, prior_states, hidden)``.
 
 ``streaming = True`` marks engines whose ``step`` takes minibatches (``partial_fit``).
-Part 2 (SGHMC) registers its engines in ``_estimator._INFERENCE`` beside these.
+The DSGHMC engines (:mod:`skdgm.sbn._dsghmc`) follow the same protocol; the
+estimator's ``_INFERENCE`` table maps every ``inference`` option to its engine.
+Shared steps come from ``_core``: Bernoulli draws from :mod:`skdgm._core.mcmc`,
+the online-VB step size ``rho_t`` from :class:`skdgm._core.schedules.OnlineVB`.
 """
 
 import numpy as np
 
 from .._core.base import check_finite_params
+from .._core.mcmc import bernoulli
+from .._core.schedules import OnlineVB
 from . import _gibbs, _model, _vb
 
 __all__ = ["GibbsEngine", "OnlineVBEngine", "VBEngine"]
@@ -117,7 +122,7 @@ class VBEngine:
         return _vb.sample_params(self.template, self.state, rng)
 
     def hidden_sample(self, X, rng):
-        return [(rng.random(pi.shape) < pi).astype(float) for pi in self.hidden]
+        return [bernoulli(pi, rng, dtype=float) for pi in self.hidden]
 
     def export(self):
         return self.current_params(), self.state["prior"], self.hidden
@@ -151,10 +156,8 @@ class OnlineVBEngine(VBEngine):
             _model.layer_regressors(self.template, layers_mean, l), self.state["M"][l],
             self.state["V"][l])[1])) for l in range(self.template.n_hidden_layers + 1)]
         # rho_t in (0, 1] weighs the minibatch's natural-gradient target against the
-        # current factors; learning_offset=0 makes the first base 0 (rho = 1, a
-        # plain replacement) rather than a ZeroDivisionError.
-        base = o.get("learning_offset", 10.0) + self.t
-        rho = 1.0 if base <= 1.0 else base ** (-o.get("learning_decay", 0.7))
+        # current factors (learning_offset=0 gives rho = 1 at first, a plain replacement).
+        rho = float(OnlineVB(o.get("learning_offset", 10.0), o.get("learning_decay", 0.7))(self.t))
         M_old = [m.copy() for m in self.state["M"]]
         V_old = [v.copy() for v in self.state["V"]]
         prior_old = list(self.state["prior"])
@@ -177,7 +180,7 @@ class OnlineVBEngine(VBEngine):
         hidden = [np.full((len(X), k), 0.5) for k in sizes]
         _vb.local_step(self.template, self.state, X, hidden,
                        n_iter=self.options.get("n_local_iter", 4))
-        return [(rng.random(pi.shape) < pi).astype(float) for pi in hidden]
+        return [bernoulli(pi, rng, dtype=float) for pi in hidden]
 
     def export(self):
         return self.current_params(), self.state["prior"], None

@@ -15,6 +15,8 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
                           float_dtype as _float_dtype, iter_minibatches)
+from .._core.exact import MAX_EXACT_UNITS
+from .._core.mcmc import bernoulli
 from .._core.schedules import make_schedule
 from .._core.random import as_generator, check_seed_sequence, spawn_generators
 from . import _gibbs, _model
@@ -49,8 +51,6 @@ _INFERENCE_READS = {"inference": {
     "dsghmc_nais": _DSGHMC_READS | {"recognition_learning_rate", "n_is_samples"},
 }}
 
-# Exact enumeration of the hidden units when there are at most this many in all.
-_MAX_EXACT_UNITS = 16
 # A unit counts as active when some weight leaving it has |w| above this (the weights
 # of units the shrinkage prior switched off collapse towards 0).
 _ACTIVE_THRESHOLD = 0.1
@@ -509,7 +509,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     def _transform(self, X, chunk=0):
         if not self.params_.weights:
             raise ValueError("the fully visible SBN has no hidden units to transform to")
-        if self._n_hidden_total() <= _MAX_EXACT_UNITS:
+        if self._n_hidden_total() <= MAX_EXACT_UNITS:
             return np.mean([_model.posterior_mean_exact(p, X)
                             for p in self.posterior_samples_], axis=0)
         rngs = spawn_generators(self._call_seed(chunk),
@@ -552,7 +552,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             lp, _ = log_marginal_is(self.params_, self._engine.recognition, X,
                                     self.n_is_samples, self._call_rng(chunk))
             return lp
-        if method is None and self._n_hidden_total() <= _MAX_EXACT_UNITS:
+        if method is None and self._n_hidden_total() <= MAX_EXACT_UNITS:
             return _model.log_marginal_exact(self.params_, X)
         lp, _ = _model.log_marginal_ais(self.params_, X, n_betas=self.n_ais_betas,
                                         n_runs=self.n_ais_runs,
@@ -581,7 +581,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         rng = self._call_rng()
         votes = np.zeros(X.shape)
         n_votes = 0
-        filled = np.where(missing, (rng.random(X.shape) < 0.5), X).astype(float)
+        filled = np.where(missing, bernoulli(0.5, rng, size=X.shape), X).astype(float)
         for p in self.posterior_samples_:
             layers = [filled] + _model.sample_hidden_prior(p, (len(X),), rng)
             for t in range(n_sweeps):

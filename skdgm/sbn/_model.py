@@ -35,13 +35,14 @@ with the data ``(n_points, D)``).
 """
 
 from functools import partial
-from itertools import product
 from typing import NamedTuple
 
 import numpy as np
 from scipy.special import expit, logsumexp
 
 from .._core.ais import annealed_importance_sampling
+from .._core.exact import binary_states
+from .._core.mcmc import bernoulli
 from .._core.numerics import softplus
 
 __all__ = [
@@ -251,7 +252,7 @@ def gibbs_sweep(params, layers, rng, beta=1.0):
         a_self = activation(params, layers, l)
         for k in range(layers[l].shape[-1]):
             d, a0, s0 = _children_delta(params, layers, l, k, a_below, a_self, beta)
-            new = (rng.random(lead) < expit(a_self[..., k] + d)).astype(float)
+            new = bernoulli(expit(a_self[..., k] + d), rng, size=lead, dtype=float)
             layers[l][..., k] = new
             a_below = a0 + new[..., None] * params.weights[l - 1][:, k]
             if s0 is not None:
@@ -270,14 +271,14 @@ def sample_visible_missing(params, layers, missing, rng):
     v = np.array(layers[0], dtype=float)
     a = activation(params, [v] + list(layers[1:]), 0)
     if params.lateral is None:
-        draw = (rng.random(v.shape) < expit(a)).astype(float)
+        draw = bernoulli(expit(a), rng, size=v.shape, dtype=float)
         return np.where(missing, draw, v)
     S = params.lateral[0]
     for j in np.flatnonzero(missing.any(axis=0)):
         s = S[j + 1:, j]
         a_rest = a[:, j + 1:] - v[:, j:j + 1] * s
         d = np.sum(v[:, j + 1:] * s - softplus(a_rest + s) + softplus(a_rest), axis=1)
-        new = (rng.random(len(v)) < expit(a[:, j] + d)).astype(float)
+        new = bernoulli(expit(a[:, j] + d), rng, size=len(v), dtype=float)
         new = np.where(missing[:, j], new, v[:, j])
         a[:, j + 1:] = a_rest + new[:, None] * s
         v[:, j] = new
@@ -287,12 +288,12 @@ def sample_visible_missing(params, layers, missing, rng):
 def _sample_layer(a_fixed, lateral, rng, shape):
     """Draw one layer given the activation from above; sequential when autoregressive."""
     if lateral is None:
-        return (rng.random(shape) < expit(a_fixed)).astype(float)
+        return bernoulli(expit(a_fixed), rng, size=shape, dtype=float)
     h = np.zeros(shape)
     a_fixed = np.broadcast_to(a_fixed, shape)
     for j in range(shape[-1]):
         a = a_fixed[..., j] + h[..., :j] @ lateral[j, :j]
-        h[..., j] = rng.random(shape[:-1]) < expit(a)
+        h[..., j] = bernoulli(expit(a), rng, size=shape[:-1], dtype=bool)
     return h
 
 
@@ -330,7 +331,7 @@ def _all_hidden_configs(params):
     if total > MAX_ENUMERATED_UNITS:
         raise ValueError(f"{total} hidden units are too many to enumerate "
                          f"(limit {MAX_ENUMERATED_UNITS}); use AIS")
-    configs = np.array(list(product((0.0, 1.0), repeat=total))).reshape(-1, total)
+    configs = binary_states(total)
     bounds = np.cumsum((0,) + sizes)
     return [configs[:, a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 

@@ -31,11 +31,25 @@ from .._core.numerics import softplus
 
 __all__ = [
     "RecognitionParams",
+    "flatten_params",
     "init_recognition",
     "recognition_log_prob",
     "recognition_log_prob_grad",
     "sample_recognition",
 ]
+
+
+def flatten_params(params):
+    """Weights, biases, then lateral weights (if any), as one list.
+
+    For any ``(weights, biases, lateral)`` tuple: the generative ``SBNParams`` and
+    the recognition ``RecognitionParams`` share the layout, and the SG-MCMC and
+    Adam updates run over this flat list.
+    """
+    out = list(params.weights) + list(params.biases)
+    if params.lateral is not None:
+        out += list(params.lateral)
+    return out
 
 
 class RecognitionParams(NamedTuple):
@@ -47,10 +61,7 @@ class RecognitionParams(NamedTuple):
 
     def flat(self):
         """All arrays in one list (the order :meth:`from_flat` expects)."""
-        out = list(self.weights) + list(self.biases)
-        if self.lateral is not None:
-            out += list(self.lateral)
-        return out
+        return flatten_params(self)
 
     def from_flat(self, arrays):
         """Same layout, new arrays."""

@@ -21,6 +21,7 @@ would give if the minibatch were replicated ``N / |B|`` times.
 import numpy as np
 from scipy.special import expit
 
+from .._core.mcmc import bernoulli
 from . import _model
 from ._priors import prior_precision, vb_prior_bound, vb_update_prior
 
@@ -247,7 +248,7 @@ def mc_bound(template, state, X, hidden_means, prior, prior_params, rng, n_sampl
         for l in range(L + 1):
             W = state["M"][l] + np.sqrt(state["V"][l]) * rng.standard_normal(state["M"][l].shape)
             _model.set_layer_rows(p, l, W)
-        hidden = [(rng.random(pi.shape) < pi).astype(float) for pi in hidden_means]
+        hidden = [bernoulli(pi, rng, dtype=float) for pi in hidden_means]
         acc += np.sum(_model.log_joint(p, [X] + hidden))
     total = acc / n_samples
     total += sum(np.sum(_bernoulli_entropy(pi)) for pi in hidden_means)

@@ -1,0 +1,87 @@
+"""Tests of the per-fit joblib pool (``skdgm._core.chains.chain_pool``)."""
+
+import numpy as np
+import pytest
+from joblib import parallel_config
+
+from skdgm._core import chains
+from skdgm._core.chains import chain_pool, run_chains
+
+
+def _draws(task, rng, scale=1.0):
+    return scale * rng.random(3) + task
+
+
+def _nested(task, rng):
+    return run_chains(_draws, 2, random_state=int(rng.integers(1000)), n_jobs=2)
+
+
+@pytest.fixture
+def count_parallel(monkeypatch):
+    made = []
+
+    class Counting(chains.Parallel):
+        def __init__(self, *args, **kwargs):
+            made.append(1)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(chains, "Parallel", Counting)
+    return made
+
+
+@pytest.mark.parametrize("backend", ["threading", "loky"])
+def test_pool_is_shared_and_results_do_not_change(count_parallel, backend):
+    with parallel_config(backend=backend):
+        alone = [run_chains(_draws, 4, random_state=s, n_jobs=2, scale=2.0) for s in range(3)]
+        assert len(count_parallel) == 3
+        count_parallel.clear()
+        with chain_pool(n_jobs=2) as pool:
+            pooled = [run_chains(_draws, 4, random_state=s, n_jobs=2, scale=2.0)
+                      for s in range(3)]
+        assert len(count_parallel) == 1 and pool.n_created == 1
+    serial = [run_chains(_draws, 4, random_state=s, n_jobs=1, scale=2.0) for s in range(3)]
+    for a, b, c in zip(alone, pooled, serial):
+        for x, y, z in zip(a, b, c):
+            np.testing.assert_array_equal(x, y)
+            np.testing.assert_array_equal(x, z)
+
+
+def test_pool_is_lazy_and_ignores_other_n_jobs(count_parallel):
+    with parallel_config(backend="threading"):
+        with chain_pool(n_jobs=2) as pool:
+            run_chains(_draws, 1, random_state=0, n_jobs=2)      # one task: no scheduler
+            assert pool.n_created == 0
+            run_chains(_draws, 3, random_state=0, n_jobs=3)      # another n_jobs: its own
+            assert pool.n_created == 0 and len(count_parallel) == 1
+
+
+def test_nested_call_inside_the_pool_gets_its_own_parallel():
+    with parallel_config(backend="threading"):
+        with chain_pool(n_jobs=2):
+            inner = run_chains(_nested, 2, random_state=5, n_jobs=2)
+    expected = run_chains(_nested, 2, random_state=5, n_jobs=1)
+    for a, b in zip(inner, expected):
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y)
+
+
+def test_pool_is_gone_after_the_block():
+    with chain_pool(n_jobs=2):
+        assert chains._ACTIVE_POOL.get() is not None
+    assert chains._ACTIVE_POOL.get() is None
+
+
+def test_a_fit_makes_one_parallel(count_parallel, monkeypatch):
+    from skdgm import DeepLDA
+    from skdgm.deep_lda import _estimator
+    monkeypatch.setattr(_estimator, "_CHUNK_DOCS", 10)     # 4 chunks of documents
+    X = np.random.default_rng(0).poisson(1.0, size=(40, 12))
+    model = DeepLDA(n_components=(3,), n_iter=3, batch_size=40, local_burn_in=2,
+                    local_samples=2, random_state=0)
+    serial = model.fit(X).components_
+    count_parallel.clear()
+    with parallel_config(backend="threading"):
+        pooled = model.set_params(n_jobs=2).fit(X).components_
+    # three passes, each fanning out over the chunks, through one Parallel
+    assert len(count_parallel) == 1
+    np.testing.assert_array_equal(serial, pooled)
