@@ -39,8 +39,8 @@ for name, m in models.items():
 # The fast chains should spend about the same time at every temperature (a flat
 # histogram); the adaptive weights ``log g_k`` track ``log Z_k - log Z_1``.
 cast = models["cast"]
-occ = np.array(cast.history_["temperature_occupancy"])
-log_g = np.array(cast.history_["adaptive_log_weights"])
+occ = np.array(cast.sampler_history_["temperature_occupancy"])
+log_g = np.array(cast.sampler_history_["adaptive_log_weights"])
 fig, axes = plt.subplots(1, 2, figsize=(8, 3))
 axes[0].bar(np.arange(occ.shape[1]), occ[-1])
 axes[0].axhline(1 / occ.shape[1], color="k", ls="--")

@@ -316,9 +316,10 @@ def test_fit_every_sampler(sampler):
     H = est.transform(X[:5])
     assert H.shape == (5, 14) and np.all((H >= 0) & (H <= 1))
     if sampler in ("cast", "adaptive_st"):
-        occ = est.history_["temperature_occupancy"][-1]
+        occ = est.sampler_history_["temperature_occupancy"][-1]
         assert occ.shape == (4,) and occ.sum() == pytest.approx(1.0)
-        assert est.history_["adaptive_log_weights"][-1].shape == (4,)
+        assert est.sampler_history_["adaptive_log_weights"][-1].shape == (4,)
+        assert est.history_["temperature_flatness"][-1] == pytest.approx(4 * occ.min())
     if sampler == "adaptive_st":
         # the negative phase is the chains at temperature 1: at most all 10
         assert 0 < est.history_["negative_chains"][-1] <= 10
