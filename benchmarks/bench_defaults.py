@@ -127,11 +127,12 @@ def _dbm_defaults(section_name, seed, Xtr, Xte, *, exact_rows=0, rbm=False):
     report(section_name, "independent Bernoulli pixels", ind, "nats/image", cpu)
     if rbm:
         def fit_rbm():
-            m = BernoulliRBM(n_components=16, learning_rate=0.05, n_iter=50,
-                             random_state=seed).fit(Xtr)
+            # tuned: its defaults (10 passes, rate 0.1) scored -23.6 on seed 0
+            m = BernoulliRBM(n_components=16, learning_rate=0.05, n_iter=200,
+                             batch_size=20, random_state=seed).fit(Xtr)
             return _rbm_exact_loglik(m, Xte)
         ll, cpu = cpu_timed(fit_rbm)
-        report(section_name, "sklearn BernoulliRBM(16), 50 it, lr .05", ll, "nats/image", cpu,
+        report(section_name, "BernoulliRBM(16) 200 it, lr .05, b 20", ll, "nats/image", cpu,
                "exact (hidden units enumerated)")
 
     def fit_score():
