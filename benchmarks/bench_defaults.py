@@ -114,7 +114,7 @@ def _rbm_exact_loglik(rbm, X):
     return float(np.mean(free - log_z))
 
 
-def _dbm_defaults(section_name, seed, Xtr, Xte, *, exact_rows=0, rbm=False):
+def _dbm_defaults(section_name, seed, Xtr, Xte, *, exact_rows=0, rbm=False, budget=60.0):
     import warnings
 
     from sklearn.exceptions import ConvergenceWarning
@@ -155,9 +155,10 @@ def _dbm_defaults(section_name, seed, Xtr, Xte, *, exact_rows=0, rbm=False):
         print(f"{section_name:14s} bound vs exact log p(v) on {exact_rows} test images: "
               f"exact mean {exact.mean():.3f}, bound below it by {gap.mean():.3f} "
               f"(min {gap.min():.3f}, max {gap.max():.3f}) nats", flush=True)
-    ok = score >= ind + 3.0 and cpu <= 60.0
-    print(f"{section_name:14s} target: DBMCAST >= independent + 3 nats ({ind + 3.0:.3f}) in "
-          f"<= 60 CPU-s: {'PASS' if ok else 'FAIL'} ({score - ind:+.3f} nats, {cpu:.1f} CPU-s)",
+    ok = score >= ind + 3.0 and (budget is None or cpu <= budget)
+    within = "" if budget is None else f" in <= {budget:g} CPU-s"
+    print(f"{section_name:14s} target: DBMCAST >= independent + 3 nats ({ind + 3.0:.3f})"
+          f"{within}: {'PASS' if ok else 'FAIL'} ({score - ind:+.3f} nats, {cpu:.1f} CPU-s)",
           flush=True)
 
 
@@ -201,7 +202,8 @@ def dbm_mnist(seed, n_train=2000, n_test=1000):
     Xte = te[rng.choice(te.shape[0], n_test, replace=False)]
     print(f"dbm_mnist      binarized MNIST subset: {n_train} train / {n_test} test images",
           flush=True)
-    _dbm_defaults("dbm_mnist", seed, Xtr, Xte)
+    # the 60 CPU-s budget is the digits target's; here the defaults must learn too
+    _dbm_defaults("dbm_mnist", seed, Xtr, Xte, budget=None)
 
 
 
