@@ -187,7 +187,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         keeping per row the fixed point with the higher bound (Eq. 3), at the
         cost of a second mean-field run. The bound has several fixed points on
         large models, and the doubled start alone reached one ~290 nats below
-        the other on binarised digits with the default layer sizes.
+        the other on binarised digits with the layer sizes (500, 1000).
     learning_rate : float or schedule, default=0.05
         A float ``a`` means ``a * 2000 / (2000 + t)`` over updates ``t`` (the
         paper: 0.005 decreased as 10 / (2000 + t), for its 200,000 updates);
