@@ -94,8 +94,9 @@ def test_auto_settings_are_resolved_and_stored(fitted):
 
 def test_verbose_prints_one_line_per_pass_with_a_finite_quality_figure(capsys):
     Xtr, _ = _digits(200, 10)
+    # 4 updates per pass: the chains' split-R-hat is defined from the first pass
     est = DBMCAST(hidden_layer_sizes=(8, 6), n_iter=4, pretrain_n_iter=2, n_chains=20,
-                  n_ais_betas=20, n_ais_runs=4, random_state=0, verbose=1)
+                  batch_size=50, n_ais_betas=20, n_ais_runs=4, random_state=0, verbose=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         est.fit(Xtr)
@@ -115,6 +116,8 @@ def test_verbose_prints_one_line_per_pass_with_a_finite_quality_figure(capsys):
         assert len(values) == 4, key
         assert all(np.isscalar(v) and np.isfinite(v) for v in values), key
     assert est.history_["time_left"][-1] == 0.0
+    assert all(0.8 < r < 2.0 for r in est.history_["energy_split_rhat"])
+    assert all(e > 1.0 for e in est.history_["energy_ess"])
     assert est.history_["time_left"][0] > 0.0
     assert np.array(est.sampler_history_["temperature_occupancy"]).shape == (4, 20)
 

@@ -21,6 +21,7 @@ from .._core.numerics import softplus
 from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
                           check_finite_params, dense_rows, float_dtype as _float_dtype,
                           iter_minibatches, map_row_chunks)
+from .._core.diagnostics import effective_sample_size, split_rhat
 from .._core.random import as_generator, check_seed_sequence, spawn_seeds
 from .._core.schedules import InverseTime, make_schedule
 from . import _model, _tempering
@@ -47,6 +48,8 @@ _AUTO_UPDATES = 2400
 _AUTO_MIN_PASSES = 5
 # ``pretrain_n_iter="auto"``: CD-1 updates per RBM of the greedy stack.
 _AUTO_PRETRAIN_UPDATES = 600
+# Updates of the negative chains' energy trace behind history_'s split-R-hat and ESS.
+_RHAT_WINDOW = 50
 # ``history_`` keeps the last this-many passes (a stream of partial_fit calls is endless).
 HISTORY_CAP = 10_000
 # Parameters only some options read; setting one the chosen option ignores warns at
@@ -264,7 +267,13 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         the first tempered transition), ``fast_weight_norm`` (FPCD),
         ``negative_chains`` (adaptive ST: mean number of chains at temperature 1,
         which alone form the negative phase) and ``n_fallback`` (adaptive ST:
-        updates with none, which reused the previous set); ``time_left`` (an
+        updates with none, which reused the previous set);
+        ``energy_split_rhat`` and ``energy_ess`` (every sampler but adaptive ST,
+        whose negative set changes size: split-R-hat and effective sample size,
+        :mod:`skdgm._core.diagnostics`, of the negative chains' energy over the
+        last 50 updates, NaN before the fourth update; the parameters move
+        within that window, so an R-hat above 1 mixes slow mixing with the drift
+        of the model); ``time_left`` (an
         estimate, in seconds, of the rest of :meth:`fit`; 0 in
         :meth:`partial_fit`) and ``time`` (seconds since the end of pre-training).
     sampler_history_ : dict of lists of ndarray
@@ -409,6 +418,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         self._start_history()
         self.sampler_history_ = {}
         self._sampler_obj = None
+        self._energy_trace = []
         return rng
 
     def _init_chains(self, X, rng):
@@ -501,6 +511,10 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         self._mf_counts += (np.count_nonzero(~mf.converged), np.count_nonzero(from_zeros),
                             Vb.shape[0])
         neg = self._sampler_obj.step(self.coefs_, self.intercepts_, rng)
+        if self.sampler != "adaptive_st":   # its negative set changes size every update
+            trace = self.__dict__.setdefault("_energy_trace", [])
+            trace.append(_model.energy(neg, self.coefs_, self.intercepts_))
+            del trace[:-_RHAT_WINDOW]
         nb, nc = Vb.shape[0], neg[0].shape[0]
         gW = [mus[l].T @ mus[l + 1] / nb - neg[l].T @ neg[l + 1] / nc
               for l in range(len(self.coefs_))]
@@ -527,6 +541,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             b, r, lr = self._update(Vb, rng)
             bound, recon, n_rows = bound + b, recon + r, n_rows + Vb.shape[0]
         stats = self._sampler_obj.stats()
+        stats.update(self._chain_diagnostics())
         arrays = {k: stats.pop(k) for k in ("temperature_occupancy", "adaptive_log_weights")
                   if k in stats}
         if "temperature_occupancy" in arrays:
@@ -541,6 +556,22 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                             mean_field_unconverged=float(unconv / n),
                             mean_field_zeros_start=float(zeros / n), **stats,
                             time_left=self._time_left())
+
+    def _chain_diagnostics(self):
+        """Split-R-hat and ESS of the negative chains' energy over the last updates.
+
+        The trace is ``(n_chains, updates)``, the last ``_RHAT_WINDOW`` updates at
+        most; NaN while fewer than 4 updates have been made. The parameters move
+        during the window, so the figures mix slow mixing with the drift of the
+        target: both show as R-hat above 1.
+        """
+        if self.sampler == "adaptive_st":
+            return {}
+        trace = self.__dict__.get("_energy_trace", [])
+        if len(trace) < 4:
+            return {"energy_split_rhat": float("nan"), "energy_ess": float("nan")}
+        x = np.stack(trace, axis=1)
+        return {"energy_split_rhat": split_rhat(x), "energy_ess": effective_sample_size(x)}
 
     def _time_left(self):
         """Seconds left in this fit, extrapolated from the passes so far (0 in partial_fit)."""
