@@ -91,7 +91,8 @@ def main():
         tail = np.array(bounds[-args.last:])
         rows[name] = dict(bound=bounds[-1], osc_sd=tail.std(ddof=1),
                           osc_step=np.abs(np.diff(tail)).mean(),
-                          per_update=t_train / est.n_updates_, hist=est.history_,
+                          per_update=t_train / est.n_updates_,
+                          hist={**est.history_, **est.sampler_history_},
                           ais_se=float(np.mean(ses)))
         if name == "cast":
             RESULTS.mkdir(exist_ok=True)

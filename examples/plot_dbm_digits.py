@@ -34,13 +34,29 @@ for name, m in models.items():
           f"(log Z = {m.log_partition_:.2f} +- {m.log_partition_std_:.2f})")
 
 # %%
+# Progress while fitting
+# ----------------------
+# ``history_`` holds one scalar per pass for every figure of the ``verbose=1``
+# line. ``reconstruction_error`` (nats per image, lower is better) is the cheap
+# fit-quality figure; the likelihood itself needs ``log Z`` and is scored after
+# the fit. ``time_left`` is the fit's own estimate of the time remaining.
+fig, axes = plt.subplots(1, 2, figsize=(8, 3))
+for name, m in models.items():
+    axes[0].plot(m.history_["reconstruction_error"], label=name)
+    axes[1].plot(m.history_["time"], m.history_["time_left"], label=name)
+axes[0].set(xlabel="pass", ylabel="nats per image", title="reconstruction error")
+axes[1].set(xlabel="elapsed (s)", ylabel="estimated time left (s)", title="time left")
+axes[0].legend()
+fig.tight_layout()
+
+# %%
 # What the Wang-Landau weights did
 # --------------------------------
 # The fast chains should spend about the same time at every temperature (a flat
 # histogram); the adaptive weights ``log g_k`` track ``log Z_k - log Z_1``.
 cast = models["cast"]
-occ = np.array(cast.history_["temperature_occupancy"])
-log_g = np.array(cast.history_["adaptive_log_weights"])
+occ = np.array(cast.sampler_history_["temperature_occupancy"])
+log_g = np.array(cast.sampler_history_["adaptive_log_weights"])
 fig, axes = plt.subplots(1, 2, figsize=(8, 3))
 axes[0].bar(np.arange(occ.shape[1]), occ[-1])
 axes[0].axhline(1 / occ.shape[1], color="k", ls="--")

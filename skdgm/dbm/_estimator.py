@@ -7,6 +7,7 @@ beyond the stochastic-approximation step itself (Sec. 2.2).
 """
 
 import numbers
+import time
 import warnings
 
 import numpy as np
@@ -16,9 +17,11 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._core.numerics import softplus
 from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
                           check_finite_params, dense_rows, float_dtype as _float_dtype,
                           iter_minibatches, map_row_chunks)
+from .._core.diagnostics import effective_sample_size, split_rhat
 from .._core.random import as_generator, check_seed_sequence, spawn_seeds
 from .._core.schedules import InverseTime, make_schedule
 from . import _model, _tempering
@@ -33,6 +36,22 @@ _LR_T0 = 2000.0
 _WL_T0 = 1000.0
 # Odd-layer units up to which log Z is computed exactly instead of by AIS.
 _EXACT_ODD_UNITS = _model.MAX_EXACT_UNITS
+# ``"auto"`` sizes: h1 = n_features / 4 clipped to [16, 500], h2 = 2 h1 (the paper's
+# 500-1000 ratio). 16 keeps log Z exact (enumerated) on small inputs such as 8x8
+# digits; 500 is the paper's MNIST model, reached from 2,000 features up.
+_AUTO_H1_MIN, _AUTO_H1_MAX = 16, 500
+# ``n_iter="auto"``: enough passes for this many parameter updates (at least
+# _AUTO_MIN_PASSES passes). 2,400 updates took binarised digits (1,200 rows, auto
+# sizes) from learning nothing to +5.7 nats over independent pixels (5.4 CPU-s);
+# see doc/user_guide/dbm.rst, "Defaults".
+_AUTO_UPDATES = 2400
+_AUTO_MIN_PASSES = 5
+# ``pretrain_n_iter="auto"``: CD-1 updates per RBM of the greedy stack.
+_AUTO_PRETRAIN_UPDATES = 600
+# Updates of the negative chains' energy trace behind history_'s split-R-hat and ESS.
+_RHAT_WINDOW = 50
+# ``history_`` keeps the last this-many passes (a stream of partial_fit calls is endless).
+HISTORY_CAP = 10_000
 # Parameters only some options read; setting one the chosen option ignores warns at
 # fit time (the user guide's table mirrors this). ``n_temperatures``, ``beta_min``
 # and ``wl_gain`` are absent: ``sample(sampler="adaptive_st")`` reads them whatever
@@ -51,6 +70,18 @@ _OPTION_READS = {
 _MF_STARTS = {"best": ("doubled", "zeros"), "doubled": ("doubled",), "zeros": ("zeros",)}
 
 
+def auto_hidden_layer_sizes(n_features):
+    """The ``hidden_layer_sizes="auto"`` rule: ``(h, 2 h)``, ``h = n_features // 4`` in [16, 500]."""
+    h = int(min(_AUTO_H1_MAX, max(_AUTO_H1_MIN, int(n_features) // 4)))
+    return (h, 2 * h)
+
+
+def auto_passes(n_samples, batch_size, n_updates, min_passes=1):
+    """Passes over ``n_samples`` rows in minibatches of ``batch_size`` giving ``n_updates``."""
+    per_pass = max(1, -(-int(n_samples) // max(1, int(batch_size))))
+    return max(int(min_passes), -(-int(n_updates) // per_pass))
+
+
 def _schedule(spec, t0):
     if isinstance(spec, numbers.Real) and not isinstance(spec, bool):
         return InverseTime(float(spec) * t0, t0)
@@ -59,6 +90,15 @@ def _schedule(spec, t0):
 
 def _bernoulli(p, rng):
     return (rng.random(p.shape) < p).astype(np.float64)
+
+
+def _reconstruction_error(V, mu_h, W, b_v):
+    """Cross-entropy of ``V`` under ``p(v | h = mu_h) = sigma(mu_h W^T + b_v)``, summed over rows.
+
+    Nats; the verbose figure of training (cheap: one matrix product).
+    """
+    a = mu_h @ W.T + b_v
+    return float(np.sum(softplus(a) - V * a))
 
 
 def pretrain_rbm(X, n_hidden, *, up, down, n_epochs, learning_rate, batch_size, rng):
@@ -97,8 +137,12 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     Parameters
     ----------
-    hidden_layer_sizes : tuple of int, default=(500, 1000)
-        Units per hidden layer (any depth >= 1; depth 1 is an RBM).
+    hidden_layer_sizes : tuple of int or "auto", default="auto"
+        Units per hidden layer (any depth >= 1; depth 1 is an RBM). ``"auto"``
+        is ``(h, 2 h)`` with ``h = n_features // 4`` clipped to [16, 500]
+        (16-32 on 8x8 digits, whose 16 odd units keep ``log Z`` exact; 196-392 on
+        MNIST); the sizes used are in ``hidden_layer_sizes_``. The paper's MNIST
+        model is ``(500, 1000)`` (see the presets in the user guide).
     sampler : {"cast", "sap", "fpcd", "trans_sap", "adaptive_st"}, default="cast"
         Negative-phase sampler: coupled adaptive simulated tempering (Sec. 6.1),
         plain persistent Gibbs (SAP/PCD), fast-weight PCD (Sec. 3), tempered
@@ -146,23 +190,31 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         keeping per row the fixed point with the higher bound (Eq. 3), at the
         cost of a second mean-field run. The bound has several fixed points on
         large models, and the doubled start alone reached one ~290 nats below
-        the other on binarised digits with the default layer sizes.
-    learning_rate : float or schedule, default=0.005
+        the other on binarised digits with the layer sizes (500, 1000).
+    learning_rate : float or schedule, default=0.05
         A float ``a`` means ``a * 2000 / (2000 + t)`` over updates ``t`` (the
-        paper: 0.005 decreased as 10 / (2000 + t)); or a schedule spec.
-        A float must be positive (0 would train nothing and is rejected).
+        paper: 0.005 decreased as 10 / (2000 + t), for its 200,000 updates);
+        or a schedule spec. A float must be positive (0 would train nothing and
+        is rejected). The default is ten times the paper's so that the few
+        thousand updates of ``n_iter="auto"`` move the weights.
     fpcd_learning_rate : float, default=0.005
         Constant rate of the FPCD fast weights.
     fpcd_decay : float, default=0.95
         Per-update shrinkage of the FPCD fast weights.
     batch_size : int, default=100
-    n_iter : int, default=10
-        Passes over the data in :meth:`fit` (after pre-training).
+    n_iter : int or "auto", default="auto"
+        Passes over the data in :meth:`fit` (after pre-training). ``"auto"``:
+        enough passes for 2,400 parameter updates and at least 5 passes, i.e.
+        ``max(5, ceil(2400 / ceil(n_samples / batch_size)))`` (200 passes of
+        1,200 rows, 5 passes of 60,000); ``n_iter_`` is the number made.
     pretrain : bool, default=True
         Greedy layer-wise RBM pre-training with doubled weights before joint
         training.
-    pretrain_n_iter : int, default=5
-        CD-1 passes per RBM of the pre-training stack.
+    pretrain_n_iter : int or "auto", default="auto"
+        CD-1 passes per RBM of the pre-training stack. ``"auto"``: enough passes
+        for 600 CD-1 updates per RBM and at least one
+        (``max(1, ceil(600 / ceil(n_samples / batch_size)))``); the number used
+        is in ``pretrain_n_iter_``.
     pretrain_learning_rate : float, default=0.05
     n_ais_betas : int, default=1000
         Inverse temperatures of the AIS estimate of ``log Z``, made lazily when
@@ -172,6 +224,9 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     n_ais_runs : int, default=100
     random_state : None, int, SeedSequence or Generator, default=None
     verbose : int, default=0
+        ``1``: one line per pass (see ``history_``) with the elapsed time and an
+        estimate of the time left in :meth:`fit`, one line per pre-trained RBM
+        (its reconstruction cross-entropy) and one per ``log Z`` estimate.
     n_jobs : int, default=None
         Workers for the AIS runs (results do not depend on it).
     binarize : float or None, default=None
@@ -193,19 +248,47 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         needs it, so a stream of :meth:`partial_fit` calls pays for it only
         when a score is asked for). Seeded from ``random_state``: the same int
         gives the same estimate.
-    history_ : dict of lists
-        Per pass: ``learning_rate``, ``unnormalised_bound`` (mean of Eq. 3 plus
-        ``log Z`` over the pass's minibatches), ``mean_field_unconverged`` (the
-        fraction of the pass's rows whose positive-phase mean-field stopped at
-        ``n_mean_field`` sweeps before converging), ``mean_field_zeros_start``
+    history_ : dict of lists of float
+        One scalar per pass, the figures of the verbose line (the last
+        ``HISTORY_CAP`` = 10,000 passes are kept):
+        ``reconstruction_error`` (the fit-quality figure: mean over the pass's
+        rows of the cross-entropy, in nats per row, of ``v`` under
+        ``p(v | h^1 = mu_1)`` at the positive-phase mean-field means, computed
+        before each update; lower is better), ``unnormalised_bound`` (mean of
+        Eq. 3 plus ``log Z``; ``log Z`` moves with the parameters, so it is not
+        comparable across passes), ``learning_rate``, ``mean_field_unconverged``
+        (the fraction of the pass's rows whose positive-phase mean-field stopped
+        at ``n_mean_field`` sweeps before converging), ``mean_field_zeros_start``
         (the fraction whose best fixed point came from the ``"zeros"`` start),
-        and the sampler's statistics:
-        ``temperature_occupancy`` and ``adaptive_log_weights`` (adaptive ST,
-        CAST), ``n_swaps`` (CAST), ``tt_acceptance`` (Trans-SAP, over the run
-        so far), ``fast_weight_norm`` (FPCD), ``negative_chains`` (adaptive ST:
-        mean number of chains at temperature 1, which alone form the negative
-        phase) and ``n_fallback`` (adaptive ST: updates with none, which reused
-        the previous set).
+        the sampler's scalar statistics: ``temperature_flatness`` (adaptive ST,
+        CAST: ``K`` times the smallest temperature occupancy of the pass, 1 for a
+        flat histogram, 0 when a temperature was never visited), ``n_swaps``
+        (CAST), ``tt_acceptance`` (Trans-SAP, over the run so far; NaN before
+        the first tempered transition), ``fast_weight_norm`` (FPCD),
+        ``negative_chains`` (adaptive ST: mean number of chains at temperature 1,
+        which alone form the negative phase) and ``n_fallback`` (adaptive ST:
+        updates with none, which reused the previous set);
+        ``energy_split_rhat`` and ``energy_ess`` (every sampler but adaptive ST,
+        whose negative set changes size: split-R-hat and effective sample size,
+        :mod:`skdgm._core.diagnostics`, of the negative chains' energy over the
+        last 50 updates, NaN before the fourth update; the parameters move
+        within that window, so an R-hat above 1 mixes slow mixing with the drift
+        of the model); ``time_left`` (an
+        estimate, in seconds, of the rest of :meth:`fit`; 0 in
+        :meth:`partial_fit`) and ``time`` (seconds since the end of pre-training).
+    sampler_history_ : dict of lists of ndarray
+        Per pass, the tempering samplers' arrays: ``temperature_occupancy`` (the
+        fraction of the pass's fast-chain steps at each temperature) and
+        ``adaptive_log_weights`` (``log g_k``, pinned to ``log g_1 = 0``); empty
+        for the other samplers. Capped like ``history_``.
+    hidden_layer_sizes_ : tuple of int
+        The sizes used (``hidden_layer_sizes`` with ``"auto"`` resolved).
+    pretrain_n_iter_ : int
+        CD-1 passes made per pre-trained RBM by the last :meth:`fit` (0 without
+        pre-training).
+    n_iter_ : int
+        Passes of stochastic approximation made (by :meth:`fit`, then one per
+        :meth:`partial_fit`).
     n_updates_ : int
         Parameter updates made so far.
     """
@@ -213,7 +296,8 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     # which parameters each option reads (warned about once per call when unused)
     _option_reads = _OPTION_READS
     _parameter_constraints = {
-        "hidden_layer_sizes": ["array-like", Interval(numbers.Integral, 1, None, closed="left")],
+        "hidden_layer_sizes": ["array-like", Interval(numbers.Integral, 1, None, closed="left"),
+                               StrOptions({"auto"})],
         "sampler": [StrOptions(set(_SAMPLERS))],
         "n_temperatures": [Interval(numbers.Integral, 1, None, closed="left")],
         "beta_min": [Interval(numbers.Real, 0, 1, closed="both")],
@@ -231,9 +315,10 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         "fpcd_learning_rate": [Interval(numbers.Real, 0, None, closed="left")],
         "fpcd_decay": [Interval(numbers.Real, 0, 1, closed="both")],
         "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_iter": [Interval(numbers.Integral, 0, None, closed="left")],
+        "n_iter": [Interval(numbers.Integral, 0, None, closed="left"), StrOptions({"auto"})],
         "pretrain": ["boolean"],
-        "pretrain_n_iter": [Interval(numbers.Integral, 0, None, closed="left")],
+        "pretrain_n_iter": [Interval(numbers.Integral, 0, None, closed="left"),
+                            StrOptions({"auto"})],
         "pretrain_learning_rate": [Interval(numbers.Real, 0, None, closed="left")],
         "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left")],
         "n_ais_runs": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -246,11 +331,12 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         "hidden_layer_sizes": [Interval(numbers.Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, hidden_layer_sizes=(500, 1000), *, sampler="cast", n_temperatures=20,
+    def __init__(self, hidden_layer_sizes="auto", *, sampler="cast", n_temperatures=20,
                  beta_min=0.9, wl_gain=1.0, swap_interval=50, swap="at_beta_one",
                  n_chains=100, n_mean_field=5, n_mean_field_eval=100, mean_field_tol=1e-4,
-                 mean_field_starts="best", learning_rate=0.005, fpcd_learning_rate=0.005, fpcd_decay=0.95, batch_size=100, n_iter=10,
-                 pretrain=True, pretrain_n_iter=5, pretrain_learning_rate=0.05,
+                 mean_field_starts="best", learning_rate=0.05, fpcd_learning_rate=0.005,
+                 fpcd_decay=0.95, batch_size=100, n_iter="auto",
+                 pretrain=True, pretrain_n_iter="auto", pretrain_learning_rate=0.05,
                  n_ais_betas=1000, n_ais_runs=100, random_state=None, verbose=0,
                  n_jobs=None, binarize=None):
         self.hidden_layer_sizes = hidden_layer_sizes
@@ -290,7 +376,10 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return tags
 
     def _check_params(self):
+        """The hidden sizes as a list of int, or ``None`` for ``"auto"`` (resolved in ``_reset``)."""
         self._validate_params()
+        if isinstance(self.hidden_layer_sizes, str):
+            return None
         sizes = np.asarray(self.hidden_layer_sizes).ravel()
         if sizes.size < 1 or np.any(sizes < 1) or not np.all(sizes == np.round(sizes)):
             raise ValueError(
@@ -315,6 +404,9 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         self._seed_seq = check_seed_sequence(self.random_state)
         rng = self._rng()
         d = X.shape[1]
+        if sizes is None:
+            sizes = list(auto_hidden_layer_sizes(d))
+        self.hidden_layer_sizes_ = tuple(int(s) for s in sizes)
         all_sizes = [d] + sizes
         self.coefs_ = [rng.normal(0.0, 0.01, (a, b)) for a, b in zip(all_sizes[:-1],
                                                                         all_sizes[1:])]
@@ -322,8 +414,11 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                                            1 - 1e-3))
         self.intercepts_ = [self._base_visible.copy()] + [np.zeros(s) for s in sizes]
         self.n_updates_ = 0
+        self.pretrain_n_iter_ = 0
         self._start_history()
+        self.sampler_history_ = {}
         self._sampler_obj = None
+        self._energy_trace = []
         return rng
 
     def _init_chains(self, X, rng):
@@ -378,16 +473,29 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         L = len(self.coefs_)
         data = X
         bottoms, tops = [], []
+        n_epochs = self.pretrain_n_iter
+        if n_epochs == "auto":
+            n_epochs = auto_passes(X.shape[0], self.batch_size, _AUTO_PRETRAIN_UPDATES)
+        self.pretrain_n_iter_ = int(n_epochs)
+        t0 = time.perf_counter()
         for l in range(L):
             up = 2.0 if l < L - 1 else 1.0
             down = 2.0 if l > 0 else 1.0
             W, bv, bh = pretrain_rbm(
                 data, self.coefs_[l].shape[1], up=up, down=down,
-                n_epochs=self.pretrain_n_iter, learning_rate=self.pretrain_learning_rate,
+                n_epochs=n_epochs, learning_rate=self.pretrain_learning_rate,
                 batch_size=self.batch_size, rng=rng)
             self.coefs_[l] = W
             bottoms.append(bv)
             tops.append(bh)
+            if self.verbose:
+                err = _reconstruction_error(data, expit(up * (data @ W) + bh), down * W,
+                                           bv) / data.shape[0]
+                elapsed = time.perf_counter() - t0
+                print(f"[{type(self).__name__}] Pre-training RBM {l + 1}/{L} "
+                      f"({W.shape[0]}-{W.shape[1]}, {n_epochs} CD-1 passes): "
+                      f"reconstruction_error = {err:.4f}, time = {elapsed:.2f}s, "
+                      f"time left ~ {elapsed / (l + 1) * (L - l - 1):.1f}s", flush=True)
             data = _bernoulli(expit(up * (data @ W) + bh), rng)
         # A middle layer is the top of one RBM and the bottom of the next: average.
         self.intercepts_ = [bottoms[0]] + [
@@ -398,10 +506,15 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         """One stochastic-approximation step (Sec. 2.2, Eq. 2)."""
         mf = self._mean_field_info(Vb, self.n_mean_field)
         mus = mf.mus
+        recon = _reconstruction_error(Vb, mus[1], self.coefs_[0], self.intercepts_[0])
         from_zeros = np.asarray(self._starts())[mf.start] == "zeros"
         self._mf_counts += (np.count_nonzero(~mf.converged), np.count_nonzero(from_zeros),
                             Vb.shape[0])
         neg = self._sampler_obj.step(self.coefs_, self.intercepts_, rng)
+        if self.sampler != "adaptive_st":   # its negative set changes size every update
+            trace = self.__dict__.setdefault("_energy_trace", [])
+            trace.append(_model.energy(neg, self.coefs_, self.intercepts_))
+            del trace[:-_RHAT_WINDOW]
         nb, nc = Vb.shape[0], neg[0].shape[0]
         gW = [mus[l].T @ mus[l + 1] / nb - neg[l].T @ neg[l + 1] / nc
               for l in range(len(self.coefs_))]
@@ -416,21 +529,64 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         self.coefs_, self.intercepts_ = new_W, new_b
         self._sampler_obj.after_update((gW, gb), lr)
         self.n_updates_ += 1
-        return float(np.mean(_model.lower_bound_unnormalised(mus, self.coefs_,
-                                                             self.intercepts_))), lr
+        bound = _model.lower_bound_unnormalised(mus, self.coefs_, self.intercepts_)
+        return float(np.sum(bound)), float(np.sum(recon)), lr
 
     def _one_pass(self, X, rng):
-        bounds = []
+        bound, recon, n_rows = 0.0, 0.0, 0
         lr = float(self._lr_schedule(self.n_updates_))
         self._mf_counts = np.zeros(3, dtype=np.int64)
         for sl in iter_minibatches(X.shape[0], self.batch_size, rng):
-            b, lr = self._update(dense_rows(X, sl), rng)
-            bounds.append(b)
+            Vb = dense_rows(X, sl)
+            b, r, lr = self._update(Vb, rng)
+            bound, recon, n_rows = bound + b, recon + r, n_rows + Vb.shape[0]
         stats = self._sampler_obj.stats()
+        stats.update(self._chain_diagnostics())
+        arrays = {k: stats.pop(k) for k in ("temperature_occupancy", "adaptive_log_weights")
+                  if k in stats}
+        if "temperature_occupancy" in arrays:
+            occ = arrays["temperature_occupancy"]
+            stats = {"temperature_flatness": float(occ.size * occ.min()), **stats}
+        for k, v in arrays.items():
+            self.sampler_history_.setdefault(k, []).append(v)
+            del self.sampler_history_[k][:-HISTORY_CAP]
         unconv, zeros, n = self._mf_counts
-        self._log_iteration(learning_rate=lr, unnormalised_bound=float(np.mean(bounds)),
+        self._log_iteration(reconstruction_error=recon / n_rows,
+                            unnormalised_bound=bound / n_rows, learning_rate=lr,
                             mean_field_unconverged=float(unconv / n),
-                            mean_field_zeros_start=float(zeros / n), **stats)
+                            mean_field_zeros_start=float(zeros / n), **stats,
+                            time_left=self._time_left())
+
+    def _chain_diagnostics(self):
+        """Split-R-hat and ESS of the negative chains' energy over the last updates.
+
+        The trace is ``(n_chains, updates)``, the last ``_RHAT_WINDOW`` updates at
+        most; NaN while fewer than 4 updates have been made. The parameters move
+        during the window, so the figures mix slow mixing with the drift of the
+        target: both show as R-hat above 1.
+        """
+        if self.sampler == "adaptive_st":
+            return {}
+        trace = self.__dict__.get("_energy_trace", [])
+        if len(trace) < 4:
+            return {"energy_split_rhat": float("nan"), "energy_ess": float("nan")}
+        x = np.stack(trace, axis=1)
+        return {"energy_split_rhat": split_rhat(x), "energy_ess": effective_sample_size(x)}
+
+    def _time_left(self):
+        """Seconds left in this fit, extrapolated from the passes so far (0 in partial_fit)."""
+        total = getattr(self, "_fit_passes", None)
+        done = getattr(self, "_passes_done", 0) + 1
+        self._passes_done = done
+        if not total or done >= total:
+            return 0.0
+        elapsed = time.perf_counter() - self._t_start
+        return float(elapsed / done * (total - done))
+
+    def _log_iteration(self, **metrics):
+        super()._log_iteration(**metrics)
+        for values in self.history_.values():
+            del values[:-HISTORY_CAP]
 
     def fit(self, X, y=None):
         """Pre-train (optionally), then ``n_iter`` passes of stochastic approximation.
@@ -472,14 +628,30 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     def _initialize(self, X, *, fit):
         rng = self._reset(X, self._check_params())
+        self._fit_passes = self._resolve_n_iter(X.shape[0]) if fit else None
+        self._passes_done = 0
         if fit and self.pretrain:
             self._pretrain(X, rng)
+        # timing of the passes starts after pre-training, for the time-left estimate
+        self._t_start = time.perf_counter()
         self._lr_schedule = _schedule(self.learning_rate, _LR_T0)
         self._sampler_obj = self._init_chains(X, rng)
         return rng
 
+    def _resolve_n_iter(self, n_samples):
+        if self.n_iter == "auto":
+            return auto_passes(n_samples, self.batch_size, _AUTO_UPDATES, _AUTO_MIN_PASSES)
+        return int(self.n_iter)
+
+    def _n_passes(self):
+        return self._fit_passes
+
+    def _end_call(self, ctx):
+        self._fit_passes = None
+
     def _resume(self, X):
         rng = self._rng()
+        self._fit_passes, self._passes_done = None, 0
         self._lr_schedule = _schedule(self.learning_rate, _LR_T0)
         if self._sampler_obj is None:
             self._sampler_obj = self._init_chains(X, rng)
@@ -552,15 +724,24 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             self._log_z_cache = (self._log_z_key(), self._param_arrays(), (log_z, 0.0))
             return log_z
         base = [self._base_visible] + list(self.intercepts_[1:])
+        n_betas = self.n_ais_betas if n_betas is None else n_betas
+        n_runs = self.n_ais_runs if n_runs is None else n_runs
+        if self.verbose:
+            print(f"[{type(self).__name__}] AIS estimate of log Z: {n_runs} runs x "
+                  f"{n_betas} inverse temperatures ...", flush=True)
+        t0 = time.perf_counter()
         res = _model.ais_log_partition(
             self.coefs_, self.intercepts_,
-            n_betas=self.n_ais_betas if n_betas is None else n_betas,
-            n_runs=self.n_ais_runs if n_runs is None else n_runs,
+            n_betas=n_betas, n_runs=n_runs,
             base_intercepts=base,
             random_state=self._log_z_seed() if random_state is None else random_state,
             n_jobs=self.n_jobs)
         self._log_z_cache = (self._log_z_key(), self._param_arrays(),
                              (float(res.log_z), float(res.std_err)))
+        if self.verbose:
+            print(f"[{type(self).__name__}] AIS log Z = {float(res.log_z):.4f} "
+                  f"+- {float(res.std_err):.4f} (standard error), time = "
+                  f"{time.perf_counter() - t0:.2f}s", flush=True)
         return float(res.log_z)
 
     # ------------------------------------------------------------------ inference

@@ -268,7 +268,7 @@ def mean_field(V, coefs, intercepts, n_iter=5, tol=0.0, starts=MEAN_FIELD_STARTS
     (coordinate ascent), so the bound never decreases and the means cannot
     oscillate. A poor fixed point is a matter of the start, not of step size.
 
-    Why two starts: on binarised digits with the default ``(500, 1000)`` layers
+    Why two starts: on binarised digits with ``(500, 1000)`` layers (the old default)
     after pre-training, the doubled-weight start converges to a fixed point
     with ``h^1`` near 1/2 and ``h^2`` off, about 290 nats per row below the
     fixed point that the ``"zeros"`` start reaches (``h^1`` off, ``h^2`` free);
