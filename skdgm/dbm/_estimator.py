@@ -22,6 +22,7 @@ from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeMod
                           check_finite_params, dense_rows, float_dtype as _float_dtype,
                           iter_minibatches, map_row_chunks)
 from .._core.diagnostics import effective_sample_size, split_rhat
+from .._core.mcmc import bernoulli
 from .._core.random import as_generator, check_seed_sequence, spawn_seeds
 from .._core.schedules import InverseTime, make_schedule
 from . import _model, _tempering
@@ -88,9 +89,6 @@ def _schedule(spec, t0):
     return make_schedule(spec)
 
 
-def _bernoulli(p, rng):
-    return (rng.random(p.shape) < p).astype(np.float64)
-
 
 def _reconstruction_error(V, mu_h, W, b_v):
     """Cross-entropy of ``V`` under ``p(v | h = mu_h) = sigma(mu_h W^T + b_v)``, summed over rows.
@@ -116,7 +114,7 @@ def pretrain_rbm(X, n_hidden, *, up, down, n_epochs, learning_rate, batch_size, 
         for sl in iter_minibatches(n, batch_size, rng):
             v0 = dense_rows(X, sl)   # one minibatch at a time from a CSR X
             ph0 = expit(up * (v0 @ W) + bh)
-            h0 = _bernoulli(ph0, rng)
+            h0 = bernoulli(ph0, rng, dtype=np.float64)
             pv1 = expit(down * (h0 @ W.T) + bv)
             ph1 = expit(up * (pv1 @ W) + bh)
             m = v0.shape[0]
@@ -425,7 +423,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         rows = rng.integers(0, X.shape[0], self.n_chains)
         start = dense_rows(X, rows)
         mus = _model.mean_field_init(start, self.coefs_, self.intercepts_)
-        layers = [start.copy()] + [_bernoulli(m, rng) for m in mus[1:]]
+        layers = [start.copy()] + [bernoulli(m, rng, dtype=np.float64) for m in mus[1:]]
         betas = self._betas()
         gain = _schedule(self.wl_gain, _WL_T0)
         s = self.sampler
@@ -496,7 +494,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                       f"({W.shape[0]}-{W.shape[1]}, {n_epochs} CD-1 passes): "
                       f"reconstruction_error = {err:.4f}, time = {elapsed:.2f}s, "
                       f"time left ~ {elapsed / (l + 1) * (L - l - 1):.1f}s", flush=True)
-            data = _bernoulli(expit(up * (data @ W) + bh), rng)
+            data = bernoulli(expit(up * (data @ W) + bh), rng, dtype=np.float64)
         # A middle layer is the top of one RBM and the bottom of the next: average.
         self.intercepts_ = [bottoms[0]] + [
             0.5 * (tops[l - 1] + bottoms[l]) for l in range(1, L)] + [tops[L - 1]]
@@ -846,7 +844,8 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         # Adaptive ST keeps only the chains at temperature 1 at the last step
         # (about one in K): it runs K chains per requested sample.
         n_chains = int(n_samples) * (1 if sampler == "gibbs" else int(self.n_temperatures))
-        layers = [_bernoulli(np.full((n_chains, s), 0.5), rng) for s in sizes]
+        layers = [bernoulli(np.full((n_chains, s), 0.5), rng, dtype=np.float64)
+                  for s in sizes]
         if sampler == "gibbs":
             for _ in range(int(n_steps)):
                 _model.gibbs_sweep(layers, self.coefs_, self.intercepts_, rng)
