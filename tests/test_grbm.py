@@ -419,8 +419,9 @@ def test_estimator_annealed_negative_phase_and_adam():
     S = est.sample(30, random_state=0)
     assert S.shape == (30, 2) and np.all(np.isfinite(S))
     assert_array_equal(S, est.sample(30, random_state=0))
-    noise = GaussianBernoulliRBM(**CHEAP).fit(X)
-    assert np.all(np.isnan(noise.history_["negative_ess"]))
+    noise = GaussianBernoulliRBM(**CHEAP, negative_phase="noise").fit(X)
+    assert noise.negative_phase_ == "noise"
+    assert "negative_ess" not in noise.history_      # recorded only when defined
     with pytest.raises(ValueError, match="burn_in"):
         GaussianBernoulliRBM(**{**CHEAP, "negative_phase": "annealed", "burn_in": 1}).fit(X)
 
@@ -508,9 +509,11 @@ def test_fit_learns_location_and_scale(sampler, adjust, objective):
     """
     rng = np.random.default_rng(0)
     X = np.array([3.0, -2.0]) + np.array([0.5, 2.0]) * rng.normal(size=(300, 2))
+    # the defaults before issue 13 (SGD, noise-started chains), pinned
     est = GaussianBernoulliRBM(n_components=8, sampler=sampler, metropolis_adjust=adjust,
                                objective=objective, cd_steps=10, langevin_steps=3,
-                               learning_rate=0.3, n_iter=5, batch_size=50, random_state=0)
+                               learning_rate=0.3, n_iter=5, batch_size=50, random_state=0,
+                               optimizer="sgd", negative_phase="noise")
     assert est.fit(X) is est
     assert est.n_iter_ == 5
     assert est.score(X) > -4.5
@@ -523,7 +526,7 @@ def test_fit_learns_location_and_scale(sampler, adjust, objective):
     if adjust:
         assert 0 < h["acceptance_rate"][-1] <= 1
     else:
-        assert np.isnan(h["acceptance_rate"][-1])
+        assert "acceptance_rate" not in h                # recorded only when defined
 
 
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
