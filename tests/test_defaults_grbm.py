@@ -76,10 +76,10 @@ def test_auto_passes_from_the_work_budget():
     f = grbm_estimator._auto_passes
     # 1,200 rows x 64 features, 256 hidden, CD-30, batches of 100
     assert f(1200, 64, 100, 30, 256) == 170
-    assert f(1000, 2, 100, 30, 64) == 300            # capped at 3,000 updates
+    assert f(1000, 2, 100, 30, 64) == 600            # capped at 6,000 updates
     assert f(100_000, 64, 100, 30, 256) == 3         # large data: a few passes
     assert f(2000, 784, 100, 30, 256) == 50          # at least 1,000 updates
-    assert f(10, 3, 100, 30, 256) == 3000            # one minibatch per pass
+    assert f(10, 3, 100, 30, 256) == 6000            # one minibatch per pass
     X = np.random.default_rng(0).normal(size=(30, 3))
     est = GaussianBernoulliRBM(n_components=2, cd_steps=2, batch_size=10,
                                random_state=0).fit(X)

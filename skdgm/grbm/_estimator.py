@@ -71,10 +71,10 @@ _MAX_HISTORY = 10_000
 # passes for it, at least _MIN_PASSES. Measured (user guide, "Defaults"): on
 # digits (64 features, 256 hidden) the test likelihood still improved from 720 to
 # 2,000 updates; the 2-D mixtures need ~3,000 updates to leave the single-Gaussian
-# saddle, which costs little there.
+# saddle and ~6,000 to get within 0.5 nats of the truth, which costs little there.
 _AUTO_WORK = 1e11
 _MIN_UPDATES = 1000
-_MAX_UPDATES = 3000
+_MAX_UPDATES = 6000
 _MIN_PASSES = 2
 
 
@@ -212,9 +212,9 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         Passes (epochs) over the data in :meth:`fit`. ``"auto"`` chooses the
         number of updates (minibatches) from a budget of ``1e11`` sampler
         multiply-adds, ``batch_size * cd_steps * n_components * n_features`` per
-        update, kept between 1,000 and 3,000 updates, and runs enough passes for
+        update, kept between 1,000 and 6,000 updates, and runs enough passes for
         them (at least 2): 170 passes (2,040 updates) on 1,200 rows of 64
-        features with the defaults, 300 passes on 1,000 rows of 2-D data, 2
+        features with the defaults, 600 passes on 1,000 rows of 2-D data, 3
         passes on 100,000 rows (see the user guide's "Defaults" section). The
         number run is ``n_iter_``.
     init_std : float or "auto", default=0.01
@@ -227,8 +227,14 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         Floor of every variance ``sigma_d^2`` (on ``log sigma^2``).
     n_ais_runs : int, default=100
         AIS runs for ``log Z`` when ``n_components > 16`` (exact otherwise).
-    n_ais_betas : int, default=1000
-        Inverse temperatures of the AIS path.
+    n_ais_betas : int, default=3000
+        Inverse temperatures of the AIS path. On a GRBM fitted to digits at
+        the defaults (64 features, 256 hidden units) two seeds at 1,000
+        differed by 0.35 nats and sat 0.4-1.2 below the estimates at 5,000;
+        at 3,000 the reported standard error was 0.37 (for ~4 s of CPU).
+        Check :meth:`log_partition`'s standard error before comparing models
+        closer than a few times it. With ``verbose`` the AIS run is announced
+        and its result printed.
     random_state : int, RandomState, Generator or None, default=None
         Seeds initialisation and training; :meth:`score_samples` re-seeds from
         it on every call (deterministic for an int).
@@ -317,7 +323,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
                  objective="joint", optimizer="adam", learning_rate=0.01, clip_grad_norm=10.0,
                  batch_size=100,
                  n_iter="auto", init_std=0.01, min_variance=1e-6, n_ais_runs=100,
-                 n_ais_betas=1000, random_state=None, verbose=0, n_jobs=None):
+                 n_ais_betas=3000, random_state=None, verbose=0, n_jobs=None):
         self.n_components = n_components
         self.sampler = sampler
         self.metropolis_adjust = metropolis_adjust
@@ -690,11 +696,18 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
             out = (exact_log_partition(params), 0.0)
         else:
             log_density, transition, sample_base, log_z0 = ais_callables(params)
+            t0 = time.perf_counter()
+            if self.verbose:
+                print(f"[{type(self).__name__}] AIS for log Z: {self.n_ais_runs} runs x "
+                      f"{self.n_ais_betas} temperatures ...", flush=True)
             res = annealed_importance_sampling(
                 log_density, transition, sample_base, log_z0,
                 beta_schedule(self.n_ais_betas, "sigmoid"), self.n_ais_runs,
                 random_state=self._score_seed(), n_jobs=self.n_jobs)
             out = (float(res.log_z), float(res.std_err))
+            if self.verbose:
+                print(f"[{type(self).__name__}] AIS log Z = {out[0]:.3f} +- {out[1]:.3f} "
+                      f"(standard error), time = {time.perf_counter() - t0:.1f}s", flush=True)
         self._log_z_cache = (key, tuple(params), out)
         return out
 
