@@ -146,7 +146,7 @@ def _trace(est, every, scale, G, cell, kind):
         if est.n_iter_ % every == 0:
             m = masses(grid_density(est._params(), scale, G, cell)[0], G, cell, kind)
             print(f"    epoch {est.n_iter_:5d}: mass {m[0]:.3f} {m[1]:.3f} {m[2]:.3f}  "
-                  f"ESS {est.history_['negative_ess'][-1]:.2f}", flush=True)
+                  f"ESS {est.history_.get('negative_ess', [float('nan')])[-1]:.2f}", flush=True)
 
     est._one_pass = traced
 
@@ -220,8 +220,9 @@ def main():
             S = scale * est.sample(1000, metropolis_adjust=est.metropolis_adjust,
                                    random_state=1)
             sh = inside(S, kind).mean(axis=1)
-            acc = est.history_["acceptance_rate"][-1]
-            ess = est.history_["negative_ess"][-1]
+            # only recorded when defined (adjusted chains, annealed phase)
+            acc = est.history_.get("acceptance_rate", [float("nan")])[-1]
+            ess = est.history_.get("negative_ess", [float("nan")])[-1]
             fits[(kind, name)] = (logp, S[:500], Xtr)
             print(f"{kind:11s} {name:18s} held-out LL {ll:8.3f}  mass in 3-sigma ellipses "
                   f"{m[0]:.3f} {m[1]:.3f} {m[2]:.3f}  samples in them {sh[0]:.2f} {sh[1]:.2f} "

@@ -66,10 +66,12 @@ def one_case(N, M, B, K, L, dtype, repeat, variants=None):
         est = GaussianBernoulliRBM(
             n_components=M, sampler=sampler, metropolis_adjust=adjust, adjust_after=0,
             cd_steps=K, langevin_steps=L, batch_size=B, n_iter=1, random_state=0,
-            langevin_inner="closed_form" if kind == "closed_form" else "steps")
+            langevin_inner="closed_form" if kind == "closed_form" else "steps",
+            negative_phase="noise", optimizer="sgd")
         est._check_hyper()
         est._validate_input(X, reset=True)
         est._init_params(N, np.dtype(dtype))
+        est._resolve_negative_phase()
         r = np.random.default_rng(1)
         t = best_time(lambda: est._update(X, r), repeat)
         print(f"  {sampler:15s} adjust={adjust!s:5s} {kind:11s}: {t:.4f} s/update, "

@@ -37,7 +37,8 @@ t0 = time.perf_counter()
 grbm = GaussianBernoulliRBM(
     n_components=64, sampler="gibbs_langevin", langevin_inner="closed_form",
     cd_steps=20, langevin_steps=5,
-    learning_rate=0.05, n_iter=10, batch_size=100, n_ais_runs=64, n_ais_betas=500,
+    learning_rate=0.05, optimizer="sgd", n_iter=10, batch_size=100, n_ais_runs=64,
+    n_ais_betas=500,
     random_state=0,
 ).fit(Z_train)
 print(f"fit: {time.perf_counter() - t0:.1f} s, mean log-variance "
