@@ -21,7 +21,7 @@ from .._core.numerics import softplus
 from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
                           check_finite_params, dense_rows, float_dtype as _float_dtype,
                           iter_minibatches, map_row_chunks)
-from .._core.diagnostics import effective_sample_size, split_rhat
+from .._core.diagnostics import ess_bulk, rhat
 from .._core.mcmc import bernoulli
 from .._core.random import (RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for,
                             spawn_seeds)
@@ -268,8 +268,8 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         which alone form the negative phase) and ``n_fallback`` (adaptive ST:
         updates with none, which reused the previous set);
         ``energy_split_rhat`` and ``energy_ess`` (every sampler but adaptive ST,
-        whose negative set changes size: split-R-hat and effective sample size,
-        :mod:`skdgm._core.diagnostics`, of the negative chains' energy over the
+        whose negative set changes size: the rank-normalised split-R-hat and bulk
+        effective sample size of Vehtari et al. (2021), :mod:`skdgm._core.diagnostics`, of the negative chains' energy over the
         last 50 updates, NaN before the fourth update; the parameters move
         within that window, so an R-hat above 1 mixes slow mixing with the drift
         of the model); ``time_left`` (an
@@ -570,7 +570,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         if len(trace) < 4:
             return {"energy_split_rhat": float("nan"), "energy_ess": float("nan")}
         x = np.stack(trace, axis=1)
-        return {"energy_split_rhat": split_rhat(x), "energy_ess": effective_sample_size(x)}
+        return {"energy_split_rhat": rhat(x), "energy_ess": ess_bulk(x)}
 
     def _time_left(self):
         """Seconds left in this fit, extrapolated from the passes so far (0 in partial_fit)."""
