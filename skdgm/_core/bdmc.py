@@ -43,6 +43,7 @@ from sklearn.exceptions import ConvergenceWarning
 from .ais import ais_log_weights, beta_schedule, log_mean_exp
 from .chains import even_chunks, run_chains
 from .mcmc import importance_std_err
+from .random import seed_for
 
 __all__ = [
     "AUTO_MAX_BETAS",
@@ -50,6 +51,7 @@ __all__ = [
     "BDMCResult",
     "average_over_points",
     "bidirectional_monte_carlo",
+    "check_bounds_args",
     "choose_n_betas",
     "reverse_ais_log_weights",
 ]
@@ -206,7 +208,8 @@ def bidirectional_monte_carlo(log_density, transition, sample_base, sample_targe
         n_groups = min(n_runs, 8)
     sizes = [s.stop - s.start for s in even_chunks(n_runs, n_groups)]
     tasks = [("forward", n) for n in sizes] + [("reverse", n) for n in sizes]
-    parts = run_chains(_bdmc_group, tasks, random_state=random_state, n_jobs=n_jobs,
+    # seed_for: a SeedSequence is a seed (copied, not advanced), as in the estimators
+    parts = run_chains(_bdmc_group, tasks, random_state=seed_for(random_state), n_jobs=n_jobs,
                        log_density=log_density, transition=transition,
                        sample_base=sample_base, sample_target=sample_target, betas=betas)
     log_w = np.concatenate(parts[:len(sizes)], axis=0)
@@ -304,3 +307,24 @@ def choose_n_betas(run, tol, *, start=AUTO_START_BETAS, max_betas=AUTO_MAX_BETAS
         f"be off by up to about that much. Raise the cap or tol, or use more runs.",
         ConvergenceWarning, stacklevel=3)
     return res._replace(converged=False)
+
+
+def check_bounds_args(n_samples, n_betas, tol):
+    """Validate the arguments of the estimators' ``log_likelihood_bounds``.
+
+    Raises a ``ValueError`` naming the argument: ``n_samples`` must be a
+    positive int, ``n_betas`` an int >= 2 or ``"auto"``, ``tol`` a positive
+    number of nats.
+    """
+    import numbers
+
+    def is_int(v):
+        return isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
+
+    if not is_int(n_samples) or n_samples < 1:
+        raise ValueError(f"n_samples must be a positive int, got {n_samples!r}")
+    if not (n_betas == "auto" if isinstance(n_betas, str) else is_int(n_betas) and n_betas >= 2):
+        raise ValueError(f"n_betas must be an int >= 2 or 'auto', got {n_betas!r}")
+    if (not isinstance(tol, numbers.Real) or isinstance(tol, (bool, np.bool_))
+            or not np.isfinite(tol) or tol <= 0):
+        raise ValueError(f"tol must be a positive number of nats, got {tol!r}")

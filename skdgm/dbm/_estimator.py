@@ -17,6 +17,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._core.bdmc import check_bounds_args, choose_n_betas
 from .._core.numerics import softplus
 from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
                           check_finite_params, dense_rows, float_dtype as _float_dtype,
@@ -26,7 +27,7 @@ from .._core.mcmc import bernoulli
 from .._core.random import (RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for,
                             spawn_seeds)
 from .._core.schedules import InverseTime, make_schedule
-from . import _model, _tempering
+from . import _bounds, _model, _tempering
 
 __all__ = ["DBMCAST"]
 
@@ -215,12 +216,19 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         (``max(1, ceil(600 / ceil(n_samples / batch_size)))``); the number used
         is in ``pretrain_n_iter_``.
     pretrain_learning_rate : float, default=0.05
-    n_ais_betas : int, default=1000
+    n_ais_betas : int or "auto", default=1000
         Inverse temperatures of the AIS estimate of ``log Z``, made lazily when
         ``log_partition_`` (or :meth:`score_samples`) first needs it after an
         update, and cached against the parameters (exact enumeration instead
-        when the odd layers have at most 16 units).
+        when the odd layers have at most 16 units). ``"auto"``: doubled from 100
+        (up to 12,800) until the bidirectional Monte Carlo gap on ``log Z``
+        (:meth:`log_likelihood_bounds`) is below ``ais_tol``, with a
+        ``ConvergenceWarning`` naming the gap reached when the cap stops it; the
+        forward run of the last round is then the estimate.
     n_ais_runs : int, default=100
+    ais_tol : float, default=0.5
+        The BDMC gap on ``log Z``, in nats, that ``n_ais_betas="auto"`` aims for
+        (``gap + 2 standard errors < ais_tol``).
     random_state : None, int, SeedSequence or Generator, default=None
     verbose : int, default=0
         ``1``: one line per pass (see ``history_``) with the elapsed time and an
@@ -319,7 +327,9 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         "pretrain_n_iter": [Interval(numbers.Integral, 0, None, closed="left"),
                             StrOptions({"auto"})],
         "pretrain_learning_rate": [Interval(numbers.Real, 0, None, closed="left")],
-        "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left")],
+        "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left"),
+                        StrOptions({"auto"})],
+        "ais_tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "n_ais_runs": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": RANDOM_STATE_CONSTRAINT,
         "verbose": ["verbose"],
@@ -336,8 +346,8 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                  mean_field_starts="best", learning_rate=0.05, fpcd_learning_rate=0.005,
                  fpcd_decay=0.95, batch_size=100, n_iter="auto",
                  pretrain=True, pretrain_n_iter="auto", pretrain_learning_rate=0.05,
-                 n_ais_betas=1000, n_ais_runs=100, random_state=None, verbose=0,
-                 n_jobs=None, binarize=None):
+                 n_ais_betas=1000, n_ais_runs=100, ais_tol=0.5, random_state=None,
+                 verbose=0, n_jobs=None, binarize=None):
         self.n_components = n_components
         self.sampler = sampler
         self.n_temperatures = n_temperatures
@@ -360,6 +370,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         self.pretrain_learning_rate = pretrain_learning_rate
         self.n_ais_betas = n_ais_betas
         self.n_ais_runs = n_ais_runs
+        self.ais_tol = ais_tol
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
@@ -719,9 +730,15 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             log_z = float(_model.exact_log_partition(self.coefs_, self.intercepts_))
             self._log_z_cache = (self._log_z_key(), self._param_arrays(), (log_z, 0.0))
             return log_z
-        base = [self._base_visible] + list(self.intercepts_[1:])
         n_betas = self.n_ais_betas if n_betas is None else n_betas
         n_runs = self.n_ais_runs if n_runs is None else n_runs
+        if n_betas == "auto":
+            # the forward half of the last BDMC round is an ordinary AIS estimate
+            res = self.log_likelihood_bounds(n_runs, "auto", random_state=random_state)
+            self._log_z_cache = (self._log_z_key(), self._param_arrays(),
+                                 (float(res.lower), float(res.lower_std_err)))
+            return float(res.lower)
+        base = self._ais_base()
         if self.verbose:
             print(f"[{type(self).__name__}] AIS estimate of log Z: {n_runs} runs x "
                   f"{n_betas} inverse temperatures ...", flush=True)
@@ -739,6 +756,64 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                   f"+- {float(res.std_err):.4f} (standard error), time = "
                   f"{time.perf_counter() - t0:.2f}s", flush=True)
         return float(res.log_z)
+
+    def _ais_base(self):
+        # the AIS base model: the data's base rate on v, the model's biases elsewhere
+        return [self._base_visible] + list(self.intercepts_[1:])
+
+    def log_likelihood_bounds(self, n_samples=None, n_betas=None, random_state=None, *,
+                              tol=None):
+        """Sandwich bounds on ``log Z`` by bidirectional Monte Carlo (Grosse et al. 2015).
+
+        Forward AIS along :meth:`log_partition`'s path gives a stochastic lower
+        bound on ``log Z`` (so an upper bound on every ``log p(v)``); reverse AIS
+        started from ``n_samples`` draws of the odd layers from the model a
+        stochastic upper bound. The draws are exact when the odd layers hold at
+        most 16 units (enumerated, even layers summed out); above that they are
+        the states after 1,000 blocked Gibbs sweeps from the base model, and the
+        upper bound is only approximate: the result says so with
+        ``exact_start=False``. The gap ``upper - lower`` bounds the error of the
+        AIS ``log Z`` at this many temperatures; it says nothing about the
+        mean-field part of :meth:`score_samples`.
+
+        Parameters
+        ----------
+        n_samples : int, optional
+            Model draws starting the reverse runs, and forward runs (default
+            ``n_ais_runs``).
+        n_betas : int or "auto", optional
+            Inverse temperatures (default ``n_ais_betas``). ``"auto"``: doubled
+            from 100 up to 12,800 until ``gap + 2 std err < tol``, with a
+            ``ConvergenceWarning`` naming the gap when the cap stops it.
+        random_state : None, int, SeedSequence, Generator or RandomState
+            Default: derived from the estimator's ``random_state`` (the same int
+            gives the same bounds).
+        tol : float, optional
+            Target gap for ``"auto"``, in nats (default ``ais_tol``).
+
+        Returns
+        -------
+        result : skdgm._core.bdmc.BDMCResult
+            ``target="log_partition"``: ``lower``, ``upper``, ``gap`` on ``log Z``
+            and their standard errors, ``n_betas``, ``exact_start``, and ``exact``
+            (the enumerated ``log Z`` when the odd layers hold at most 16 units).
+        """
+        check_is_fitted(self)
+        n_samples = self.n_ais_runs if n_samples is None else n_samples
+        n_betas = self.n_ais_betas if n_betas is None else n_betas
+        tol = self.ais_tol if tol is None else tol
+        check_bounds_args(n_samples, n_betas, tol)
+        seed = seed_for(self.random_state if random_state is None else random_state, 0xBD3C)
+        base = self._ais_base()
+
+        def run(n):
+            return _bounds.log_partition_bounds(self.coefs_, self.intercepts_, n_betas=n,
+                                                n_runs=n_samples, base_intercepts=base,
+                                                random_state=seed, n_jobs=self.n_jobs)
+
+        if n_betas == "auto":
+            return choose_n_betas(run, tol, what=type(self).__name__)
+        return run(n_betas)
 
     # ------------------------------------------------------------------ inference
     def _starts(self):
@@ -795,7 +870,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         X = self._validate(X, reset=False)
         return self._mean_field(X)[0].astype(dtype, copy=False)
 
-    def score_samples(self, X):
+    def score_samples(self, X, *, return_std=False):
         """Variational lower bound of Eq. 3 on ``log p(v)``, per row.
 
         ``sum_h Q log P*(v, h) + H(Q) - log Z`` with the mean-field ``Q`` and
@@ -804,6 +879,21 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         ``Q`` is, per row, the mean-field fixed point with the highest bound among
         the ``mean_field_starts`` (up to ``n_mean_field_eval`` sweeps).
 
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        return_std : bool, default=False
+            Also return each row's Monte-Carlo standard error: that of ``log Z``
+            (``log_partition_std_``, 0 when exact), the same for every row. The
+            mean-field part is deterministic; its KL gap is a bias no standard
+            error shows.
+
+        Returns
+        -------
+        bound : ndarray of shape (n_samples,)
+        std_err : ndarray of shape (n_samples,)
+            Only with ``return_std=True``.
+
         Warns
         -----
         ConvergenceWarning
@@ -811,7 +901,19 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             ``n_mean_field_eval`` sweeps.
         """
         X = self._validate(X, reset=False)
-        return self._mean_field(X)[1] - self.log_partition_
+        out = self._mean_field(X)[1] - self.log_partition_
+        return (out, np.full(out.shape, self.log_partition_std_)) if return_std else out
+
+    def score(self, X, y=None, *, return_std=False):
+        """Mean variational bound over the rows of ``X`` (see :meth:`score_samples`).
+
+        With ``return_std=True`` also its Monte-Carlo standard error, that of
+        ``log Z`` (shared by every row). It is not the sampling error over rows
+        (``std(score_samples(X)) / sqrt(n)``).
+        """
+        out, se = self.score_samples(X, return_std=True)
+        mean = float(np.mean(out))
+        return (mean, float(se[0]) if se.size else 0.0) if return_std else mean
 
     def sample(self, n_samples=1, *, sampler="gibbs", n_steps=1000, random_state=None):
         """Visible samples from chains started at random states.

@@ -17,7 +17,7 @@ from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeMod
 from .._core.chains import even_chunks, run_chains
 from .._core.random import RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for
 from .._core.schedules import Polynomial
-from . import _generate, _gibbs, _global
+from . import _bounds, _generate, _gibbs, _global
 from ._local import MAX_TOTAL_COUNT, local_task
 
 __all__ = ["DeepLDA"]
@@ -558,7 +558,8 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                for t in stats["theta_norm_sum"]]
         return out if all_layers else out[0]
 
-    def _heldout_loglik(self, X_obs, X_held, *, point, n_burn, n_collect, seed):
+    def _heldout_loglik(self, X_obs, X_held, *, point, n_burn, n_collect, seed,
+                        return_parts=False):
         """Per document: sum of log predictive probabilities of the held-out words, and their count.
 
         Sec. 5 protocol: the local variables are sampled from the observed
@@ -567,7 +568,9 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         training), so only the first sample pays the burn-in; the layer-1
         Poisson rates ``Phi^(1) theta^(1)`` are accumulated over every collected
         sweep under every kept global sample, normalised per document and scored
-        on the held-out words.
+        on the held-out words. ``return_parts=True`` also returns each global
+        sample's accumulated rates, for the jackknife of
+        :func:`skdgm.deep_lda._bounds.jackknife_heldout`.
         """
         samples = [(self.topics_, self.r_)] if point else list(self._posterior)
         n = X_obs.shape[0]
@@ -578,18 +581,26 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         den = np.zeros(n)
         seeds = seed.spawn(len(samples))
         thetas = None
+        num_parts, den_parts = [], []
         for i, ((phis, r), s) in enumerate(zip(samples, seeds)):
             res = self._local(X_obs, s, phis, r, n_burn=n_burn if i == 0 else 0,
                               n_collect=n_collect, collect_topics=False, thetas=thetas)
             thetas = [part["theta"] for part in res]
             st = self._merge(res)
             th = st["theta_sum"][0]
-            num += np.einsum("ek,ek->e", phis[0][cols], th[rows])
-            den += th.sum(axis=1)  # columns of Phi^(1) sum to one
+            num_s = np.einsum("ek,ek->e", phis[0][cols], th[rows])
+            den_s = th.sum(axis=1)  # columns of Phi^(1) sum to one
+            num += num_s
+            den += den_s
+            if return_parts:
+                num_parts.append(num_s)
+                den_parts.append(den_s)
         with np.errstate(divide="ignore"):
             logp = np.log(num / den[rows])
         ll = np.bincount(rows, weights=Xh.data * logp, minlength=n)
         cnt = np.asarray(Xh.sum(axis=1)).ravel()
+        if return_parts:
+            return ll, cnt, (np.array(num_parts), np.array(den_parts), rows, Xh.data)
         return ll, cnt
 
     def perplexity(self, X_observed, X_heldout, *, point=False, n_burn=None, n_samples=None):
@@ -639,30 +650,85 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         obs.eliminate_zeros()
         return obs, held
 
-    def _score_parts(self, X):
+    def _score_parts(self, X, return_parts=False):
         check_is_fitted(self, "topics_")
         X = self._check_X(X, reset=False)
         obs, held = self._split(X)
         burn, coll = self._sweeps()
         return self._heldout_loglik(obs, held, point=False, n_burn=burn, n_collect=coll,
-                                    seed=self._eval_seed(3))
+                                    seed=self._eval_seed(3), return_parts=return_parts)
 
-    def score_samples(self, X):
+    def _score_with_std(self, X):
+        ll, cnt, (num_parts, den_parts, rows, weights) = self._score_parts(
+            X, return_parts=True)
+        _, doc_se, _, pooled_se = _bounds.jackknife_heldout(num_parts, den_parts, rows,
+                                                            weights, len(cnt))
+        return ll, cnt, doc_se, pooled_se
+
+    def score_samples(self, X, *, return_std=False):
         """Per-document mean log-likelihood of held-out words on a seeded 80/20 token split.
 
         Documents with no held-out token score 0.
-        """
-        ll, cnt = self._score_parts(X)
-        return np.where(cnt > 0, ll / np.maximum(cnt, 1), 0.0)
 
-    def score(self, X, y=None):
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        return_std : bool, default=False
+            Also return each document's Monte-Carlo standard error: the delete-one
+            jackknife over the ``n_posterior_samples`` kept global samples, each
+            sample's collected local sweeps one block
+            (:func:`skdgm.deep_lda._bounds.jackknife_heldout`). It measures how much
+            the score would move with other posterior and local draws *for this
+            split*; the local chains run on from one global sample to the next, so
+            it is a batch-means estimate, low when they mix slowly. NaN with a
+            single kept global sample. 0 for documents with no held-out token.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+        std_err : ndarray of shape (n_samples,)
+            Only with ``return_std=True``.
+        """
+        if not return_std:
+            ll, cnt = self._score_parts(X)
+            return np.where(cnt > 0, ll / np.maximum(cnt, 1), 0.0)
+        ll, cnt, doc_se, _ = self._score_with_std(X)
+        return (np.where(cnt > 0, ll / np.maximum(cnt, 1), 0.0),
+                np.where(cnt > 0, doc_se, 0.0))
+
+    def score(self, X, y=None, *, return_std=False):
         """Per-held-out-word log-likelihood over all documents (``-log`` perplexity).
 
         Pooled over every held-out token of the seeded 80/20 split (not the mean
         of :meth:`score_samples`, which would weight short documents as long ones).
+        With ``return_std=True`` also its Monte-Carlo standard error, the jackknife
+        of :meth:`score_samples` applied to the pooled figure (NaN with a single
+        kept global sample). It is not the sampling error over documents.
         """
-        ll, cnt = self._score_parts(X)
-        return float(ll.sum() / max(cnt.sum(), 1))
+        if not return_std:
+            ll, cnt = self._score_parts(X)
+            return float(ll.sum() / max(cnt.sum(), 1))
+        ll, cnt, _, pooled_se = self._score_with_std(X)
+        return float(ll.sum() / max(cnt.sum(), 1)), pooled_se
+
+    def log_likelihood_bounds(self, n_samples=100, n_betas=None, random_state=None, *,
+                              tol=None):
+        """Not available for DeepLDA: raises ``NotImplementedError`` saying why.
+
+        The other estimators bound ``log p(x)`` or ``log Z`` by bidirectional Monte
+        Carlo. The PGBN is directed, so exact ``(x, theta)`` pairs exist, but AIS
+        needs a sampler for the *tempered* posterior ``p(theta) p(x | theta)^beta``,
+        and the upward-downward Gibbs sampler's count augmentations exist only at
+        ``beta = 1`` (see :mod:`skdgm.deep_lda._bounds`). Use
+        ``score(X, return_std=True)`` for the Monte-Carlo error of the held-out
+        score.
+        """
+        raise NotImplementedError(
+            "DeepLDA has no log_likelihood_bounds: bidirectional Monte Carlo needs a "
+            "sampler of the tempered posterior p(theta) p(x | theta)^beta, and the "
+            "upward-downward Gibbs sampler's count augmentations exist only at beta = 1 "
+            "(see skdgm.deep_lda._bounds). Use score(X, return_std=True) for the "
+            "Monte-Carlo error of the held-out score.")
 
     # ------------------------------------------------------------- sampling
     def sample(self, n_samples=1, *, lengths="empirical", random_state=None):

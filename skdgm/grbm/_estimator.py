@@ -11,6 +11,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.ais import annealed_importance_sampling, beta_schedule, log_mean_exp
+from .._core.bdmc import check_bounds_args, choose_n_betas
 from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
                           check_finite_params, dense_rows, float_dtype as _float_dtype,
                           iter_minibatches, map_row_chunks)
@@ -30,6 +31,7 @@ from ._model import (
     sigmoid,
 )
 from ._samplers import SAMPLERS, bernoulli, run_annealed_chain, run_chain
+from . import _bounds
 
 __all__ = ["GaussianBernoulliRBM"]
 
@@ -224,14 +226,21 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         Floor of every variance ``sigma_d^2`` (on ``log sigma^2``).
     n_ais_runs : int, default=100
         AIS runs for ``log Z`` when ``n_components > 16`` (exact otherwise).
-    n_ais_betas : int, default=3000
-        Inverse temperatures of the AIS path. On a GRBM fitted to digits at
+    n_ais_betas : int or "auto", default=3000
+        Inverse temperatures of the AIS path. ``"auto"``: doubled from 100 (up to
+        12,800) until the bidirectional Monte Carlo gap on ``log Z``
+        (:meth:`log_likelihood_bounds`) is below ``ais_tol``, with a
+        ``ConvergenceWarning`` naming the gap reached when the cap stops it; the
+        forward run of the last round is then the ``log Z`` estimate. On a GRBM fitted to digits at
         the defaults (64 features, 256 hidden units) two seeds at 1,000
         differed by 0.35 nats and sat 0.4-1.2 below the estimates at 5,000;
         at 3,000 the reported standard error was 0.37 (for ~4 s of CPU).
         Check :meth:`log_partition`'s standard error before comparing models
         closer than a few times it. With ``verbose`` the AIS run is announced
         and its result printed.
+    ais_tol : float, default=0.5
+        The BDMC gap on ``log Z``, in nats, that ``n_ais_betas="auto"`` aims for
+        (``gap + 2 standard errors < ais_tol``).
     random_state : int, RandomState, Generator or None, default=None
         Seeds initialisation and training; :meth:`score_samples` re-seeds from
         it on every call (deterministic for an int).
@@ -308,7 +317,9 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         "n_iter": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "min_variance": [Interval(numbers.Real, 0, None, closed="neither")],
         "n_ais_runs": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left")],
+        "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left"),
+                        StrOptions({"auto"})],
+        "ais_tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "random_state": RANDOM_STATE_CONSTRAINT,
         "verbose": ["verbose"],
         "n_jobs": N_JOBS_CONSTRAINT,
@@ -320,7 +331,8 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
                  objective="joint", optimizer="adam", learning_rate=0.01, clip_grad_norm=10.0,
                  batch_size=100,
                  n_iter="auto", init_std=0.01, min_variance=1e-6, n_ais_runs=100,
-                 n_ais_betas=3000, random_state=None, verbose=0, n_jobs=None):
+                 n_ais_betas=3000, ais_tol=0.5, random_state=None, verbose=0,
+                 n_jobs=None):
         self.n_components = n_components
         self.sampler = sampler
         self.metropolis_adjust = metropolis_adjust
@@ -341,6 +353,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         self.min_variance = min_variance
         self.n_ais_runs = n_ais_runs
         self.n_ais_betas = n_ais_betas
+        self.ais_tol = ais_tol
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
@@ -684,13 +697,17 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         # so the key holds all of them. Without an int seed every call draws
         # fresh randomness, as score_samples promises, and nothing is reused.
         key = (self._n_updates, exact, int(rs) if seeded else None, self.n_ais_runs,
-               self.n_ais_betas)
+               self.n_ais_betas, self.ais_tol)
         cache = getattr(self, "_log_z_cache", None)
         if (cache is not None and cache[0] == key and (exact or seeded)
                 and all(a is b for a, b in zip(cache[1], params))):
             return cache[2]
         if exact:
             out = (exact_log_partition(params), 0.0)
+        elif self.n_ais_betas == "auto":
+            # the forward half of the last BDMC round is an ordinary AIS estimate
+            res = self.log_likelihood_bounds(self.n_ais_runs, "auto")
+            out = (float(res.lower), float(res.lower_std_err))
         else:
             log_density, transition, sample_base, log_z0 = ais_callables(params)
             t0 = time.perf_counter()
@@ -713,17 +730,95 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         # every call so that an int random_state gives the same estimate.
         return seed_for(self.random_state, 0x5C0E)
 
-    def score_samples(self, X):
+    def score_samples(self, X, *, return_std=False):
         """``log p(v)`` per row: ``-E~(v) - log Z`` (Eq. 5).
 
         ``log Z`` is exact when ``n_components <= 16`` (sum over the ``2**M``
         hidden states, Gaussian integral over ``v``), else estimated by AIS (see
         :meth:`log_partition`).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        return_std : bool, default=False
+            Also return each row's Monte-Carlo standard error: that of ``log Z``
+            (0 when exact), the same for every row since ``E~(v)`` is exact.
+
+        Returns
+        -------
+        log_pv : ndarray of shape (n_samples,)
+        std_err : ndarray of shape (n_samples,)
+            Only with ``return_std=True``.
         """
         X = self._check_X(X)
-        log_z, _ = self.log_partition()
+        log_z, se = self.log_partition()
         params = self._params()
-        return -map_row_chunks(lambda V: free_energy(V, params), X, self.batch_size) - log_z
+        out = -map_row_chunks(lambda V: free_energy(V, params), X, self.batch_size) - log_z
+        return (out, np.full(out.shape, se)) if return_std else out
+
+    def score(self, X, y=None, *, return_std=False):
+        """Mean ``log p(v)`` over the rows of ``X``.
+
+        With ``return_std=True`` also its Monte-Carlo standard error, that of
+        ``log Z`` (shared by every row, so it does not shrink with more rows). It
+        is not the sampling error over rows (``std(score_samples(X)) / sqrt(n)``).
+        """
+        out, se = self.score_samples(X, return_std=True)
+        mean = float(np.mean(out))
+        return (mean, float(se[0]) if se.size else 0.0) if return_std else mean
+
+    def log_likelihood_bounds(self, n_samples=None, n_betas=None, random_state=None, *,
+                              tol=None):
+        """Sandwich bounds on ``log Z`` by bidirectional Monte Carlo (Grosse et al. 2015).
+
+        Forward AIS along :meth:`log_partition`'s path gives a stochastic lower
+        bound on ``log Z`` (so an upper bound on every ``log p(v)``); reverse AIS
+        started from ``n_samples`` draws of ``v`` from the model a stochastic
+        upper bound. The draws are exact when ``n_components <= 16`` (the
+        hidden states are enumerated, then ``v | h`` is Gaussian); above that
+        they are the end states of 1,000 Gibbs sweeps from the base
+        ``N(mu, sigma^2)``, and the upper bound is only approximate: the result
+        says so with ``exact_start=False``. The gap ``upper - lower`` bounds the
+        error of the AIS ``log Z``, and so of every :meth:`score_samples` value,
+        at this many temperatures.
+
+        Parameters
+        ----------
+        n_samples : int, optional
+            Model draws starting the reverse runs, and forward runs (default
+            ``n_ais_runs``).
+        n_betas : int or "auto", optional
+            Inverse temperatures (default ``n_ais_betas``). ``"auto"``: doubled
+            from 100 up to 12,800 until ``gap + 2 std err < tol``, with a
+            ``ConvergenceWarning`` naming the gap when the cap stops it.
+        random_state : None, int, SeedSequence, Generator or RandomState
+            Default: derived from the estimator's ``random_state`` (the same int
+            gives the same bounds).
+        tol : float, optional
+            Target gap for ``"auto"``, in nats (default ``ais_tol``).
+
+        Returns
+        -------
+        result : skdgm._core.bdmc.BDMCResult
+            ``target="log_partition"``: ``lower``, ``upper``, ``gap`` on ``log Z``
+            and their standard errors, ``n_betas``, ``exact_start``, and ``exact``
+            (the enumerated ``log Z`` when ``n_components <= 16``, else ``None``).
+        """
+        check_is_fitted(self)
+        n_samples = self.n_ais_runs if n_samples is None else n_samples
+        n_betas = self.n_ais_betas if n_betas is None else n_betas
+        tol = self.ais_tol if tol is None else tol
+        check_bounds_args(n_samples, n_betas, tol)
+        seed = seed_for(self.random_state if random_state is None else random_state, 0xBD3C)
+        params = self._params()
+
+        def run(n):
+            return _bounds.log_partition_bounds(params, n_betas=n, n_runs=n_samples,
+                                                random_state=seed, n_jobs=self.n_jobs)
+
+        if n_betas == "auto":
+            return choose_n_betas(run, tol, what=type(self).__name__)
+        return run(n_betas)
 
     def sample(self, n_samples=1, *, n_steps=None, metropolis_adjust=True, random_state=None):
         """Draw visible samples from ``N(0, I)`` noise with the estimator's sampler.

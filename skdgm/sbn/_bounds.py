@@ -20,7 +20,7 @@ import numpy as np
 
 from .._core.bdmc import BDMCResult, average_over_points, bidirectional_monte_carlo
 from .._core.exact import MAX_EXACT_UNITS
-from .._core.random import as_generator, check_seed_sequence
+from .._core.random import as_generator, seed_for
 from . import _model
 
 __all__ = ["generating_hidden", "log_likelihood_bounds"]
@@ -62,7 +62,7 @@ def log_likelihood_bounds(params, n_samples, *, n_betas, n_runs, transition=None
         ``MAX_EXACT_UNITS`` units.
     """
     transition = _model.ais_transition if transition is None else transition
-    sim_seed, run_seed = check_seed_sequence(random_state).spawn(2)
+    sim_seed, run_seed = seed_for(random_state).spawn(2)
     layers = _model.sample_ancestral(params, int(n_samples), as_generator(sim_seed))
     X, hidden = layers[0], layers[1:]
     small = sum(_model.layer_sizes(params)[1:]) <= MAX_EXACT_UNITS

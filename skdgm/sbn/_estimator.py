@@ -13,6 +13,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from .._core.bdmc import check_bounds_args, choose_n_betas
 from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
                           float_dtype as _float_dtype, iter_minibatches)
 from .._core.exact import MAX_EXACT_UNITS
@@ -20,7 +21,7 @@ from .._core.mcmc import bernoulli
 from .._core.schedules import make_schedule
 from .._core.random import (RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for,
                             spawn_generators)
-from . import _gibbs, _model
+from . import _bounds, _gibbs, _model
 from ._dsghmc import DSGHMCGibbsEngine, DSGHMCNAISEngine, log_marginal_is
 from ._engines import GibbsEngine, OnlineVBEngine, VBEngine
 from ._priors import DEFAULT_PRIOR_PARAMS, init_prior_state
@@ -55,6 +56,10 @@ _INFERENCE_READS = {"inference": {
 # A unit counts as active when some weight leaving it has |w| above this (the weights
 # of units the shrinkage prior switched off collapse towards 0).
 _ACTIVE_THRESHOLD = 0.1
+# n_ais_betas="auto": points simulated for the BDMC gap, and the purpose key of its
+# streams (apart from training and scoring).
+_AUTO_BDMC_POINTS = 100
+_BDMC_PURPOSE = 0xBD3C
 # transform / impute: sweeps per posterior sample (discarded, then averaged)
 _TRANSFORM_BURN, _TRANSFORM_KEEP = 5, 10
 
@@ -140,9 +145,20 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         ``"dsghmc_nais"``: Adam step of the recognition network (Eq. 10).
     n_is_samples : int, default=1000
         ``score_samples(method="is")``: proposals per point (the paper used 100,000).
-    n_ais_betas, n_ais_runs : int, default=100, 10
-        AIS schedule length and chains per point in ``score_samples`` (used when the
-        hidden layers have more than 16 units in all; otherwise log p(x) is exact).
+    n_ais_betas : int or "auto", default=100
+        AIS schedule length in ``score_samples`` (used when the hidden layers have
+        more than 16 units in all; otherwise log p(x) is exact). ``"auto"``: the
+        count is doubled from 100 (up to 12,800) until the bidirectional Monte Carlo
+        gap on 100 points simulated from the model (:meth:`log_likelihood_bounds`)
+        is below ``ais_tol``; a ``ConvergenceWarning`` names the gap reached when
+        the cap stops it. The choice is made on first use and kept while the
+        parameters and an int ``random_state`` are unchanged.
+    n_ais_runs : int, default=10
+        AIS chains per point in ``score_samples`` (and per point and direction in
+        :meth:`log_likelihood_bounds`).
+    ais_tol : float, default=0.5
+        The BDMC gap, in nats per point, that ``n_ais_betas="auto"`` aims for
+        (``gap + 2 standard errors < ais_tol``).
     random_state : int, RandomState, Generator or None
     verbose : int, default=0
     n_jobs : int, optional
@@ -199,8 +215,10 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         "gibbs_sweeps": [Interval(numbers.Integral, 1, None, closed="left")],
         "recognition_learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
         "n_is_samples": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left")],
+        "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left"),
+                        StrOptions({"auto"})],
         "n_ais_runs": [Interval(numbers.Integral, 1, None, closed="left")],
+        "ais_tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "random_state": RANDOM_STATE_CONSTRAINT,
         "verbose": ["verbose"],
         "n_jobs": N_JOBS_CONSTRAINT,
@@ -220,8 +238,8 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                  learning_offset=10.0, learning_decay=0.7, n_local_iter=4,
                  total_samples=None, learning_rate=0.01, friction=0.1, sgmcmc="sghmc",
                  n_sghmc_steps=10, n_hidden_samples=5, gibbs_sweeps=5,
-                 recognition_learning_rate=1e-3, n_is_samples=1000, n_ais_betas=100, n_ais_runs=10, random_state=None,
-                 verbose=0, n_jobs=None, binarize=None):
+                 recognition_learning_rate=1e-3, n_is_samples=1000, n_ais_betas=100, n_ais_runs=10, ais_tol=0.5,
+                 random_state=None, verbose=0, n_jobs=None, binarize=None):
         self.n_components = n_components
         self.inference = inference
         self.prior = prior
@@ -246,6 +264,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         self.n_is_samples = n_is_samples
         self.n_ais_betas = n_ais_betas
         self.n_ais_runs = n_ais_runs
+        self.ais_tol = ais_tol
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
@@ -529,7 +548,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     def _n_features_out(self):
         return len(self.params_.biases[1]) if self.params_.weights else 0
 
-    def score_samples(self, X, method=None):
+    def score_samples(self, X, method=None, *, return_std=False):
         """``log p(x)`` under the posterior-mean parameters.
 
         ``method=None``: exact by enumeration when the hidden layers hold at most 16
@@ -538,6 +557,23 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         ``"ais"``: always AIS. ``"is"`` (``inference="dsghmc_nais"`` only):
         importance sampling with the trained recognition network as proposal,
         ``n_is_samples`` per point (Du et al. appendix B.1).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        method : {None, "ais", "is"}, default=None
+        return_std : bool, default=False
+            Also return each row's Monte-Carlo standard error: 0 when exact, else
+            the delta-method error of the importance weights over the runs,
+            ``sd(w) / (sqrt(n_runs) mean(w))`` (:func:`skdgm._core.mcmc.importance_std_err`).
+            It measures run-to-run noise, not the bias of AIS (a stochastic lower
+            bound); :meth:`log_likelihood_bounds` measures that.
+
+        Returns
+        -------
+        log_px : ndarray of shape (n_samples,)
+        std_err : ndarray of shape (n_samples,)
+            Only with ``return_std=True``.
         """
         check_is_fitted(self)
         if method not in (None, "ais", "is"):
@@ -546,21 +582,104 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         if method == "is" and getattr(self._engine, "recognition", None) is None:
             raise ValueError("method='is' needs the recognition network of "
                              "inference='dsghmc_nais'")
-        return self._by_chunks(X, lambda rows, chunk: self._score(rows, chunk, method))
+        out = self._by_chunks(
+            X, lambda rows, chunk: np.column_stack(self._score(rows, chunk, method)))
+        return (out[:, 0], out[:, 1]) if return_std else out[:, 0]
+
+    def score(self, X, y=None, *, return_std=False):
+        """Mean ``log p(x)`` over the rows of ``X`` (see :meth:`score_samples`).
+
+        With ``return_std=True`` also its Monte-Carlo standard error,
+        ``sqrt(sum se_i^2) / n`` (every row has its own independent AIS runs; 0 when
+        exact). It is *not* the sampling error over rows; for a table comparing
+        models add ``std(score_samples(X)) / sqrt(n)`` for that.
+        """
+        lp, se = self.score_samples(X, return_std=True)
+        mean = float(np.mean(lp))
+        if not return_std:
+            return mean
+        return mean, float(np.sqrt(np.sum(se ** 2)) / max(len(se), 1))
 
     def _score(self, X, chunk, method):
         if method == "is":
-            lp, _ = log_marginal_is(self.params_, self._engine.recognition, X,
-                                    self.n_is_samples, self._call_rng(chunk))
-            return lp
+            return log_marginal_is(self.params_, self._engine.recognition, X,
+                                   self.n_is_samples, self._call_rng(chunk))
         if method is None and self._n_hidden_total() <= MAX_EXACT_UNITS:
-            return _model.log_marginal_exact(self.params_, X)
-        lp, _ = _model.log_marginal_ais(self.params_, X, n_betas=self.n_ais_betas,
-                                        n_runs=self.n_ais_runs,
-                                        random_state=self._call_seed(chunk),
-                                        n_jobs=self.n_jobs,
-                                        transition=_gibbs.ais_transition_pg)
-        return lp
+            lp = _model.log_marginal_exact(self.params_, X)
+            return lp, np.zeros_like(lp)
+        return _model.log_marginal_ais(self.params_, X, n_betas=self._ais_betas(),
+                                       n_runs=self.n_ais_runs,
+                                       random_state=self._call_seed(chunk),
+                                       n_jobs=self.n_jobs,
+                                       transition=_gibbs.ais_transition_pg)
+
+    def _ais_betas(self):
+        """``n_ais_betas``, or the count ``"auto"`` chose for these parameters."""
+        if self.n_ais_betas != "auto":
+            return self.n_ais_betas
+        rs = self.random_state
+        seeded = isinstance(rs, (numbers.Integral, np.random.SeedSequence))
+        key = (id(self.params_), self.n_ais_runs, self.ais_tol,
+               repr(rs.state if isinstance(rs, np.random.SeedSequence) else rs))
+        cache = self.__dict__.get("_auto_betas_cache")
+        if seeded and cache is not None and cache[0] == key and cache[1] is self.params_:
+            return cache[2]
+        res = self.log_likelihood_bounds(_AUTO_BDMC_POINTS, "auto")
+        self._auto_betas_cache = (key, self.params_, res.n_betas)
+        return res.n_betas
+
+    def log_likelihood_bounds(self, n_samples=100, n_betas=None, random_state=None, *,
+                              tol=None):
+        """Sandwich bounds on ``log p(x)`` by bidirectional Monte Carlo (Grosse et al. 2015).
+
+        Simulates ``n_samples`` points ``(x, h)`` from the fitted model by exact
+        ancestral sampling (posterior-mean parameters), then runs, per point,
+        forward AIS from the prior (a stochastic lower bound on ``log p(x)``, the
+        estimate :meth:`score_samples` makes) and reverse AIS from the generating
+        ``h``, an exact posterior draw (a stochastic upper bound). Both use this
+        estimator's AIS path, transitions and ``n_ais_runs``. The gap
+        ``upper - lower`` bounds the AIS error at this many temperatures on data
+        like the model's own; if it is small there, ``score_samples`` is
+        trustworthy on held-out data of the same kind (Grosse et al. 2016).
+
+        Parameters
+        ----------
+        n_samples : int, default=100
+            Points simulated.
+        n_betas : int or "auto", optional
+            Inverse temperatures (default ``n_ais_betas``). ``"auto"``: doubled
+            from 100 up to 12,800 until ``gap + 2 std err < tol``, with a
+            ``ConvergenceWarning`` naming the gap when the cap stops it.
+        random_state : None, int, SeedSequence, Generator or RandomState
+            Default: derived from the estimator's ``random_state`` (the same int
+            gives the same bounds).
+        tol : float, optional
+            Target gap for ``"auto"``, in nats per point (default ``ais_tol``).
+
+        Returns
+        -------
+        result : skdgm._core.bdmc.BDMCResult
+            ``lower``, ``upper``, ``gap`` (means over the simulated points) and
+            their standard errors, ``n_betas``, ``exact_start=True``,
+            ``target="log_likelihood"``, and ``exact``: the enumerated mean
+            ``log p(x)`` of the simulated points when the hidden layers hold at
+            most 16 units (else ``None``).
+        """
+        check_is_fitted(self)
+        n_betas = self.n_ais_betas if n_betas is None else n_betas
+        tol = self.ais_tol if tol is None else tol
+        check_bounds_args(n_samples, n_betas, tol)
+        seed = seed_for(self.random_state if random_state is None else random_state,
+                        _BDMC_PURPOSE)
+
+        def run(n):
+            return _bounds.log_likelihood_bounds(
+                self.params_, n_samples, n_betas=n, n_runs=self.n_ais_runs,
+                transition=_gibbs.ais_transition_pg, random_state=seed, n_jobs=self.n_jobs)
+
+        if n_betas == "auto":
+            return choose_n_betas(run, tol, what=type(self).__name__)
+        return run(n_betas)
 
     def sample(self, n_samples=1, random_state=None):
         """Ancestral samples of the visible layer (posterior-mean parameters)."""
