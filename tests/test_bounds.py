@@ -219,3 +219,168 @@ def test_choose_n_betas_warns_at_cap():
 def test_choose_n_betas_rejects_bad_tol():
     with pytest.raises(ValueError, match="tol"):
         choose_n_betas(lambda n: None, 0.0)
+
+
+# ---------------------------------------------------------------- the estimators
+def binary_data(n=150, d=10, seed=0):
+    rng = np.random.default_rng(seed)
+    proto = rng.random((3, d)) < 0.5
+    X = proto[rng.integers(0, 3, n)]
+    flip = rng.random((n, d)) < 0.1
+    return (X ^ flip).astype(float)
+
+
+def test_sbn_estimator_bounds_contain_exact():
+    est = BayesianSBN(n_components=(6, 4), n_iter=5, random_state=0).fit(binary_data())
+    res = est.log_likelihood_bounds(n_samples=60, n_betas=100)
+    assert res.target == "log_likelihood" and res.n_samples == 60 and res.exact_start
+    assert_sandwich(res, res.exact)
+    again = est.log_likelihood_bounds(n_samples=60, n_betas=100)
+    assert again.lower == res.lower                 # an int random_state is a seed
+
+
+def test_grbm_estimator_bounds_contain_exact():
+    X = np.random.default_rng(0).standard_normal((120, 4))
+    est = GaussianBernoulliRBM(n_components=6, n_iter=3, random_state=0).fit(X)
+    res = est.log_likelihood_bounds(n_samples=50, n_betas=300)
+    assert res.target == "log_partition" and res.exact_start
+    assert res.exact == pytest.approx(est.log_partition()[0])
+    assert_sandwich(res, res.exact)
+
+
+def test_dbm_estimator_bounds_contain_exact():
+    est = DBMCAST(n_components=(8, 6), n_iter=3, random_state=0).fit(binary_data())
+    res = est.log_likelihood_bounds(n_samples=50, n_betas=300)
+    assert res.exact == pytest.approx(est.log_partition_)
+    assert_sandwich(res, res.exact)
+
+
+def test_score_samples_std_exact_is_zero():
+    Xb = binary_data()
+    Xc = np.random.default_rng(0).standard_normal((80, 4))
+    for est, X in [(BayesianSBN(n_components=(5,), n_iter=3, random_state=0), Xb),
+                   (GaussianBernoulliRBM(n_components=5, n_iter=2, random_state=0), Xc),
+                   (DBMCAST(n_components=(6, 4), n_iter=2, random_state=0), Xb)]:
+        est.fit(X)
+        s, se = est.score_samples(X[:7], return_std=True)
+        np.testing.assert_array_equal(s, est.score_samples(X[:7]))
+        np.testing.assert_array_equal(se, np.zeros(7))
+        assert est.score(X, return_std=True) == (est.score(X), 0.0)
+
+
+def test_sbn_ais_std_err_matches_run_to_run_spread():
+    """The reported per-row error is the spread of the AIS estimate over seeds.
+
+    20 seeds; the z-scores ``(estimate - exact) / std_err`` of 8 rows must have a
+    spread near 1 (chi-square bounds for 160 values: 0.6-1.6 covers the
+    delta-method error's own noise), and the error of ``score`` must be the
+    rows' errors combined.
+    """
+    X = binary_data(seed=1)
+    est = BayesianSBN(n_components=(8, 4), n_iter=5, random_state=0).fit(X)
+    exact = est.score_samples(X[:8])
+    z = []
+    for seed in range(20):
+        est.set_params(random_state=seed, n_ais_betas=20, n_ais_runs=5)
+        lp, se = est.score_samples(X[:8], method="ais", return_std=True)
+        assert np.all(se > 0)
+        z.append((lp - exact) / se)
+    sd = np.std(np.concatenate(z))
+    assert 0.6 < sd < 1.6, sd
+    lp, se = est.score_samples(X, method="ais", return_std=True)
+    mean, err = est.score(X, return_std=True)
+    assert err == 0.0                         # score uses the exact path here
+
+
+def test_grbm_ais_std_err_is_log_z_error():
+    X = np.random.default_rng(0).standard_normal((60, 3))
+    est = GaussianBernoulliRBM(n_components=20, n_iter=2, n_ais_betas=50, n_ais_runs=20,
+                               random_state=0).fit(X)
+    log_z, se = est.log_partition()
+    s, s_se = est.score_samples(X[:5], return_std=True)
+    np.testing.assert_array_equal(s_se, np.full(5, se))
+    assert se > 0 and est.score(X, return_std=True)[1] == se
+
+
+def test_deep_lda_score_std_is_jackknife():
+    rng = np.random.default_rng(0)
+    X = rng.poisson(1.0, (60, 30)).astype(float)
+    est = DeepLDA(n_components=(5, 3), n_iter=3, random_state=0).fit(X)
+    s, se = est.score_samples(X[:10], return_std=True)
+    np.testing.assert_array_equal(s, est.score_samples(X[:10]))
+    assert se.shape == (10,) and np.all(se >= 0) and np.any(se > 0)
+    mean, err = est.score(X, return_std=True)
+    assert mean == est.score(X) and 0 < err < 1
+    one = DeepLDA(n_components=(5, 3), n_iter=3, n_posterior_samples=1,
+                  random_state=0).fit(X)
+    assert np.isnan(one.score(X, return_std=True)[1])
+    with pytest.raises(NotImplementedError, match="tempered posterior"):
+        est.log_likelihood_bounds()
+
+
+def test_jackknife_of_independent_blocks_matches_replicates():
+    """On synthetic blocks with known noise the jackknife recovers the true error."""
+    from skdgm.deep_lda._bounds import jackknife_heldout
+    rng = np.random.default_rng(0)
+    S, n_docs = 10, 1
+    rows = np.zeros(4, dtype=int)
+    weights = np.ones(4)
+
+    def draw():
+        num = rng.gamma(50.0, 1 / 50.0, (S, 4)) * np.array([0.1, 0.2, 0.3, 0.4])
+        den = np.ones((S, n_docs))
+        return num, den
+
+    est, ses = [], []
+    for _ in range(400):
+        num, den = draw()
+        d, dse, pooled, pse = jackknife_heldout(num, den, rows, weights, n_docs)
+        assert d[0] == pytest.approx(pooled)
+        est.append(pooled)
+        ses.append(pse)
+    # the mean jackknife error is the replicates' spread within 15 %
+    assert np.mean(ses) == pytest.approx(np.std(est), rel=0.15)
+
+
+@pytest.mark.parametrize("name", ["BayesianSBN", "GaussianBernoulliRBM", "DBMCAST"])
+def test_bounds_bad_arguments(name):
+    cls = {"BayesianSBN": BayesianSBN, "GaussianBernoulliRBM": GaussianBernoulliRBM,
+           "DBMCAST": DBMCAST}[name]
+    X = (np.random.default_rng(0).standard_normal((40, 4)) if name == "GaussianBernoulliRBM"
+         else binary_data(40, 6))
+    est = cls(n_components=3, n_iter=1, random_state=0).fit(X)
+    before = dict(est.__dict__)
+    for kwargs, match in [({"n_samples": 0}, "n_samples"), ({"n_betas": 1}, "n_betas"),
+                          ({"n_betas": "many"}, "n_betas"), ({"tol": -1.0}, "tol"),
+                          ({"n_samples": 2.5}, "n_samples")]:
+        with pytest.raises(ValueError, match=match):
+            est.log_likelihood_bounds(**kwargs)
+    assert est.__dict__.keys() == before.keys()
+
+
+def test_auto_betas_sbn_uses_chosen_count():
+    X = binary_data(seed=2)
+    est = BayesianSBN(n_components=(10, 8), n_iter=3, n_ais_betas="auto", ais_tol=0.3,
+                      random_state=0).fit(X)
+    s, se = est.score_samples(X[:5], method="ais", return_std=True)
+    chosen = est._auto_betas_cache[2]
+    res = est.log_likelihood_bounds(n_samples=100, n_betas="auto")
+    assert res.n_betas == chosen and res.gap + 2 * res.gap_std_err < 0.3
+    fixed = BayesianSBN(n_components=(10, 8), n_iter=3, n_ais_betas=chosen,
+                        random_state=0).fit(X)
+    np.testing.assert_array_equal(fixed.score_samples(X[:5], method="ais"), s)
+
+
+def test_auto_betas_warns_when_cap_is_hit():
+    X = np.random.default_rng(0).standard_normal((60, 3))
+    est = GaussianBernoulliRBM(n_components=20, n_iter=2, n_ais_betas="auto",
+                               ais_tol=1e-9, n_ais_runs=4, random_state=0).fit(X)
+    import skdgm._core.bdmc as bdmc
+    old = bdmc.AUTO_MAX_BETAS
+    try:
+        bdmc.AUTO_MAX_BETAS = 200     # keep the test cheap: 100, then the cap
+        with pytest.warns(ConvergenceWarning, match="cap of 200 inverse temperatures"):
+            log_z, se = est.log_partition()
+    finally:
+        bdmc.AUTO_MAX_BETAS = old
+    assert np.isfinite(log_z) and se > 0

@@ -253,7 +253,7 @@ def _gap_limit(res):
     return float(res.gap) + 2.0 * float(res.gap_std_err)
 
 
-def choose_n_betas(run, tol, *, start=AUTO_START_BETAS, max_betas=AUTO_MAX_BETAS, what=""):
+def choose_n_betas(run, tol, *, start=None, max_betas=None, what=""):
     """Double the temperature count until the BDMC gap is below ``tol`` nats.
 
     The test is ``gap + 2 * gap_std_err < tol``: the gap's estimate is noisy (with
@@ -268,8 +268,9 @@ def choose_n_betas(run, tol, *, start=AUTO_START_BETAS, max_betas=AUTO_MAX_BETAS
         simulated points).
     tol : float
         The gap to reach, in nats (``gap < tol``).
-    start, max_betas : int
-        First count, and the cap (the last count tried is ``max_betas``).
+    start, max_betas : int, optional
+        First count, and the cap (the last count tried is ``max_betas``); default
+        :data:`AUTO_START_BETAS` and :data:`AUTO_MAX_BETAS`.
     what : str
         Who asks, for the warning.
 
@@ -287,7 +288,8 @@ def choose_n_betas(run, tol, *, start=AUTO_START_BETAS, max_betas=AUTO_MAX_BETAS
     tol = float(tol)
     if not tol > 0:
         raise ValueError(f"tol must be a positive number of nats, got {tol!r}")
-    start, max_betas = int(start), int(max_betas)
+    start = AUTO_START_BETAS if start is None else int(start)
+    max_betas = AUTO_MAX_BETAS if max_betas is None else int(max_betas)
     if not 2 <= start <= max_betas:
         raise ValueError(f"need 2 <= start <= max_betas, got start={start}, "
                          f"max_betas={max_betas}")
