@@ -250,16 +250,18 @@ def average_over_points(result):
 
 
 def _gap_limit(res):
-    return float(res.gap) + 2.0 * float(res.gap_std_err)
+    return abs(float(res.gap)) + 2.0 * float(res.gap_std_err)
 
 
 def choose_n_betas(run, tol, *, start=None, max_betas=None, what=""):
     """Double the temperature count until the BDMC gap is below ``tol`` nats.
 
-    The test is ``gap + 2 * gap_std_err < tol``: the gap's estimate is noisy (with
-    few temperatures its sign can even come out wrong), so the count is accepted
-    only when its upper confidence limit (about 97.7 %, one-sided) is below
-    ``tol``.
+    The test is ``|gap| + 2 * gap_std_err < tol``: the gap's estimate is noisy,
+    so the count is accepted only when a two-standard-error interval around it
+    lies within ``(-tol, tol)``. A gap well below zero is not convergence: the
+    bounds contradict each other (heavy-tailed weights whose standard errors are
+    unreliable, or reverse runs not started from the target), and it keeps the
+    search going like a large positive one.
 
     Parameters
     ----------
@@ -270,7 +272,8 @@ def choose_n_betas(run, tol, *, start=None, max_betas=None, what=""):
         The gap to reach, in nats (``gap < tol``).
     start, max_betas : int, optional
         First count, and the cap (the last count tried is ``max_betas``); default
-        :data:`AUTO_START_BETAS` and :data:`AUTO_MAX_BETAS`.
+        :data:`skdgm._core.bdmc.AUTO_START_BETAS` and
+        :data:`skdgm._core.bdmc.AUTO_MAX_BETAS`.
     what : str
         Who asks, for the warning.
 
@@ -282,7 +285,7 @@ def choose_n_betas(run, tol, *, start=None, max_betas=None, what=""):
     Warns
     -----
     ConvergenceWarning
-        When ``gap + 2 * gap_std_err`` is still ``>= tol`` at ``max_betas``
+        When ``|gap| + 2 * gap_std_err`` is still ``>= tol`` at ``max_betas``
         temperatures, naming the gap reached.
     """
     tol = float(tol)
@@ -304,7 +307,7 @@ def choose_n_betas(run, tol, *, start=None, max_betas=None, what=""):
     who = f"{what}: " if what else ""
     warnings.warn(
         f"{who}the BDMC gap is still {float(res.gap):.3g} nats (standard error "
-        f"{float(res.gap_std_err):.2g}; gap + 2 std err = {_gap_limit(res):.3g}) at the "
+        f"{float(res.gap_std_err):.2g}; |gap| + 2 std err = {_gap_limit(res):.3g}) at the "
         f"cap of {n} inverse temperatures, not below tol={tol:g}; the AIS estimate may "
         f"be off by up to about that much. Raise the cap or tol, or use more runs.",
         ConvergenceWarning, stacklevel=3)

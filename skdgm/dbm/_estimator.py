@@ -228,7 +228,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     n_ais_runs : int, default=100
     ais_tol : float, default=0.5
         The BDMC gap on ``log Z``, in nats, that ``n_ais_betas="auto"`` aims for
-        (``gap + 2 standard errors < ais_tol``).
+        (``|gap| + 2 standard errors < ais_tol``).
     random_state : None, int, SeedSequence or Generator, default=None
     verbose : int, default=0
         ``1``: one line per pass (see ``history_``) with the elapsed time and an
@@ -783,7 +783,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             ``n_ais_runs``).
         n_betas : int or "auto", optional
             Inverse temperatures (default ``n_ais_betas``). ``"auto"``: doubled
-            from 100 up to 12,800 until ``gap + 2 std err < tol``, with a
+            from 100 up to 12,800 until ``|gap| + 2 std err < tol``, with a
             ``ConvergenceWarning`` naming the gap when the cap stops it.
         random_state : None, int, SeedSequence, Generator or RandomState
             Default: derived from the estimator's ``random_state`` (the same int

@@ -240,7 +240,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         and its result printed.
     ais_tol : float, default=0.5
         The BDMC gap on ``log Z``, in nats, that ``n_ais_betas="auto"`` aims for
-        (``gap + 2 standard errors < ais_tol``).
+        (``|gap| + 2 standard errors < ais_tol``).
     random_state : int, RandomState, Generator or None, default=None
         Seeds initialisation and training; :meth:`score_samples` re-seeds from
         it on every call (deterministic for an int).
@@ -789,7 +789,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
             ``n_ais_runs``).
         n_betas : int or "auto", optional
             Inverse temperatures (default ``n_ais_betas``). ``"auto"``: doubled
-            from 100 up to 12,800 until ``gap + 2 std err < tol``, with a
+            from 100 up to 12,800 until ``|gap| + 2 std err < tol``, with a
             ``ConvergenceWarning`` naming the gap when the cap stops it.
         random_state : None, int, SeedSequence, Generator or RandomState
             Default: derived from the estimator's ``random_state`` (the same int

@@ -158,7 +158,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         :meth:`log_likelihood_bounds`).
     ais_tol : float, default=0.5
         The BDMC gap, in nats per point, that ``n_ais_betas="auto"`` aims for
-        (``gap + 2 standard errors < ais_tol``).
+        (``|gap| + 2 standard errors < ais_tol``).
     random_state : int, RandomState, Generator or None
     verbose : int, default=0
     n_jobs : int, optional
@@ -648,7 +648,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             Points simulated.
         n_betas : int or "auto", optional
             Inverse temperatures (default ``n_ais_betas``). ``"auto"``: doubled
-            from 100 up to 12,800 until ``gap + 2 std err < tol``, with a
+            from 100 up to 12,800 until ``|gap| + 2 std err < tol``, with a
             ``ConvergenceWarning`` naming the gap when the cap stops it.
         random_state : None, int, SeedSequence, Generator or RandomState
             Default: derived from the estimator's ``random_state`` (the same int
