@@ -227,17 +227,17 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
     n_ais_runs : int, default=100
         AIS runs for ``log Z`` when ``n_components > 16`` (exact otherwise).
     n_ais_betas : int or "auto", default=3000
-        Inverse temperatures of the AIS path. ``"auto"``: doubled from 100 (up to
-        12,800) until the bidirectional Monte Carlo gap on ``log Z``
-        (:meth:`log_likelihood_bounds`) is below ``ais_tol``, with a
-        ``ConvergenceWarning`` naming the gap reached when the cap stops it; the
-        forward run of the last round is then the ``log Z`` estimate. On a GRBM fitted to digits at
+        Inverse temperatures of the AIS path. On a GRBM fitted to digits at
         the defaults (64 features, 256 hidden units) two seeds at 1,000
         differed by 0.35 nats and sat 0.4-1.2 below the estimates at 5,000;
         at 3,000 the reported standard error was 0.37 (for ~4 s of CPU).
         Check :meth:`log_partition`'s standard error before comparing models
         closer than a few times it. With ``verbose`` the AIS run is announced
-        and its result printed.
+        and its result printed. ``"auto"``: doubled from 100 (up to 12,800)
+        until the bidirectional Monte Carlo gap on ``log Z``
+        (:meth:`log_likelihood_bounds`) is within ``ais_tol``, with a
+        ``ConvergenceWarning`` naming the gap reached when the cap stops it; the
+        forward run of the last round is then the ``log Z`` estimate.
     ais_tol : float, default=0.5
         The BDMC gap on ``log Z``, in nats, that ``n_ais_betas="auto"`` aims for
         (``|gap| + 2 standard errors < ais_tol``).
