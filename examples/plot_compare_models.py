@@ -1,7 +1,7 @@
 """
-=====================================================================
+=======================================================================
 Comparing the four models and scikit-learn's on digits, with error bars
-=====================================================================
+=======================================================================
 
 A reviewer's table: every model of skdgm next to the scikit-learn model of the
 same kind, on the 8x8 digits (:func:`sklearn.datasets.load_digits`, 75 % train,
