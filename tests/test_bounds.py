@@ -384,3 +384,28 @@ def test_auto_betas_warns_when_cap_is_hit():
     finally:
         bdmc.AUTO_MAX_BETAS = old
     assert np.isfinite(log_z) and se > 0
+
+
+def test_choose_n_betas_does_not_accept_contradictory_bounds():
+    """A gap far below zero (upper under lower) is a contradiction, not convergence."""
+    def run(n):
+        return BDMCResult(lower=146.8, upper=143.2, gap=-3.6, lower_std_err=0.5,
+                          upper_std_err=0.2, gap_std_err=0.6, n_betas=n)
+
+    with pytest.warns(ConvergenceWarning, match=r"gap is still -3.6 nats"):
+        res = choose_n_betas(run, 0.5, start=100, max_betas=400)
+    assert not res.converged and res.n_betas == 400
+
+
+def test_auto_betas_dbm_log_z_is_the_chosen_forward_run():
+    """Above 16 odd units, "auto" makes log Z the forward half of the last BDMC round."""
+    X = binary_data(seed=3)
+    est = DBMCAST(n_components=(20, 4), n_iter=2, n_ais_betas="auto", n_ais_runs=16,
+                  random_state=0).fit(X)
+    log_z = est.log_partition(random_state=7)
+    res = est.log_likelihood_bounds(n_betas="auto", random_state=7)
+    assert not res.exact_start and res.converged and res.n_betas >= 100
+    assert log_z == res.lower == est.log_partition_
+    assert est.log_partition_std_ == res.lower_std_err > 0
+    s, se = est.score_samples(X[:4], return_std=True)
+    np.testing.assert_array_equal(se, np.full(4, res.lower_std_err))
