@@ -250,7 +250,7 @@ def _dbm_defaults(section_name, seed, Xtr, Xte, *, exact_rows=0, rbm=False, budg
             m = DBMCAST(random_state=seed).fit(Xtr)
             return m, float(m.score(Xte))
     (m, score), cpu = cpu_timed(fit_score)
-    sizes = "-".join(map(str, (Xtr.shape[1],) + m.hidden_layer_sizes_))
+    sizes = "-".join(map(str, (Xtr.shape[1],) + m.n_components_))
     report(section_name, f"DBMCAST(random_state={seed}) {sizes}", score, "nats/image", cpu,
            f"mean-field bound; log Z = {m.log_partition_:.3f} +- {m.log_partition_std_:.3f} "
            f"({'exact' if m.log_partition_std_ == 0 else 'AIS s.e.'}); n_iter_ = {m.n_iter_}, "
