@@ -22,7 +22,6 @@ __all__ = [
     "IterateKeeper",
     "Moments",
     "bernoulli_std",
-    "call_seed",
     "check_missing",
     "check_n_sweeps",
     "rao_blackwell_chain",
@@ -135,22 +134,6 @@ def _copy_state(state):
         parts = [_copy_state(s) for s in state]
         return type(state)(*parts) if hasattr(state, "_fields") else type(state)(parts)
     return state
-
-
-def call_seed(random_state, key):
-    """A per-call ``SeedSequence`` from ``random_state`` for the method ``key``.
-
-    An int seed gives the same stream on every call (deterministic ``transform``
-    and ``impute``, as scikit-learn's common checks require), apart from the
-    training streams and from the other methods' (each ``key`` its own).
-    ``None`` or a generator give fresh randomness, as in training.
-    """
-    import numbers
-
-    from .random import check_seed_sequence
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-        return np.random.SeedSequence(int(random_state), spawn_key=(int(key),))
-    return check_seed_sequence(random_state)
 
 
 def check_missing(X, what="impute"):

@@ -18,7 +18,7 @@ from .._core.mcmc import normalised_weights as _normalised_weights
 from .._core.random import (RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for,
                             spawn_seeds)
 from .._core.optim import Adam
-from .._core.posterior import IterateKeeper, call_seed, check_missing, check_n_sweeps
+from .._core.posterior import IterateKeeper, check_missing, check_n_sweeps
 from .._core.schedules import Cosine
 from ._model import (
     EXACT_MAX_HIDDEN,
@@ -740,7 +740,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         missing = check_missing(X, f"{type(self).__name__}.impute")
         if not missing.any():
             return X.copy()
-        rng = as_generator(call_seed(self.random_state, 0x1317))
+        rng = as_generator(seed_for(self.random_state, 0x1317))
         total, state = np.zeros(X.shape), None
         states = self.posterior_samples_
         for p in states:
