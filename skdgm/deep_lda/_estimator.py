@@ -14,11 +14,12 @@ from sklearn.utils.validation import check_is_fitted, check_non_negative
 from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
                           check_binary, check_counts, check_finite_params,
                           float_dtype as _float_dtype, iter_minibatches)
-from .._core.chains import even_chunks, run_chains
+from .._core.chains import chain_pool, even_chunks, run_chains
 from .._core.random import RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for
 from .._core.schedules import Polynomial
 from . import _generate, _gibbs, _global
 from ._local import MAX_TOTAL_COUNT, local_task
+from ._posterior import theta_moments
 
 __all__ = ["DeepLDA"]
 
@@ -105,7 +106,8 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         Local Gibbs sweeps discarded / collected per minibatch (and in
         :meth:`transform` and :meth:`perplexity`); ``None`` is ``20 L`` / ``10 L``.
     n_posterior_samples : int, default=5
-        Global samples kept (the latest ones) for :meth:`perplexity` and :meth:`score`.
+        Global samples kept (the latest ones) for :meth:`perplexity`,
+        :meth:`score` and :meth:`transform`, which average over them.
     posterior_thin : int, default=1
         Keep every ``posterior_thin``-th global sample, so that the kept samples
         span ``n_posterior_samples * posterior_thin`` updates. Consecutive SG-MCMC
@@ -528,8 +530,22 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         """Per-call streams from ``random_state`` (deterministic for an int), apart from training."""
         return seed_for(self.random_state).spawn(4 + k)[3 + k]
 
-    def transform(self, X, *, all_layers=False):
+    @property
+    def posterior_samples_(self):
+        """The kept global samples ``(topics, r)``, oldest first (see ``n_posterior_samples``)."""
+        if "topics_" not in self.__dict__:
+            raise AttributeError("posterior_samples_ is available after fit or partial_fit")
+        kept = list(self.__dict__.get("_posterior") or ())
+        return kept or [(self.topics_, self.r_)]
+
+    def transform(self, X, *, all_layers=False, return_std=False):
         """Posterior mean of each document's normalised hidden units ``theta^(1)``.
+
+        The local sampler runs under each kept global sample
+        (``posterior_samples_``, the latest ``n_posterior_samples``) in turn, the
+        chains carried over from one to the next; ``local_burn_in`` sweeps are
+        discarded under the first and ``ceil(local_samples / n_kept)`` collected
+        under each, so the cost stays about that of one sample.
 
         Parameters
         ----------
@@ -538,10 +554,16 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             Return one array per layer instead of layer 1 only (plain arrays: not
             available under ``set_output(transform="pandas")`` or ``"polars"``,
             which wrap the layer-1 output only).
+        return_std : bool, default=False
+            Also return the standard deviation of the normalised ``theta^(l)`` over
+            every collected local sweep under every kept global sample: the local
+            posterior spread plus the spread between global samples (law of total
+            variance), a Monte-Carlo estimate from that many draws.
 
         Returns
         -------
         doc_topic : ndarray of shape (n_samples, K_1), or list of such per layer
+        doc_topic_std : same as ``doc_topic``, only with ``return_std=True``
         """
         check_is_fitted(self, "topics_")
         dtype = _float_dtype(X)
@@ -552,11 +574,14 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                 "transform='default') first, or use all_layers=False")
         X = self._check_X(X, reset=False)
         burn, coll = self._sweeps()
-        stats = self._merge(self._local(X, self._eval_seed(0), self.topics_, self.r_,
-                                        n_burn=burn, n_collect=coll, collect_topics=False))
-        out = [(t / stats["n_collect"]).astype(dtype, copy=False)
-               for t in stats["theta_norm_sum"]]
-        return out if all_layers else out[0]
+        with chain_pool(self.n_jobs):     # the calls, one per sweep, share workers
+            out = theta_moments(self._local, self._merge, X, self.posterior_samples_,
+                                self._eval_seed(0), n_burn=burn, n_collect=coll,
+                                return_std=return_std)
+        parts = out if return_std else (out,)
+        parts = [[t.astype(dtype, copy=False) for t in part] for part in parts]
+        parts = parts if all_layers else [part[0] for part in parts]
+        return tuple(parts) if return_std else parts[0]
 
     def _heldout_loglik(self, X_obs, X_held, *, point, n_burn, n_collect, seed):
         """Per document: sum of log predictive probabilities of the held-out words, and their count.
