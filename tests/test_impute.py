@@ -1,0 +1,232 @@
+"""``impute(X)`` with NaN marking missing entries, for every estimator (issue 17, item 3).
+
+Ground truth is exact: ``E[x_miss | x_obs]`` by enumeration on models small enough
+(SBN: missing entries and hidden units; DBM: odd layers, even ones summed out;
+GRBM: hidden states, the Gaussian visibles integrated). Tolerances are Monte-Carlo
+standard errors over independent seeds of the chain. The Rao-Blackwellised
+average of conditional means is checked to have a lower variance than the
+average of the draws, on the same chains.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from sklearn.exceptions import NotFittedError
+
+from skdgm import BayesianSBN, DBMCAST, DeepLDA, GaussianBernoulliRBM
+from skdgm.dbm import _impute as dbm_impute
+from skdgm.grbm import _impute as grbm_impute
+from skdgm.grbm._model import GRBMParams
+from skdgm.sbn import _impute as sbn_impute
+from skdgm.sbn._model import SBNParams
+
+N_RUNS = 24      # independent chains per check: the standard error's sample
+Z = 4.5          # |estimate - exact| <= Z standard errors (fixed seeds: no flakes)
+
+
+def _mask(rng, n, d, frac=0.4):
+    m = rng.random((n, d)) < frac
+    m[np.arange(n), rng.integers(0, d, n)] = False       # at least one observed
+    m[0] = False                                          # a complete row
+    m[1, :] = True
+    m[1, 0] = False                                       # a row with one observed entry
+    return m
+
+
+def _sbn_params(rng, D=5, K=(3,), autoregressive=False, scale=1.5):
+    sizes = (D,) + K
+    W = [scale * rng.standard_normal((sizes[l], sizes[l + 1])) for l in range(len(K))]
+    b = [rng.standard_normal(s) for s in sizes]
+    lat = None
+    if autoregressive:
+        lat = [np.tril(scale * rng.standard_normal((s, s)), -1) for s in sizes]
+    return SBNParams(W, b, lat)
+
+
+def _dbm_params(rng, sizes=(5, 3, 2), scale=1.5):
+    coefs = [scale * rng.standard_normal((a, b)) for a, b in zip(sizes[:-1], sizes[1:])]
+    intercepts = [rng.standard_normal(s) for s in sizes]
+    return coefs, intercepts
+
+
+def _grbm_params(rng, N=4, M=4):
+    return GRBMParams(1.2 * rng.standard_normal((M, N)), rng.standard_normal(M),
+                      rng.standard_normal(N), np.log(rng.uniform(0.3, 1.0, N)))
+
+
+def _case(kind, seed=0):
+    """(run(rng, rao_blackwell) -> estimate, exact, X, missing) for a small model."""
+    rng = np.random.default_rng(seed)
+    n = 6
+    if kind == "grbm":
+        p = _grbm_params(rng)
+        X = rng.standard_normal((n, 4)) + p.mu
+        missing = _mask(rng, n, 4)
+        Xm = np.where(missing, np.nan, X)
+        exact = grbm_impute.exact_conditional_mean(p, Xm, missing)
+        run = lambda r, rb: grbm_impute.gibbs_impute(p, Xm, missing, r, n_sweeps=300,
+                                                     n_burn=50, rao_blackwell=rb)[1]
+    elif kind == "dbm":
+        coefs, intercepts = _dbm_params(rng)
+        X = (rng.random((n, 5)) < 0.5).astype(float)
+        missing = _mask(rng, n, 5)
+        Xm = np.where(missing, np.nan, X)
+        exact = dbm_impute.exact_conditional_mean(coefs, intercepts, Xm, missing)
+        run = lambda r, rb: dbm_impute.gibbs_impute(coefs, intercepts, Xm, missing, r,
+                                                    n_sweeps=300, n_burn=50,
+                                                    rao_blackwell=rb)[1]
+    else:
+        ar = kind == "sbn_ar"
+        K = (3, 2) if kind == "sbn_deep" else (3,)
+        p = _sbn_params(rng, K=K, autoregressive=ar)
+        X = (rng.random((n, 5)) < 0.5).astype(float)
+        missing = _mask(rng, n, 5)
+        Xm = np.where(missing, np.nan, X)
+        exact = sbn_impute.exact_conditional_mean(p, Xm, missing)
+        run = lambda r, rb: sbn_impute.gibbs_impute(p, Xm, missing, r, n_sweeps=200,
+                                                    n_burn=40, rao_blackwell=rb)[1]
+    return run, exact, Xm, missing
+
+
+KINDS = ["grbm", "dbm", "sbn", "sbn_ar", "sbn_deep"]
+
+
+def _runs(run, rb, seed=1):
+    return np.array([run(np.random.default_rng([seed, k]), rb) for k in range(N_RUNS)])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_kernel_matches_exact_conditional_mean(kind):
+    run, exact, Xm, missing = _case(kind)
+    est = _runs(run, True)
+    mean = est.mean(0)[missing]
+    se = est.std(0, ddof=1)[missing] / np.sqrt(N_RUNS)
+    err = np.abs(mean - exact[missing])
+    assert np.all(err <= Z * se + 1e-12), (err / np.maximum(se, 1e-300)).max()
+    # the check has power: a value a few standard errors off would fail it
+    assert np.median(se) < 0.02
+
+
+@pytest.mark.parametrize("kind", ["grbm", "dbm", "sbn"])
+def test_exact_check_rejects_a_slightly_wrong_model(kind):
+    """Negative control: the same check against the exact answer of a model whose
+    first weight matrix is 10 % larger must fail, so the tolerance has power."""
+    run, exact, Xm, missing = _case(kind)
+    rng = np.random.default_rng(0)
+    if kind == "grbm":
+        p = _grbm_params(rng)
+        wrong = grbm_impute.exact_conditional_mean(p._replace(W=1.1 * p.W), Xm, missing)
+    elif kind == "dbm":
+        coefs, intercepts = _dbm_params(rng)
+        wrong = dbm_impute.exact_conditional_mean([1.1 * coefs[0]] + coefs[1:], intercepts,
+                                                  Xm, missing)
+    else:
+        p = _sbn_params(rng)
+        wrong = sbn_impute.exact_conditional_mean(
+            SBNParams([1.1 * p.weights[0]], p.biases, None), Xm, missing)
+    assert not np.allclose(wrong, exact)
+    est = _runs(run, True)
+    se = est.std(0, ddof=1)[missing] / np.sqrt(N_RUNS)
+    assert np.any(np.abs(est.mean(0)[missing] - wrong[missing]) > Z * se)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_rao_blackwell_has_lower_variance_than_draws(kind):
+    run, _, _, missing = _case(kind)
+    var_rb = _runs(run, True).var(0, ddof=1)[missing]
+    var_raw = _runs(run, False).var(0, ddof=1)[missing]
+    # the variance of a variance estimate from 24 runs is large; compare the totals
+    assert var_rb.sum() < 0.8 * var_raw.sum(), (var_rb.sum(), var_raw.sum())
+
+
+# ------------------------------------------------------------ through the estimators
+
+def _binary_data(n=150, d=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = (rng.random((n, d)) < 0.35).astype(float)
+    X[:, 1] = X[:, 0]
+    X[:, 3] = np.maximum(X[:, 2], X[:, 4])
+    return X
+
+
+def _fitted(kind):
+    if kind == "grbm":
+        rng = np.random.default_rng(0)
+        X = rng.standard_normal((300, 3))
+        X[:, 1] = X[:, 0] + 0.3 * rng.standard_normal(300)
+        est = GaussianBernoulliRBM(n_components=4, n_iter=10, batch_size=50, cd_steps=5,
+                                   n_posterior_samples=2, random_state=0).fit(X)
+    elif kind == "dbm":
+        X = _binary_data()
+        est = DBMCAST(n_components=(4, 3), n_iter=10, pretrain=False, n_chains=20,
+                      batch_size=50, n_posterior_samples=2, random_state=0).fit(X)
+    else:
+        X = _binary_data()
+        est = BayesianSBN(n_components=(3,), n_iter=20, burn_in=10, n_posterior_samples=3,
+                          random_state=0).fit(X)
+    return est, X
+
+
+def _exact_for(est, Xm, missing):
+    if isinstance(est, GaussianBernoulliRBM):
+        return np.mean([grbm_impute.exact_conditional_mean(p.astype(np.float64), Xm, missing)
+                        for p in est.posterior_samples_], axis=0)
+    if isinstance(est, DBMCAST):
+        return np.mean([dbm_impute.exact_conditional_mean(c, b, Xm, missing)
+                        for c, b in est.posterior_samples_], axis=0)
+    return np.mean([sbn_impute.exact_conditional_mean(p, Xm, missing)
+                    for p in est.posterior_samples_], axis=0)
+
+
+@pytest.mark.parametrize("kind", ["grbm", "dbm", "sbn"])
+def test_estimator_impute_matches_exact(kind):
+    est, X = _fitted(kind)
+    rng = np.random.default_rng(5)
+    Xt = X[:8]
+    missing = _mask(rng, len(Xt), Xt.shape[1])
+    Xm = np.where(missing, np.nan, Xt)
+    exact = _exact_for(est, Xm, missing)
+    runs = []
+    for r in range(N_RUNS):
+        est.set_params(random_state=r)       # impute re-seeds from random_state
+        out = est.impute(Xm, n_sweeps=100)
+        np.testing.assert_array_equal(out[~missing], Xt[~missing])
+        runs.append(out)
+    runs = np.array(runs)
+    mean = runs.mean(0)[missing]
+    se = runs.std(0, ddof=1)[missing] / np.sqrt(N_RUNS)
+    assert np.all(np.abs(mean - exact[missing]) <= Z * se + 1e-9)
+    if kind != "grbm":
+        assert np.all((runs >= 0) & (runs <= 1))
+    # same int seed, same answer; no missing entry, the input back
+    np.testing.assert_array_equal(est.impute(Xm, n_sweeps=100), runs[-1])
+    np.testing.assert_array_equal(est.impute(Xt), Xt)
+
+
+@pytest.mark.parametrize("kind", ["grbm", "dbm", "sbn"])
+def test_impute_bad_input(kind):
+    est, X = _fitted(kind)
+    unfitted = type(est)(**est.get_params())
+    with pytest.raises(NotFittedError):
+        unfitted.impute(X[:3])
+    before = {k: (v.copy() if isinstance(v, np.ndarray) else v)
+              for k, v in est.__dict__.items()}
+    Xm = X[:4].copy()
+    Xm[2] = np.nan
+    with pytest.raises(ValueError, match="no observed entry"):
+        est.impute(Xm)
+    with pytest.raises(ValueError, match="features"):
+        est.impute(X[:4, :-1])
+    with pytest.raises(ValueError, match="n_sweeps"):
+        est.impute(X[:4], n_sweeps=1)
+    if kind != "grbm":
+        with pytest.raises(ValueError, match="binary"):
+            est.impute(X[:4] * 2)
+    with pytest.raises(ValueError, match="infinity|inf"):
+        bad = X[:4].copy()
+        bad[0, 0] = np.inf
+        est.impute(bad)
+    assert set(est.__dict__) == set(before)
+    for k, v in before.items():
+        if isinstance(v, np.ndarray):
+            np.testing.assert_array_equal(est.__dict__[k], v)
