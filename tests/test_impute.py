@@ -230,3 +230,132 @@ def test_impute_bad_input(kind):
     for k, v in before.items():
         if isinstance(v, np.ndarray):
             np.testing.assert_array_equal(est.__dict__[k], v)
+
+
+# ------------------------------------------------------------------- DeepLDA
+
+def _lda_single_topic(seed=0):
+    """A one-topic, one-layer DeepLDA with a flat Beta(1, 1) prior on p^(2)."""
+    rng = np.random.default_rng(seed)
+    V = 8
+    phi = rng.dirichlet(np.ones(V))
+    theta = rng.gamma(2.0, 4.0, size=60)
+    X = rng.poisson(theta[:, None] * phi).astype(float)
+    est = DeepLDA(1, n_iter=3, batch_size=60, local_burn_in=5, local_samples=5,
+                  n_posterior_samples=1, a0=1.0, b0=1.0, random_state=0).fit(X)
+    return est, X
+
+
+def _lda_exact(est, Xm, missing):
+    """``E[x_miss | x_obs] = phi_miss E[theta | x_obs]`` for one topic, by quadrature.
+
+    ``theta ~ Gam(r, rate c)``, ``c = (1 - p) / p``, ``p ~ Beta(a0, b0)``; given ``c`` the
+    observed counts (exposure ``s = sum_obs phi``, total ``n``) leave
+    ``theta | x_obs, c ~ Gam(r + n, rate c + s)``, and ``p(c | x_obs) ∝ p(c) c^r (c + s)^-(r + n)``.
+    """
+    from scipy.integrate import quad
+    from scipy.stats import beta as beta_dist
+    phi, r = est.topics_[0][:, 0], float(est.r_[0])
+    out = np.where(missing, 0.0, Xm)
+    for i in range(len(Xm)):
+        m = missing[i]
+        if not m.any():
+            continue
+        s, n = phi[~m].sum(), Xm[i, ~m].sum()
+
+        def log_w(p):
+            c = (1 - p) / p
+            return (beta_dist.logpdf(p, est.a0, est.b0) + r * np.log(c)
+                    - (r + n) * np.log(c + s))
+
+        ref = log_w(0.5)
+        den = quad(lambda p: np.exp(log_w(p) - ref), 0, 1, limit=200, epsabs=0)[0]
+        num = quad(lambda p: np.exp(log_w(p) - ref) * (r + n) / ((1 - p) / p + s), 0, 1,
+                   limit=200, epsabs=0)[0]
+        out[i, m] = phi[m] * num / den
+    return out
+
+
+def _lda_chain(est, Xm, missing, rb, seed):
+    from skdgm.deep_lda._impute import gibbs_impute
+    phis, r = est.posterior_samples_[0]
+
+    def sweep(Xc, s, thetas):
+        res = est._local(Xc, s, phis, r, n_burn=0, n_collect=1, collect_topics=False,
+                         thetas=thetas)
+        return [part["theta"] for part in res], est._merge(res)["theta_sum"][0]
+
+    root = np.random.SeedSequence([7, seed])
+    return gibbs_impute(sweep, phis[0], Xm, missing, np.random.default_rng(root.spawn(1)[0]),
+                        root.spawn(200), n_sweeps=200, n_burn=40, link="poisson",
+                        rao_blackwell=rb)[1]
+
+
+def test_deep_lda_impute_matches_exact_single_topic():
+    est, X = _lda_single_topic()
+    Xt = X[:6]
+    missing = _mask(np.random.default_rng(3), len(Xt), Xt.shape[1])
+    Xm = np.where(missing, np.nan, Xt)
+    exact = _lda_exact(est, Xm, missing)
+    runs = np.array([_lda_chain(est, Xm, missing, True, k) for k in range(N_RUNS)])
+    se = runs.std(0, ddof=1)[missing] / np.sqrt(N_RUNS)
+    err = np.abs(runs.mean(0)[missing] - exact[missing])
+    assert np.all(err <= Z * se + 1e-12), (err / se).max()
+    # power: the answer of a model with twice the r is rejected
+    est_wrong = type(est)(**est.get_params()).fit(X)
+    est_wrong.r_ = 2.0 * est.r_
+    wrong = _lda_exact(est_wrong, Xm, missing)
+    assert np.any(np.abs(runs.mean(0)[missing] - wrong[missing]) > Z * se)
+    # the estimator gives the same kind of answer (one chain, so a looser check)
+    out = est.impute(Xm, n_sweeps=200)
+    np.testing.assert_array_equal(out[~missing], Xt[~missing])
+    assert np.all(np.abs(out[missing] - exact[missing]) <= Z * se * np.sqrt(N_RUNS))
+
+
+def test_deep_lda_rao_blackwell_has_lower_variance():
+    est, X = _lda_single_topic()
+    Xt = X[:6]
+    missing = _mask(np.random.default_rng(3), len(Xt), Xt.shape[1])
+    Xm = np.where(missing, np.nan, Xt)
+    var_rb = np.array([_lda_chain(est, Xm, missing, True, k)
+                       for k in range(N_RUNS)]).var(0, ddof=1)[missing]
+    var_raw = np.array([_lda_chain(est, Xm, missing, False, k)
+                        for k in range(N_RUNS)]).var(0, ddof=1)[missing]
+    assert var_rb.sum() < 0.8 * var_raw.sum()
+
+
+def test_deep_lda_impute_beats_word_means_on_held_out_counts():
+    rng = np.random.default_rng(0)
+    V, K = 40, 4
+    phi = np.zeros((V, K))
+    for k, block in enumerate(np.array_split(np.arange(V), K)):
+        phi[block, k] = rng.dirichlet(np.ones(len(block)))
+    theta = rng.gamma(0.3, 30.0, size=(300, K))
+    X = rng.poisson(theta @ phi.T).astype(float)
+    est = DeepLDA(K, n_iter=8, batch_size=100, local_burn_in=10, local_samples=10,
+                  random_state=0).fit(X[:200])
+    Xt = X[200:]
+    missing = rng.random(Xt.shape) < 0.2
+    missing[:, 0] = False
+    filled = est.impute(np.where(missing, np.nan, Xt))
+    mse = np.mean((filled[missing] - Xt[missing]) ** 2)
+    base = np.mean((X[:200].mean(0)[np.nonzero(missing)[1]] - Xt[missing]) ** 2)
+    assert mse < 0.5 * base, (mse, base)
+    assert np.all(filled[missing] >= 0)
+
+
+def test_deep_lda_impute_bad_input():
+    est, X = _lda_single_topic()
+    with pytest.raises(NotFittedError):
+        DeepLDA(1).impute(X[:2])
+    Xm = X[:3].copy()
+    Xm[1] = np.nan
+    with pytest.raises(ValueError, match="no observed entry"):
+        est.impute(Xm)
+    with pytest.raises(ValueError, match="features"):
+        est.impute(X[:3, :-1])
+    with pytest.raises(ValueError, match="integer"):
+        est.impute(X[:3] + 0.5)
+    with pytest.raises(ValueError, match="n_sweeps"):
+        est.impute(X[:3], n_sweeps=0)
+    np.testing.assert_array_equal(est.impute(X[:3]), X[:3])

@@ -15,11 +15,13 @@ from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeMod
                           check_binary, check_counts, check_finite_params,
                           float_dtype as _float_dtype, iter_minibatches)
 from .._core.chains import chain_pool, even_chunks, run_chains
+from .._core.posterior import check_missing, check_n_sweeps
 from .._core.random import RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for
 from .._core.schedules import Polynomial
 from . import _generate, _gibbs, _global
 from ._local import MAX_TOTAL_COUNT, local_task
 from ._posterior import theta_moments
+from ._impute import gibbs_impute as impute_counts
 
 __all__ = ["DeepLDA"]
 
@@ -582,6 +584,67 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         parts = [[t.astype(dtype, copy=False) for t in part] for part in parts]
         parts = parts if all_layers else [part[0] for part in parts]
         return tuple(parts) if return_std else parts[0]
+
+    def impute(self, X, n_sweeps=20):
+        """Fill the ``NaN`` entries of ``X`` with the expected counts ``E[x_miss | x_obs]``.
+
+        Held-out word completion: a ``NaN`` marks a word whose count in that
+        document is unknown. Under each kept global sample in turn
+        (``posterior_samples_``), the local upward-downward chain runs on the
+        document with its missing counts at their current fill, which are then
+        redrawn from ``Pois(Phi^(1) theta^(1))`` (data augmentation); the estimate
+        averages the conditional means ``(Phi^(1) theta^(1))_miss`` over the second
+        half of the sweeps of every sample (Rao-Blackwellised). With
+        ``link="bernoulli"`` it is ``P(b_miss = 1 | b_obs)``, the average of
+        ``1 - exp(-(Phi^(1) theta^(1))_miss)``. Re-seeded from ``random_state`` on
+        every call (deterministic for an int).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Dense counts (after ``round_counts``), ``NaN`` where missing; every
+            document needs at least one observed entry.
+        n_sweeps : int, default=20
+            Local sweeps per kept global sample; the first half are discarded.
+
+        Returns
+        -------
+        X_filled : ndarray of shape (n_samples, n_features)
+            The observed entries unchanged, the missing ones non-negative reals (float64).
+        """
+        check_is_fitted(self, "topics_")
+        n_sweeps = check_n_sweeps(n_sweeps)
+        X = self._validate_input(X, reset=False, dtype=np.float64, allow_nan=True)
+        missing = check_missing(X, f"{type(self).__name__}.impute")
+        obs = np.where(missing, 0.0, X)
+        if self.round_counts:
+            obs = _round_counts(obs)
+        if self.link == "bernoulli":
+            check_binary(obs, what=f"{type(self).__name__}(link='bernoulli')")
+        else:
+            check_counts(obs, what=type(self).__name__, max_total=MAX_TOTAL_COUNT)
+        X = np.where(missing, np.nan, obs)
+        if not missing.any():
+            return X.copy()
+        samples = self.posterior_samples_
+        root = self._eval_seed(4)
+        rng = as_generator(root.spawn(1)[0])
+        seeds = root.spawn(len(samples) * n_sweeps)
+        total, state = np.zeros(X.shape), None
+        with chain_pool(self.n_jobs):     # the calls, one per sweep, share workers
+            for i, (phis, r) in enumerate(samples):
+                def sweep(Xc, seed, thetas, phis=phis, r=r):
+                    res = self._local(Xc, seed, phis, r, n_burn=0, n_collect=1,
+                                      collect_topics=False, thetas=thetas)
+                    return ([part["theta"] for part in res],
+                            self._merge(res)["theta_sum"][0])
+
+                state, est = impute_counts(sweep, phis[0], X, missing, rng,
+                                           seeds[i * n_sweeps:(i + 1) * n_sweeps],
+                                           n_sweeps=n_sweeps, n_burn=n_sweeps // 2,
+                                           link=self.link, state=state)
+                total += est
+        return np.where(missing, total / len(samples), X)
 
     def _heldout_loglik(self, X_obs, X_held, *, point, n_burn, n_collect, seed):
         """Per document: sum of log predictive probabilities of the held-out words, and their count.
