@@ -105,7 +105,7 @@ def transform_cost():
     from skdgm import DBMCAST, DeepLDA, GaussianBernoulliRBM
 
     rng = np.random.default_rng(0)
-    V, K, n = 2000, 32, 600
+    V, K, n = 2000, 32, 1400
     phi = rng.dirichlet(np.full(V, 0.05), K).T
     theta = rng.gamma(0.2, 20.0, size=(n, K))
     X = sp.csr_matrix(rng.poisson(theta @ phi.T).astype(float))
