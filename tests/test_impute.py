@@ -359,3 +359,18 @@ def test_deep_lda_impute_bad_input():
     with pytest.raises(ValueError, match="n_sweeps"):
         est.impute(X[:3], n_sweeps=0)
     np.testing.assert_array_equal(est.impute(X[:3]), X[:3])
+
+
+@pytest.mark.parametrize("kind", ["grbm", "dbm", "sbn"])
+def test_impute_takes_csr_with_nan_entries(kind):
+    est, X = _fitted(kind)
+    Xm = X[:6].copy()
+    Xm[2:4, 1] = np.nan
+    np.testing.assert_array_equal(est.impute(sp.csr_matrix(Xm)), est.impute(Xm))
+
+
+def test_deep_lda_impute_takes_csr():
+    est, X = _lda_single_topic()
+    Xm = X[:4].copy()
+    Xm[0, 2] = np.nan
+    np.testing.assert_array_equal(est.impute(sp.csr_matrix(Xm)), est.impute(Xm))

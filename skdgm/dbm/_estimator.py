@@ -11,6 +11,7 @@ import time
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import expit, logit
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
 from sklearn.exceptions import ConvergenceWarning
@@ -303,6 +304,10 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         :meth:`partial_fit`).
     n_updates_ : int
         Parameter updates made so far.
+    posterior_samples_ : list of (coefs, intercepts)
+        The kept parameter states, oldest first (``n_posterior_samples``; the
+        current parameters alone by default). An iterate ensemble, not posterior
+        samples.
     """
 
     # which parameters each option reads (warned about once per call when unused)
@@ -879,7 +884,8 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         check_is_fitted(self)
         n_sweeps = check_n_sweeps(n_sweeps)
         X = self._validate_input(X, reset=False, dtype=np.float64, binary=True,
-                                 allow_nan=True)
+                                 allow_nan=True, accept_sparse="csr")
+        X = X.toarray() if sp.issparse(X) else X    # the answer is dense anyway
         missing = check_missing(X, f"{type(self).__name__}.impute")
         if not missing.any():
             return X.copy()

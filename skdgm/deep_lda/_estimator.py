@@ -143,6 +143,8 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     n_iter_ : int
         Number of global updates (minibatches, or Gibbs sweeps).
     n_features_in_ : int
+    posterior_samples_ : list of (topics, r)
+        The kept global samples, oldest first (see ``n_posterior_samples``).
     """
 
     # which parameters each option reads (warned about once per call when unused)
@@ -602,7 +604,8 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Dense counts (after ``round_counts``), ``NaN`` where missing; every
+            Counts (after ``round_counts``), ``NaN`` where missing (a CSR matrix
+            with ``NaN`` stored entries is densified: the answer is dense); every
             document needs at least one observed entry.
         n_sweeps : int, default=20
             Local sweeps per kept global sample; the first half are discarded.
@@ -614,7 +617,9 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         """
         check_is_fitted(self, "topics_")
         n_sweeps = check_n_sweeps(n_sweeps)
-        X = self._validate_input(X, reset=False, dtype=np.float64, allow_nan=True)
+        X = self._validate_input(X, reset=False, dtype=np.float64, allow_nan=True,
+                                 accept_sparse="csr")
+        X = X.toarray() if sp.issparse(X) else X    # the answer is dense anyway
         missing = check_missing(X, f"{type(self).__name__}.impute")
         obs = np.where(missing, 0.0, X)
         if self.round_counts:

@@ -5,6 +5,7 @@ import numbers
 import time
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
 from threadpoolctl import ThreadpoolController
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -284,6 +285,10 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         model was initialised). Only the latest 10,000 epochs are kept, so
         endless ``partial_fit`` streams run in constant memory.
     n_features_in_ : int
+    posterior_samples_ : list of GRBMParams
+        The kept parameter states, oldest first (``n_posterior_samples``; the
+        current parameters alone by default). An iterate ensemble, not posterior
+        samples.
 
     Notes
     -----
@@ -736,7 +741,8 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         check_is_fitted(self)
         n_sweeps = check_n_sweeps(n_sweeps)
         X = validate_data(self, X, reset=False, dtype=np.float64,
-                          ensure_all_finite="allow-nan")
+                          ensure_all_finite="allow-nan", accept_sparse="csr")
+        X = X.toarray() if sp.issparse(X) else X    # the answer is dense anyway
         missing = check_missing(X, f"{type(self).__name__}.impute")
         if not missing.any():
             return X.copy()
