@@ -34,6 +34,7 @@ invariant, as forward AIS does, so both directions use the model's one
 result is identical for any ``n_jobs`` and joblib backend.
 """
 
+import numbers
 import warnings
 from typing import NamedTuple
 
@@ -321,8 +322,6 @@ def check_bounds_args(n_samples, n_betas, tol):
     positive int, ``n_betas`` an int >= 2 or ``"auto"``, ``tol`` a positive
     number of nats.
     """
-    import numbers
-
     def is_int(v):
         return isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
 
