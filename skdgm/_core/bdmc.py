@@ -7,12 +7,11 @@ models. Two annealing runs on one path ``f_0 -> f_1`` (the same three callables 
 
 * **forward** AIS from exact draws of the base ``f_0``. Its weights ``w`` satisfy
   ``E[w] = Z_1 / Z_0``, so by Jensen ``E[log Z_0 + log mean w] <= log Z_1``: a
-  *stochastic lower bound* (Sec. 3 of the 2015 paper; the usual AIS estimate);
+  *stochastic lower bound* (the usual AIS estimate);
 * **reverse** AIS, the same path walked from ``beta = 1`` down to ``beta = 0``,
   started from an *exact* draw of the target ``f_1 / Z_1``. It is AIS from
   ``f_1`` to ``f_0``, so its weights ``u`` satisfy ``E[u] = Z_0 / Z_1`` and
-  ``log Z_0 - log mean u`` is a *stochastic upper bound* on ``log Z_1``
-  (Sec. 4, Eq. 9-10 of the 2015 paper).
+  ``log Z_0 - log mean u`` is a *stochastic upper bound* on ``log Z_1``.
 
 Both bounds tighten as the number of inverse temperatures grows, so the gap
 ``upper - lower`` bounds the error of either estimate (in expectation) and tells
@@ -120,8 +119,8 @@ def reverse_ais_log_weights(n_runs, rng, *, log_density, transition, sample_targ
     normalised) and anneal from ``beta = 1`` to ``beta = 0`` with the same
     transitions as forward AIS. The weights accumulate
     ``log f_{beta_{k-1}}(x) - log f_{beta_k}(x)`` before each move, so
-    ``mean exp(log_w)`` estimates ``Z_0 / Z_1`` without bias (Grosse et al. 2015,
-    Eq. 9).
+    ``mean exp(log_w)`` estimates ``Z_0 / Z_1`` without bias (Grosse et al. 2015:
+    it is forward AIS on the reversed path).
 
     Parameters
     ----------

@@ -4,7 +4,7 @@ The path is the AIS path of :func:`._model.ais_log_partition`: from a factorised
 base model with biases ``c`` to the DBM, ``f_beta ∝ exp(-beta E + (1 - beta)
 sum_l c_l^T x_l)``, the state being the odd layers with the even ones summed out.
 Forward AIS gives a stochastic lower bound on ``log Z``, reverse AIS from draws of
-the model a stochastic upper bound (Grosse, Ghahramani & Adams 2015, Eq. 9-10,
+the model a stochastic upper bound (Grosse, Ghahramani & Adams 2015,
 through :func:`skdgm._core.bdmc.bidirectional_monte_carlo`).
 
 The reverse runs need draws of the odd layers from the model. With at most

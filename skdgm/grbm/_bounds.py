@@ -3,7 +3,7 @@
 The path is the AIS path of :mod:`._model` (weights scaled by ``beta``, base
 ``N(mu, sigma^2)`` visibles and ``Bernoulli(sigmoid(b))`` hiddens), walked forward
 for a stochastic lower bound and backward, from draws of the model, for a
-stochastic upper bound (Grosse, Ghahramani & Adams 2015, Eq. 9-10, through
+stochastic upper bound (Grosse, Ghahramani & Adams 2015, through
 :func:`skdgm._core.bdmc.bidirectional_monte_carlo`).
 
 The reverse runs need draws of ``v`` from the model itself. With at most

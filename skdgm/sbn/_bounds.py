@@ -6,7 +6,7 @@ posterior ``p(h | x)``, the normalised target of the AIS path
 ``p(h) p(x | h)^beta`` whose normaliser is ``p(x)`` (:func:`._model.log_marginal_ais`).
 Forward AIS from the prior gives a stochastic lower bound on each simulated
 ``log p(x)``; reverse AIS from the generating ``h`` a stochastic upper bound
-(Grosse, Ghahramani & Adams 2015, Sec. 4; Grosse et al. 2016, Sec. 3). Both go
+(Grosse, Ghahramani & Adams 2015; Grosse et al. 2016). Both go
 through :func:`skdgm._core.bdmc.bidirectional_monte_carlo`.
 
 Every reverse run of a point starts from the same generating ``h`` (one exact
