@@ -30,6 +30,7 @@ from .._core.optim import Adam
 from .._core.schedules import make_schedule
 from .._core.sgmcmc import SGHMCState, per_datum_step_size
 from ._dsghmc_fast import collapsed_sweep_layer
+from ._engines import map_rows
 from ._model import SBNParams, activation, gibbs_sweep, log_joint, sample_hidden_prior
 from ._priors import gibbs_update_prior, init_prior_state, prior_precision
 from ..exceptions import DivergenceError
@@ -521,7 +522,12 @@ class _DSGHMCEngine:
 
     def hidden_sample(self, X, rng):
         """One posterior draw of the hidden layers per row (input of the next
-        pre-training stage): Gibbs sweeps, or SNIS resampling of ``L`` proposals."""
+        pre-training stage): Gibbs sweeps, or SNIS resampling of ``L`` proposals.
+        A CSR ``X`` is read one chunk of rows at a time."""
+        return map_rows(lambda Xc: self._hidden_rows(Xc, rng), X,
+                        self.options.get("chunk_size"))
+
+    def _hidden_rows(self, X, rng):
         if self.proposal == "nais":
             hidden, log_q = sample_recognition(self.trainer.phi, X, self.options["n_samples"],
                                                rng)

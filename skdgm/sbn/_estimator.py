@@ -14,7 +14,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
 from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
-                          float_dtype as _float_dtype, iter_minibatches)
+                          dense_rows, float_dtype as _float_dtype, iter_minibatches)
 from .._core.exact import MAX_EXACT_UNITS
 from .._core.mcmc import bernoulli
 from .._core.schedules import make_schedule
@@ -44,7 +44,7 @@ _INFERENCE = {
 _DSGHMC_READS = {"batch_size", "total_samples", "burn_in", "learning_rate", "friction",
                  "sgmcmc", "n_sghmc_steps", "n_hidden_samples"}
 _INFERENCE_READS = {"inference": {
-    "gibbs": {"burn_in"},
+    "gibbs": {"burn_in", "batch_size"},
     "vb": set(),
     "online_vb": {"batch_size", "total_samples", "learning_offset", "learning_decay",
                   "n_local_iter"},
@@ -306,7 +306,9 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                 "sampler": self.sgmcmc, "n_sghmc_steps": self.n_sghmc_steps,
                 "n_samples": self.n_hidden_samples, "gibbs_sweeps": self.gibbs_sweeps,
                 "recognition_learning_rate": self.recognition_learning_rate,
-                "burn_in": self.burn_in, "n_posterior_samples": self.n_posterior_samples}
+                "burn_in": self.burn_in, "n_posterior_samples": self.n_posterior_samples,
+                # rows of a (sparse) training set densified at a time
+                "chunk_size": self.batch_size}
 
     def _prior_kind(self):
         """``prior``, or the inference method's default when it is ``None``."""
@@ -325,37 +327,23 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return _INFERENCE[self.inference](params, prior_states, self._prior_kind(), pp,
                                           self._options())
 
-    def _run(self, engine, X, rng, n_iter, stage, collect):
-        """``n_iter`` iterations (or epochs) of ``engine`` on ``X``; thinned samples if asked."""
-        samples = []
-        thin = max(1, (n_iter - self.burn_in) // self.n_posterior_samples)
-        for t in range(n_iter):
-            if engine.streaming:
-                metrics = {}
-                for batch in iter_minibatches(len(X), self.batch_size, rng):
-                    metrics = engine.step(X[batch], rng, n_total=len(X))
-            else:
-                metrics = engine.step(X, rng)
-            self._log_iteration(stage=stage, **metrics)
-            done = t + 1 - self.burn_in
-            if collect and engine.keeps_samples and done > 0 and done % thin == 0:
-                samples.append(engine.posterior_draw(rng))
-        if collect:
-            if engine.keeps_samples:
-                samples = samples[-self.n_posterior_samples:] or [engine.posterior_draw(rng)]
-            else:
-                samples = [engine.posterior_draw(rng) for _ in range(self.n_posterior_samples)]
-        return samples
+    def _stage_passes(self, engine, X, rng, n_passes, stage):
+        """``n_passes`` passes of a pre-training stage's engine over ``X`` (logged)."""
+        for _ in range(n_passes):
+            self._log_iteration(stage=stage, **self._engine_pass(engine, X, rng))
+
+    def _engine_pass(self, engine, X, rng):
+        """One pass over ``X``: a full iteration, or an epoch of minibatches (streaming)."""
+        if not engine.streaming:
+            return engine.step(X, rng)
+        metrics = {}
+        for batch in iter_minibatches(X.shape[0], self.batch_size, rng):
+            metrics = engine.step(dense_rows(X, batch).astype(float, copy=False), rng,
+                                  n_total=X.shape[0])
+        return metrics
 
     def _finish(self, engine, samples):
-        if engine.keeps_samples:
-            mean = samples[0].copy()
-            for part in ("weights", "biases") + (("lateral",) if mean.lateral else ()):
-                for i in range(len(getattr(mean, part))):
-                    getattr(mean, part)[i][...] = np.mean(
-                        [getattr(s, part)[i] for s in samples], axis=0)
-        else:
-            mean = engine.current_params()
+        mean = _model.mean_params(samples) if engine.keeps_samples else engine.current_params()
         self.params_ = mean
         self.posterior_samples_ = samples
         self.coefs_ = list(mean.weights)
@@ -365,17 +353,18 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                                 for W in mean.weights]
         self._engine = engine
 
-    # --------------------------------------------------------------------- fit
-    def _reset(self, X):
-        """What ``fit`` and a first ``partial_fit`` share: checks, fresh streams, history."""
-        X = self._validate_training_data(X, reset=True)
-        return (X,) + self._fresh_start()
-
+    # ------------------------------------------------ the training skeleton's hooks
+    # fit = _initialize (with the greedy pre-training stages of Sec. 3.3 when deep)
+    # + n_iter passes (_fit_pass) + _end_call (posterior mean of the kept samples);
+    # partial_fit = one streaming step on its minibatch (_partial_step).
     def _validate_training_data(self, X, *, reset):
         if reset:
             self._check_settings()
-        # with reset=False, validate_data names a changed feature count
-        return self._validate(X, reset=reset)
+        # CSR stays sparse: the engines read it one chunk of rows at a time
+        return self._validate(X, reset=reset, dense=False)
+
+    def _is_initialized(self):
+        return hasattr(self, "_engine")
 
     def _fresh_start(self):
         sizes, pp = self._check_settings()
@@ -385,75 +374,72 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         self._n_seen = 0
         return sizes, pp, rng
 
-    def fit(self, X, y=None):
-        """Train on binary ``X`` (n_samples, n_features); greedy pre-training first when deep."""
-        X, sizes, pp, rng = self._reset(X)
+    def _initialize(self, X, *, fit):
+        sizes, pp, rng = self._fresh_start()
         D, L = X.shape[1], len(sizes)
-        if self.pretrain and L > 1:
+        if fit and self.pretrain and L > 1:
+            # Sec. 3.3: one single-layer SBN per stage on the previous stage's hidden
+            # units, each run for n_iter passes, then stacked into the deep net
             data, parts = X, []
             for s in range(L):
                 sub = _model.init_params(data.shape[1], sizes[s:s + 1], rng,
                                          autoregressive=self.autoregressive)
                 eng = self._new_engine(sub, pp)
                 eng.init_data(data, rng)
-                self._run(eng, data, rng, self.n_iter, stage=s + 1, collect=False)
+                self._stage_passes(eng, data, rng, self.n_iter, stage=s + 1)
                 parts.append(eng.export())
                 data = eng.hidden_sample(data, rng)[0]
-            params, states, hidden = self._assemble(D, sizes, parts, pp)
+            params, states, hidden = _model.assemble_stages(
+                D, sizes, parts, self._prior_states, pp, autoregressive=self.autoregressive)
             engine = self._new_engine(params, pp, states)
             engine.init_data(X, rng, hidden)
         else:
             params = _model.init_params(D, sizes, rng, autoregressive=self.autoregressive)
             engine = self._new_engine(params, pp)
             engine.init_data(X, rng)
-        samples = self._run(engine, X, rng, self.n_iter, stage=0, collect=True)
-        self._finish(engine, samples)
-        self._n_seen = len(X)
-        return self
+        n_passes = self._n_passes()
+        return {"engine": engine, "rng": rng, "samples": [], "t": 0, "n_passes": n_passes,
+                "thin": max(1, (n_passes - self.burn_in) // self.n_posterior_samples),
+                "fit": fit, "n_rows": X.shape[0]}
 
-    def _assemble(self, D, sizes, parts, pp):
-        """Stack the single-layer stages (Sec. 3.3) into one deep SBN."""
-        params = _model.init_params(D, sizes, np.random.default_rng(0),
-                                    autoregressive=self.autoregressive)
-        states = self._prior_states(params, pp)
-        hidden = []
-        for s, (p, st, h) in enumerate(parts):
-            _model.set_layer_rows(params, s, _model.layer_rows(p, 0))
-            states[s] = st[0]
-            hidden.append(None if h is None else h[0])
-        top = parts[-1][0]
-        # the top stage's hidden prior rows [lateral | bias] become the deep top rows
-        _model.set_layer_rows(params, len(sizes), _model.layer_rows(top, 1))
-        states[len(sizes)] = parts[-1][1][1]
-        return params, states, (None if any(h is None for h in hidden) else hidden)
+    def _fit_pass(self, X, ctx):
+        engine, rng = ctx["engine"], ctx["rng"]
+        self._log_iteration(stage=0, **self._engine_pass(engine, X, rng))
+        ctx["t"] += 1
+        done = ctx["t"] - self.burn_in
+        if engine.keeps_samples and done > 0 and done % ctx["thin"] == 0:
+            ctx["samples"].append(engine.posterior_draw(rng))
+
+    def _end_call(self, ctx):
+        if not ctx["fit"]:
+            return
+        engine, rng = ctx["engine"], ctx["rng"]
+        if engine.keeps_samples:
+            samples = ctx["samples"][-self.n_posterior_samples:] or [engine.posterior_draw(rng)]
+        else:
+            samples = [engine.posterior_draw(rng) for _ in range(self.n_posterior_samples)]
+        self._finish(engine, samples)
+        self._n_seen = ctx["n_rows"]
+
+    def fit(self, X, y=None):
+        """Train on binary ``X`` (n_samples, n_features); greedy pre-training first when deep."""
+        return super().fit(X, y)
 
     @available_if(_streaming)
     def partial_fit(self, X, y=None):
         """One online-VB step on the minibatch ``X`` (initialises the model on first call)."""
         return super().partial_fit(X, y)
 
-    # The hooks of the training skeleton that partial_fit runs
-    # (BaseGenerativeModel.partial_fit); fit keeps its own stages (Sec. 3.3).
-    def _is_initialized(self):
-        return hasattr(self, "_engine")
-
-    def _initialize(self, X, *, fit):
-        sizes, pp, rng = self._fresh_start()
-        params = _model.init_params(X.shape[1], sizes, rng,
-                                    autoregressive=self.autoregressive)
-        engine = self._new_engine(params, pp)
-        engine.init_data(X, rng)
-        return engine, rng
-
     def _resume(self, X):
         self._refresh_engine(self._engine)
-        return self._engine, as_generator(self._seed_seq.spawn(1)[0])
+        return {"engine": self._engine, "rng": as_generator(self._seed_seq.spawn(1)[0]),
+                "fit": False}
 
     def _partial_step(self, X, ctx):
-        engine, rng = ctx
-        self._n_seen += len(X)
+        engine, rng = ctx["engine"], ctx["rng"]
+        self._n_seen += X.shape[0]
         n_total = self.total_samples or self._n_seen
-        metrics = engine.step(X, rng, n_total=n_total)
+        metrics = engine.step(dense_rows(X).astype(float, copy=False), rng, n_total=n_total)
         self._log_iteration(stage=0, **metrics)
         if hasattr(engine, "streaming_samples"):    # DSGHMC: thinned samples of the stream
             samples = engine.streaming_samples()

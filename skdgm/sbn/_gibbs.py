@@ -7,12 +7,15 @@ One iteration, given the data and the current hidden units, weights and prior sc
 2. Hidden units one at a time, vectorised over samples, bottom layer first
    (:func:`pg_hidden_sweep`, the ``d_kn`` of Sec. 3.1; Cython with a NumPy twin).
 3. Every unit's coefficient row ``[w_j, s_j, c_j]`` from its Gaussian conditional
-   (Eq. 13-14). The bias is drawn jointly with its row (a blocked Gibbs step; the paper
+   (Eq. 13-14), after fresh ``PG(1, psi)`` variables given the new units
+   (:func:`layer_statistics`; the data are read one chunk of rows at a time, so a CSR
+   input is never dense beyond one chunk). The bias is drawn jointly with its row (a blocked Gibbs step; the paper
    draws it separately, which mixes more slowly and has the same stationary law).
 4. The prior's latent scales (:func:`skdgm.sbn._priors.gibbs_update_prior`).
 """
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import cholesky, solve_triangular
 
 from . import _model
@@ -23,7 +26,10 @@ from ._priors import gibbs_update_prior, prior_precision
 __all__ = [
     "ais_transition_pg",
     "draw_polya_gamma",
+    "draw_rows",
     "gibbs_iteration",
+    "layer_statistics",
+    "log_joint_mean",
     "pg_hidden_sweep",
     "pg_hidden_sweep_numpy",
     "row_conditional",
@@ -126,45 +132,153 @@ def sample_rows(Z, X, G, prior_prec, mask, rng):
     return theta
 
 
-def gibbs_iteration(params, X, hidden, prior_states, prior, prior_params, rng, *,
-                    frozen_layers=(), use_cython=True):
-    """One full Gibbs iteration (module docstring); returns ``(params, hidden, states)``.
+def _rows(X, sl):
+    """Rows ``sl`` of ``X`` as a dense float64 array (a CSR ``X`` densifies only them)."""
+    part = X[sl]
+    if sp.issparse(part):
+        part = part.toarray()
+    return np.asarray(part, dtype=float)
 
-    ``hidden`` is ``[h_1, ..., h_L]`` (n, K_l) binary floats, updated in place.
-    ``prior_states[l]`` belongs to the weight block of layer ``l`` (its ``[W | lateral]``
-    part of the rows). Layers in ``frozen_layers`` keep their rows (layer-wise
-    pre-training). The candidate parameters are returned as a new object.
-    """
+
+def _chunks(n, chunk_size):
+    """Consecutive row slices of at most ``chunk_size`` rows covering ``range(n)``."""
+    size = max(1, int(chunk_size or n))
+    return [slice(s, min(s + size, n)) for s in range(0, n, size)]
+
+
+def _sweep_chunk(params, Xc, hidden_c, rng, sweep):
+    """Step 1-2 of the module docstring on one chunk of rows; ``hidden_c`` in place."""
     L = params.n_hidden_layers
-    layers = [X] + hidden
+    layers = [Xc] + hidden_c
     psi = [_model.activation(params, layers, l) for l in range(L + 1)]
     gam = [draw_polya_gamma(p, rng) for p in psi]
-    sweep = pg_hidden_sweep if use_cython else pg_hidden_sweep_numpy
     for l in range(1, L + 1):
         lat = None if params.lateral is None else params.lateral[l]
         # psi[l - 1] is updated in place; it starts from the current units
         sweep(layers[l], psi[l], layers[l - 1], psi[l - 1], gam[l - 1],
               params.weights[l - 1], lat, gam[l], rng)
+
+
+def layer_statistics(params, X, hidden, l, units, rng, chunks):
+    """Sufficient statistics of the conditionals (Eq. 13-14) of rows ``units`` of layer ``l``.
+
+    The rows' Pólya-Gamma variables are drawn afresh given the current units
+    (``gamma ~ PG(1, z theta')``, Eq. 12), chunk by chunk of data rows, so that no more
+    than one chunk of a sparse ``X`` is ever dense. Returns ``(P, B)``: ``P[j] =
+    Z' diag(gamma_j) Z`` (without the prior) and ``B[j] = Z' (x_j - 1/2)``.
+    """
+    theta = _model.layer_rows(params, l)[units]
+    d = theta.shape[1]
+    P = np.zeros((len(theta), d, d))
+    B = np.zeros((len(theta), d))
+    for sl in chunks:
+        # only the visible layer's rows read the data
+        layers = [_rows(X, sl) if l == 0 else None] + [h[sl] for h in hidden]
+        Z = _model.layer_regressors(params, layers, l)
+        G = draw_polya_gamma(Z @ theta.T, rng)                 # (c, J_block)
+        P += np.matmul(Z.T[None] * G.T[:, None, :], Z)
+        B += (layers[l][:, units] - 0.5).T @ Z
+    return P, B
+
+
+def draw_rows(P, B, prior_prec, mask, rng):
+    """``theta_j ~ N(P_j^-1 B_j, P_j^-1)`` on the free entries ``mask[j]`` (Eq. 13-14).
+
+    ``P`` (J, d, d) likelihood precisions (the prior's diagonal ``prior_prec`` (J, d) is
+    added here), ``B`` (J, d). Normals: ``rng.standard_normal(d_j)`` row by row.
+    """
+    J, d = mask.shape
+    theta = np.zeros((J, d))
+    full = mask.all()
+    for j in range(J):
+        if full:
+            Pj = P[j].copy()
+            Pj[np.diag_indices(d)] += prior_prec[j]
+            theta[j] = _gaussian_from_precision(Pj, B[j], rng.standard_normal(d))
+            continue
+        cols = np.flatnonzero(mask[j])
+        Pj = P[j][np.ix_(cols, cols)]
+        Pj[np.diag_indices_from(Pj)] += prior_prec[j, cols]
+        theta[j, cols] = _gaussian_from_precision(Pj, B[j, cols],
+                                                  rng.standard_normal(len(cols)))
+    return theta
+
+
+def gibbs_iteration(params, X, hidden, prior_states, prior, prior_params, rng, *,
+                    frozen_layers=(), kernels="cython", chunk_size=None):
+    """One full Gibbs iteration (module docstring); returns ``(params, hidden, states)``.
+
+    Parameters
+    ----------
+    params : SBNParams
+    X : ndarray or CSR matrix of shape (n, D)
+        Binary data; a sparse ``X`` is densified ``chunk_size`` rows at a time.
+    hidden : list of ndarray
+        ``[h_1, ..., h_L]`` (n, K_l) binary floats, updated in place.
+    prior_states : list of dict
+        ``prior_states[l]`` belongs to the weight block of layer ``l`` (its
+        ``[W | lateral]`` part of the rows).
+    prior : {"normal", "student_t", "tpbn"}
+    prior_params : dict
+    rng : numpy.random.Generator
+    frozen_layers : tuple of int
+        Layers whose rows are kept (layer-wise pre-training).
+    kernels : {"cython", "numpy"}
+        The hidden-unit sweep: the Cython kernel or its NumPy twin (same draws).
+    chunk_size : int, optional
+        Rows per chunk (default: all). The draws depend on it, not on the input's
+        format: dense and CSR ``X`` give identical results.
+
+    Returns
+    -------
+    params, hidden, states
+        The candidate parameters as a new object, the hidden units, the prior states.
+
+    Notes
+    -----
+    The Pólya-Gamma variables of every unit are drawn twice per iteration: given the
+    old units for the hidden-unit sweep (Eq. 12), and again given the new units for the
+    rows (Eq. 13-14). Each is a draw from its full conditional, so the scan leaves the
+    posterior invariant; the second draw is what lets the rows' statistics be
+    accumulated chunk by chunk without storing an ``(n, D)`` array of variables.
+    """
+    sweep = {"cython": pg_hidden_sweep, "numpy": pg_hidden_sweep_numpy}[kernels]
+    n = X.shape[0]
+    chunks = _chunks(n, chunk_size)
+    for sl in chunks:
+        _sweep_chunk(params, _rows(X, sl), [h[sl] for h in hidden], rng, sweep)
     new = params.copy()
     states = list(prior_states)
-    for l in range(L + 1):
+    for l in range(params.n_hidden_layers + 1):
         if l in frozen_layers:
             continue
         mask = _model.row_mask(params, l)
-        Z = _model.layer_regressors(params, layers, l)
+        J, d = mask.shape
         prec = np.empty(mask.shape)
-        prec[:, :-1] = prior_precision(prior, states[l], prior_params, (mask.shape[0],
-                                       mask.shape[1] - 1))
+        prec[:, :-1] = prior_precision(prior, states[l], prior_params, (J, d - 1))
         prec[:, -1] = 1.0 / prior_params["bias_var"]
-        theta = sample_rows(Z, layers[l], gam[l], prec, mask, rng)
+        theta = np.zeros((J, d))
+        for s in range(0, J, _ROW_CHUNK):
+            units = slice(s, min(s + _ROW_CHUNK, J))
+            P, B = layer_statistics(params, X, hidden, l, units, rng, chunks)
+            theta[units] = draw_rows(P, B, prec[units], mask[units], rng)
         _model.set_layer_rows(new, l, theta)
         states[l] = gibbs_update_prior(prior, states[l], theta[:, :-1], mask[:, :-1],
                                        prior_params, rng)
     return new, hidden, states
 
 
+def log_joint_mean(params, X, hidden, chunk_size=None):
+    """Mean over rows of ``log p(x, h)`` (Eq. 7-8), a sparse ``X`` densified by chunks."""
+    n = X.shape[0]
+    total = 0.0
+    for sl in _chunks(n, chunk_size):
+        total += float(np.sum(_model.log_joint(params, [_rows(X, sl)] +
+                                               [h[sl] for h in hidden])))
+    return total / max(n, 1)
 
-def pg_hidden_sweeps(params, X, hidden, rng, beta=1.0, use_cython=True):
+
+def pg_hidden_sweeps(params, X, hidden, rng, beta=1.0, kernels="cython"):
     """Augmented Gibbs over the hidden units only (weights fixed), likelihood tempered by ``beta``.
 
     ``sigmoid(psi)^(beta x) (1 - sigmoid(psi))^(beta (1 - x))`` is, by Eq. 10 with
@@ -182,7 +296,7 @@ def pg_hidden_sweeps(params, X, hidden, rng, beta=1.0, use_cython=True):
     psi = [_model.activation(params, layers, l) for l in range(L + 1)]
     gam = [draw_polya_gamma(psi[0], rng, beta)] + [draw_polya_gamma(p, rng) for p in psi[1:]]
     x_eff = [0.5 + beta * (Xf - 0.5)] + flat
-    sweep = pg_hidden_sweep if use_cython else pg_hidden_sweep_numpy
+    sweep = {"cython": pg_hidden_sweep, "numpy": pg_hidden_sweep_numpy}[kernels]
     for l in range(1, L + 1):
         lat = None if params.lateral is None else params.lateral[l]
         below = x_eff[l - 1] if l == 1 else layers[l - 1]
