@@ -7,9 +7,9 @@ One iteration, given the data and the current hidden units, weights and prior sc
 2. Hidden units one at a time, vectorised over samples, bottom layer first
    (:func:`pg_hidden_sweep`, the ``d_kn`` of Sec. 3.1; Cython with a NumPy twin).
 3. Every unit's coefficient row ``[w_j, s_j, c_j]`` from its Gaussian conditional
-   (Eq. 13-14), after fresh ``PG(1, psi)`` variables given the new units
-   (:func:`layer_statistics`; the data are read one chunk of rows at a time, so a CSR
-   input is never dense beyond one chunk). The bias is drawn jointly with its row (a blocked Gibbs step; the paper
+   (Eq. 13-14). The data are read one chunk of rows at a time (a CSR input is never
+   dense beyond one chunk): each chunk's terms of the rows' statistics are added as
+   soon as its units are swept (:func:`accumulate_statistics`). The bias is drawn jointly with its row (a blocked Gibbs step; the paper
    draws it separately, which mixes more slowly and has the same stationary law).
 4. The prior's latent scales (:func:`skdgm.sbn._priors.gibbs_update_prior`).
 """
@@ -28,7 +28,7 @@ __all__ = [
     "draw_polya_gamma",
     "draw_rows",
     "gibbs_iteration",
-    "layer_statistics",
+    "accumulate_statistics",
     "log_joint_mean",
     "pg_hidden_sweep",
     "pg_hidden_sweep_numpy",
@@ -147,7 +147,10 @@ def _chunks(n, chunk_size):
 
 
 def _sweep_chunk(params, Xc, hidden_c, rng, sweep):
-    """Step 1-2 of the module docstring on one chunk of rows; ``hidden_c`` in place."""
+    """Steps 1-2 of the module docstring on one chunk of rows; ``hidden_c`` in place.
+
+    Returns the chunk's Pólya-Gamma variables, one ``(c, J_l)`` array per layer.
+    """
     L = params.n_hidden_layers
     layers = [Xc] + hidden_c
     psi = [_model.activation(params, layers, l) for l in range(L + 1)]
@@ -157,28 +160,21 @@ def _sweep_chunk(params, Xc, hidden_c, rng, sweep):
         # psi[l - 1] is updated in place; it starts from the current units
         sweep(layers[l], psi[l], layers[l - 1], psi[l - 1], gam[l - 1],
               params.weights[l - 1], lat, gam[l], rng)
+    return gam
 
 
-def layer_statistics(params, X, hidden, l, units, rng, chunks):
-    """Sufficient statistics of the conditionals (Eq. 13-14) of rows ``units`` of layer ``l``.
+def accumulate_statistics(P, B, Z, x, G):
+    """Add one chunk's terms of the row conditionals (Eq. 13-14), in place.
 
-    The rows' Pólya-Gamma variables are drawn afresh given the current units
-    (``gamma ~ PG(1, z theta')``, Eq. 12), chunk by chunk of data rows, so that no more
-    than one chunk of a sparse ``X`` is ever dense. Returns ``(P, B)``: ``P[j] =
-    Z' diag(gamma_j) Z`` (without the prior) and ``B[j] = Z' (x_j - 1/2)``.
+    ``P[j] += Z' diag(G[:, j]) Z`` (a rank-``c`` update of every row's precision) and
+    ``B[j] += Z' (x[:, j] - 1/2)``, for ``Z`` (c, d) regressors, ``x`` (c, J) the
+    units and ``G`` (c, J) their Pólya-Gamma variables.
     """
-    theta = _model.layer_rows(params, l)[units]
-    d = theta.shape[1]
-    P = np.zeros((len(theta), d, d))
-    B = np.zeros((len(theta), d))
-    for sl in chunks:
-        # only the visible layer's rows read the data
-        layers = [_rows(X, sl) if l == 0 else None] + [h[sl] for h in hidden]
-        Z = _model.layer_regressors(params, layers, l)
-        G = draw_polya_gamma(Z @ theta.T, rng)                 # (c, J_block)
-        P += np.matmul(Z.T[None] * G.T[:, None, :], Z)
-        B += (layers[l][:, units] - 0.5).T @ Z
-    return P, B
+    J = G.shape[1]
+    for s in range(0, J, _ROW_CHUNK):
+        sl = slice(s, min(s + _ROW_CHUNK, J))
+        P[sl] += np.matmul(Z.T[None] * G[:, sl].T[:, None, :], Z)
+    B += (x - 0.5).T @ Z
 
 
 def draw_rows(P, B, prior_prec, mask, rng):
@@ -236,32 +232,35 @@ def gibbs_iteration(params, X, hidden, prior_states, prior, prior_params, rng, *
 
     Notes
     -----
-    The Pólya-Gamma variables of every unit are drawn twice per iteration: given the
-    old units for the hidden-unit sweep (Eq. 12), and again given the new units for the
-    rows (Eq. 13-14). Each is a draw from its full conditional, so the scan leaves the
-    posterior invariant; the second draw is what lets the rows' statistics be
-    accumulated chunk by chunk without storing an ``(n, D)`` array of variables.
+    Each chunk of rows gets its Pólya-Gamma variables (Eq. 12) and its hidden-unit
+    sweep, then adds its rank-``c`` terms to every row's precision and mean
+    (:func:`accumulate_statistics`): the data and the variables are never held whole,
+    only the per-row statistics ``(J, d, d)`` of each layer. With one chunk the draws
+    are those of the unchunked iteration.
     """
     sweep = {"cython": pg_hidden_sweep, "numpy": pg_hidden_sweep_numpy}[kernels]
-    n = X.shape[0]
-    chunks = _chunks(n, chunk_size)
-    for sl in chunks:
-        _sweep_chunk(params, _rows(X, sl), [h[sl] for h in hidden], rng, sweep)
+    L = params.n_hidden_layers
+    free = [l for l in range(L + 1) if l not in frozen_layers]
+    masks = {l: _model.row_mask(params, l) for l in free}
+    P = {l: np.zeros((m.shape[0], m.shape[1], m.shape[1])) for l, m in masks.items()}
+    B = {l: np.zeros(m.shape) for l, m in masks.items()}
+    for sl in _chunks(X.shape[0], chunk_size):
+        Xc = _rows(X, sl)
+        hidden_c = [h[sl] for h in hidden]
+        gam = _sweep_chunk(params, Xc, hidden_c, rng, sweep)
+        layers = [Xc] + hidden_c
+        for l in free:
+            accumulate_statistics(P[l], B[l], _model.layer_regressors(params, layers, l),
+                                  layers[l], gam[l])
     new = params.copy()
     states = list(prior_states)
-    for l in range(params.n_hidden_layers + 1):
-        if l in frozen_layers:
-            continue
-        mask = _model.row_mask(params, l)
+    for l in free:
+        mask = masks[l]
         J, d = mask.shape
         prec = np.empty(mask.shape)
         prec[:, :-1] = prior_precision(prior, states[l], prior_params, (J, d - 1))
         prec[:, -1] = 1.0 / prior_params["bias_var"]
-        theta = np.zeros((J, d))
-        for s in range(0, J, _ROW_CHUNK):
-            units = slice(s, min(s + _ROW_CHUNK, J))
-            P, B = layer_statistics(params, X, hidden, l, units, rng, chunks)
-            theta[units] = draw_rows(P, B, prec[units], mask[units], rng)
+        theta = draw_rows(P[l], B[l], prec, mask, rng)
         _model.set_layer_rows(new, l, theta)
         states[l] = gibbs_update_prior(prior, states[l], theta[:, :-1], mask[:, :-1],
                                        prior_params, rng)
