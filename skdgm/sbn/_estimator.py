@@ -5,6 +5,7 @@ Validates, orchestrates and stores; the numerics live in ``_model`` (the model),
 """
 
 import numbers
+import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -20,7 +21,7 @@ from .._core.mcmc import bernoulli
 from .._core.schedules import make_schedule
 from .._core.random import (RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for,
                             spawn_generators)
-from . import _gibbs, _model
+from . import _defaults, _gibbs, _model
 from ._dsghmc import DSGHMCGibbsEngine, DSGHMCNAISEngine, log_marginal_is
 from ._engines import GibbsEngine, OnlineVBEngine, VBEngine
 from ._priors import DEFAULT_PRIOR_PARAMS, init_prior_state
@@ -74,9 +75,12 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     Parameters
     ----------
-    n_components : int or tuple of int, default=(200,)
+    n_components : int, tuple of int or "auto", default="auto"
         Units per hidden layer, bottom first (upper bounds: the TPBN prior can switch
-        units off).
+        units off). ``"auto"``: one layer of 16 units below 5,000 training rows (the
+        most whose likelihood ``score_samples`` computes exactly), else one unit per
+        250 rows up to 200 (the paper's width); stored in ``n_components_``. The paper's
+        settings are presets in the user guide.
     inference : {"gibbs", "vb", "online_vb", "dsghmc_gibbs", "dsghmc_nais"}, default="gibbs"
         Pólya-Gamma Gibbs sampling (Eq. 10-14), batch mean-field VB (Eq. 15-17), or
         online VB over minibatches (what ``partial_fit`` runs); or the doubly
@@ -90,16 +94,18 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         ``df = 2.2``) on every parameter, biases included.
     autoregressive : bool, default=False
         Lower-triangular within-layer weights (Eq. 6).
-    n_iter : int, default=100
-        Gibbs iterations / VB sweeps (batch methods) or epochs (online VB), per
-        pre-training stage and again for the global refinement.
+    n_iter : int or "auto", default="auto"
+        Passes over the data: Gibbs iterations / VB sweeps (batch methods) or epochs
+        of minibatches (streaming methods), per pre-training stage and again for the
+        global refinement. ``"auto"``: ``clip(240000 / n_samples, 60, 200)``.
     batch_size : int, default=100
-        Minibatch size of online VB.
-    burn_in : int, default=40
-        Gibbs iterations of the final phase discarded before collecting samples. The
-        defaults collect over ``n_iter - burn_in = 60`` iterations; the paper burns in
-        40 and collects 100 (Sec. 5): ``n_iter=140`` reproduces it. The shorter default
-        keeps a 784-200 fit near ten minutes here (~5 s per iteration).
+        Minibatch size of the streaming methods, and the rows a Gibbs iteration reads
+        (densifies, for sparse input) at a time.
+    burn_in : int or "auto", default="auto"
+        Passes of the final phase discarded before collecting samples (Gibbs;
+        minibatch steps for DSGHMC). ``"auto"``: 40 % of the resolved ``n_iter``
+        (stored in ``burn_in_``). The paper burns in 40 and collects 100 (Sec. 5):
+        ``n_iter=140, burn_in=40``.
     n_posterior_samples : int, default=10
         Thinned parameter samples kept (Gibbs), or draws from ``q`` (VB).
         ``transform`` averages over them.
@@ -170,20 +176,29 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     history_ : dict of lists
         Per-iteration metrics (``log_joint`` for Gibbs; ``bound`` and ``elbo`` per
         sample for VB; ``batch_bound`` for online VB; ``step_size`` for DSGHMC, plus
-        ``log_px_is`` and ``ess_ratio`` for ``"dsghmc_nais"``) and ``stage`` (0 = global).
+        ``log_px_is`` and ``ess_ratio`` for ``"dsghmc_nais"``) and ``stage`` (0 = global),
+        one entry per pass over the data.
+    n_components_ : tuple of int
+        The hidden sizes used (``n_components`` with ``"auto"`` resolved).
+    burn_in_ : int
+        The burn-in used (``burn_in`` with ``"auto"`` resolved).
     n_iter_ : int
+        Passes over the data run by the last ``fit`` (pre-training stages included:
+        a full Gibbs iteration or VB sweep, or an epoch of minibatches), plus one per
+        ``partial_fit`` call.
     """
 
     # which parameters each option reads (warned about once per call when unused)
     _option_reads = _INFERENCE_READS
     _parameter_constraints = {
-        "n_components": ["array-like", Interval(numbers.Integral, 1, None, closed="left")],
+        "n_components": ["array-like", Interval(numbers.Integral, 1, None, closed="left"),
+                         StrOptions({"auto"})],
         "inference": [StrOptions(set(_INFERENCE))],
         "prior": [StrOptions({"tpbn", "student_t", "normal"}), None],
         "autoregressive": ["boolean"],
-        "n_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_iter": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
-        "burn_in": [Interval(numbers.Integral, 0, None, closed="left")],
+        "burn_in": [Interval(numbers.Integral, 0, None, closed="left"), StrOptions({"auto"})],
         "n_posterior_samples": [Interval(numbers.Integral, 1, None, closed="left")],
         "pretrain": ["boolean"],
         "prior_params": [dict, None],
@@ -214,8 +229,8 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                          for k in DEFAULT_PRIOR_PARAMS},
     }
 
-    def __init__(self, n_components=(200,), *, inference="gibbs", prior=None,
-                 autoregressive=False, n_iter=100, batch_size=100, burn_in=40,
+    def __init__(self, n_components="auto", *, inference="gibbs", prior=None,
+                 autoregressive=False, n_iter="auto", batch_size=100, burn_in="auto",
                  n_posterior_samples=10, pretrain=True, prior_params=None,
                  learning_offset=10.0, learning_decay=0.7, n_local_iter=4,
                  total_samples=None, learning_rate=0.01, friction=0.1, sgmcmc="sghmc",
@@ -280,10 +295,16 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             return ss
         return np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + (0xC5, chunk))
 
-    def _check_settings(self):
+    def _check_settings(self, n_samples=None, n_features=None):
+        """Validated hidden sizes and prior parameters; ``"auto"`` resolved for ``X``'s shape."""
         self._validate_params()
-        sizes = tuple(int(k) for k in np.atleast_1d(np.asarray(self.n_components,
-                                                                dtype=object)))
+        if isinstance(self.n_components, str):          # "auto"
+            if n_samples is None:
+                return (), {}
+            sizes = _defaults.resolve_n_components(n_samples, n_features, MAX_EXACT_UNITS)
+        else:
+            sizes = tuple(int(k) for k in np.atleast_1d(np.asarray(self.n_components,
+                                                                    dtype=object)))
         if any(k < 1 for k in sizes):
             raise ValueError(f"n_components must hold positive ints, got {sizes}")
         if not sizes and not self.autoregressive:
@@ -306,7 +327,8 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                 "sampler": self.sgmcmc, "n_sghmc_steps": self.n_sghmc_steps,
                 "n_samples": self.n_hidden_samples, "gibbs_sweeps": self.gibbs_sweeps,
                 "recognition_learning_rate": self.recognition_learning_rate,
-                "burn_in": self.burn_in, "n_posterior_samples": self.n_posterior_samples,
+                "burn_in": getattr(self, "burn_in_", self.burn_in),
+                "n_posterior_samples": self.n_posterior_samples,
                 # rows of a (sparse) training set densified at a time
                 "chunk_size": self.batch_size}
 
@@ -330,7 +352,14 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     def _stage_passes(self, engine, X, rng, n_passes, stage):
         """``n_passes`` passes of a pre-training stage's engine over ``X`` (logged)."""
         for _ in range(n_passes):
-            self._log_iteration(stage=stage, **self._engine_pass(engine, X, rng))
+            self._log_pass(stage, self._engine_pass(engine, X, rng))
+
+    def _log_pass(self, stage, metrics):
+        """One ``history_`` entry (and verbose line) per pass, with the time still to go."""
+        done = getattr(self, "n_iter_", 0) + 1
+        elapsed = time.perf_counter() - self._t_start
+        left = elapsed / done * max(0, self._total_passes - done)
+        self._log_iteration(stage=stage, **metrics, time_left=left)
 
     def _engine_pass(self, engine, X, rng):
         """One pass over ``X``: a full iteration, or an epoch of minibatches (streaming)."""
@@ -366,16 +395,29 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     def _is_initialized(self):
         return hasattr(self, "_engine")
 
-    def _fresh_start(self):
-        sizes, pp = self._check_settings()
+    def _fresh_start(self, X, fit):
+        n, D = X.shape
+        if self.total_samples and not fit:
+            n = self.total_samples          # partial_fit: the stream's announced size
+        sizes, pp = self._check_settings(n, D)
+        self.n_components_ = sizes
+        self._n_iter_resolved = (_defaults.resolve_n_iter(n) if self.n_iter == "auto"
+                                 else int(self.n_iter))
+        self.burn_in_ = (_defaults.resolve_burn_in(self._n_iter_resolved)
+                         if self.burn_in == "auto" else int(self.burn_in))
         self._seed_seq = seed_for(self.random_state)
         rng = as_generator(self._seed_seq.spawn(1)[0])
         self._start_history()
         self._n_seen = 0
         return sizes, pp, rng
 
+    def _n_passes(self):
+        return self._n_iter_resolved
+
     def _initialize(self, X, *, fit):
-        sizes, pp, rng = self._fresh_start()
+        sizes, pp, rng = self._fresh_start(X, fit)
+        stages = len(sizes) if (fit and self.pretrain and len(sizes) > 1) else 0
+        self._total_passes = self._n_iter_resolved * (stages + 1)
         D, L = X.shape[1], len(sizes)
         if fit and self.pretrain and L > 1:
             # Sec. 3.3: one single-layer SBN per stage on the previous stage's hidden
@@ -386,7 +428,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                                          autoregressive=self.autoregressive)
                 eng = self._new_engine(sub, pp)
                 eng.init_data(data, rng)
-                self._stage_passes(eng, data, rng, self.n_iter, stage=s + 1)
+                self._stage_passes(eng, data, rng, self._n_iter_resolved, stage=s + 1)
                 parts.append(eng.export())
                 data = eng.hidden_sample(data, rng)[0]
             params, states, hidden = _model.assemble_stages(
@@ -399,14 +441,14 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             engine.init_data(X, rng)
         n_passes = self._n_passes()
         return {"engine": engine, "rng": rng, "samples": [], "t": 0, "n_passes": n_passes,
-                "thin": max(1, (n_passes - self.burn_in) // self.n_posterior_samples),
+                "thin": max(1, (n_passes - self.burn_in_) // self.n_posterior_samples),
                 "fit": fit, "n_rows": X.shape[0]}
 
     def _fit_pass(self, X, ctx):
         engine, rng = ctx["engine"], ctx["rng"]
-        self._log_iteration(stage=0, **self._engine_pass(engine, X, rng))
+        self._log_pass(0, self._engine_pass(engine, X, rng))
         ctx["t"] += 1
-        done = ctx["t"] - self.burn_in
+        done = ctx["t"] - self.burn_in_
         if engine.keeps_samples and done > 0 and done % ctx["thin"] == 0:
             ctx["samples"].append(engine.posterior_draw(rng))
 
