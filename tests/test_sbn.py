@@ -411,6 +411,8 @@ def test_divergence_is_raised_and_discarded(engine, monkeypatch):
     before = eng.current_params().copy()
     if engine == "gibbs":
         monkeypatch.setattr(_gibbs, "draw_rows", lambda P, B, *a: np.full(B.shape, np.nan))
+        monkeypatch.setattr(_gibbs, "draw_rows_fast",
+                            lambda P, B, *a: np.full(B.shape, np.nan))
     else:
         def bad(*a, **k):
             a[3][...] = np.nan

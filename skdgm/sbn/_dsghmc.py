@@ -510,6 +510,25 @@ class _DSGHMCEngine:
                 -self.options["n_posterior_samples"]:]
         return metrics
 
+    def refresh(self, options):
+        """New hyper-parameters between ``partial_fit`` calls (``set_params``).
+
+        The trainer keeps its step schedule (evaluated at its own minibatch counter,
+        so a new one continues from there), friction and step counts: replaced here.
+        """
+        self.options.update(options)
+        trainer = self.trainer
+        if trainer is None:
+            return
+        o = self.options
+        trainer.schedule = make_schedule(o["learning_rate"])
+        trainer.sampler.friction = float(o["friction"])
+        trainer.n_sghmc_steps = int(o["n_sghmc_steps"])
+        trainer.n_samples = int(o["n_samples"])
+        trainer.gibbs_sweeps = int(o["gibbs_sweeps"])
+        if trainer.adam is not None:
+            trainer.adam.learning_rate = float(o["recognition_learning_rate"])
+
     def current_params(self):
         return self.params
 

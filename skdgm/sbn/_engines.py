@@ -15,7 +15,9 @@ factors, the prior's latent scales, the training data's hidden units) and offers
 ``hidden_sample(X, rng)``
     binary hidden units of the training data (input of the next pre-training stage);
 ``export()``
-    ``(params, prior_states, hidden)``.
+    ``(params, prior_states, hidden)``;
+``refresh(options)``
+    take new hyper-parameters between ``partial_fit`` calls (``set_params``).
 
 ``streaming = True`` marks engines whose ``step`` takes minibatches (``partial_fit``).
 The DSGHMC engines (:mod:`skdgm.sbn._dsghmc`) follow the same protocol; the
@@ -73,10 +75,17 @@ class GibbsEngine:
         new, hidden, states = _gibbs.gibbs_iteration(
             self.params, X, hidden, self.prior_states, self.prior, self.prior_params, rng,
             frozen_layers=frozen_layers, kernels=self.options.get("kernels", "cython"),
-            chunk_size=chunk)
+            chunk_size=chunk, workspace=self.__dict__.setdefault("_workspace", {}))
         check_finite_params({"weights": new.weights, "biases": new.biases}, "Gibbs step")
         self.params, self.hidden, self.prior_states = new, hidden, states
         return {"log_joint": _gibbs.log_joint_mean(self.params, X, self.hidden, chunk)}
+
+    def refresh(self, options):
+        self.options.update(options)
+
+    def __getstate__(self):
+        # the iteration's scratch buffers are not state: not copied, not pickled
+        return {k: v for k, v in self.__dict__.items() if k != "_workspace"}
 
     def current_params(self):
         return self.params
@@ -136,6 +145,9 @@ class VBEngine:
             out["elbo"] = _vb.mc_bound(self.template, self.state, X, self.hidden, self.prior,
                                        self.prior_params, rng) / n
         return out
+
+    def refresh(self, options):
+        self.options.update(options)
 
     def current_params(self):
         return _vb.params_from_state(self.template, self.state)

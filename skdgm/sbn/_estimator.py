@@ -1,7 +1,11 @@
 """``BayesianSBN``: the scikit-learn face of the deep sigmoid belief net wing.
 
-Validates, orchestrates and stores; the numerics live in ``_model`` (the model),
-``_gibbs`` / ``_vb`` (the kernels) and ``_engines`` (one training state per method).
+Validates, resolves the ``"auto"`` settings (``_defaults``), runs the training skeleton
+of :class:`skdgm._core.base.BaseGenerativeModel` through its hooks, and stores the
+fitted attributes. The numerics live in module-level functions: ``_model`` (the model,
+stacking of pre-training stages, imputation), ``_gibbs`` / ``_vb`` / ``_dsghmc`` (the
+samplers, with their Cython twins) and ``_engines`` (one training state per
+``inference``).
 """
 
 import numbers
@@ -17,10 +21,8 @@ from sklearn.utils.validation import check_is_fitted
 from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
                           dense_rows, float_dtype as _float_dtype, iter_minibatches)
 from .._core.exact import MAX_EXACT_UNITS
-from .._core.mcmc import bernoulli
-from .._core.schedules import make_schedule
-from .._core.random import (RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for,
-                            spawn_generators)
+from .._core.random import (RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence,
+                            seed_for)
 from . import _defaults, _gibbs, _model
 from ._dsghmc import DSGHMCGibbsEngine, DSGHMCNAISEngine, log_marginal_is
 from ._engines import GibbsEngine, OnlineVBEngine, VBEngine
@@ -28,13 +30,12 @@ from ._priors import DEFAULT_PRIOR_PARAMS, init_prior_state
 
 __all__ = ["BayesianSBN"]
 
-# inference name -> engine class (see ``_engines`` for the protocol). Part 2 adds
-# "dsghmc_gibbs" / "dsghmc_nais" here.
+# inference name -> engine class (see ``_engines`` for the protocol)
 _INFERENCE = {
     "gibbs": GibbsEngine,
     "vb": VBEngine,
     "online_vb": OnlineVBEngine,
-    # part 2 (Du, Zhu and Zhang 2018): doubly stochastic SGHMC
+    # Du, Zhu and Zhang (2018): doubly stochastic SGHMC
     "dsghmc_gibbs": DSGHMCGibbsEngine,
     "dsghmc_nais": DSGHMCNAISEngine,
 }
@@ -322,7 +323,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     def _options(self):
         return {"n_local_iter": self.n_local_iter, "learning_offset": self.learning_offset,
                 "learning_decay": self.learning_decay,
-                # DSGHMC (part 2)
+                # DSGHMC (Du et al. 2018)
                 "learning_rate": self.learning_rate, "friction": self.friction,
                 "sampler": self.sgmcmc, "n_sghmc_steps": self.n_sghmc_steps,
                 "n_samples": self.n_hidden_samples, "gibbs_sweeps": self.gibbs_sweeps,
@@ -378,8 +379,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         self.coefs_ = list(mean.weights)
         self.intercepts_ = list(mean.biases)
         self.lateral_coefs_ = None if mean.lateral is None else list(mean.lateral)
-        self.n_active_units_ = [int(np.sum(np.abs(W).max(axis=0) > _ACTIVE_THRESHOLD))
-                                for W in mean.weights]
+        self.n_active_units_ = _model.active_units(mean, _ACTIVE_THRESHOLD)
         self._engine = engine
 
     # ------------------------------------------------ the training skeleton's hooks
@@ -464,12 +464,90 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         self._n_seen = ctx["n_rows"]
 
     def fit(self, X, y=None):
-        """Train on binary ``X`` (n_samples, n_features); greedy pre-training first when deep."""
+        """Train on binary ``X``: greedy pre-training when deep (Sec. 3.3), then ``n_iter`` passes.
+
+        The training skeleton of every skdgm estimator: a reset, the pre-training
+        stages (two or more hidden layers and ``pretrain=True``), then ``n_iter``
+        passes of the chosen inference (a Gibbs iteration, a VB sweep, or an epoch
+        of the minibatch steps ``partial_fit`` runs). ``"auto"`` settings are
+        resolved from the shape of ``X`` first.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Binary data (or thresholded by ``binarize``). A CSR matrix is read
+            ``batch_size`` rows at a time (batch ``inference="vb"`` densifies it).
+        y : Ignored
+
+        Returns
+        -------
+        self : BayesianSBN
+
+        Raises
+        ------
+        ValueError
+            For non-binary input or invalid parameters (the estimator is left as
+            it was).
+        skdgm.exceptions.DivergenceError
+            If the parameters become non-finite or run away (the state from
+            before the call is restored).
+
+        See Also
+        --------
+        partial_fit : streaming updates (``inference="online_vb"`` and DSGHMC).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import BayesianSBN
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> sbn = BayesianSBN(n_components=3, n_iter=5, random_state=0).fit(X)
+        >>> sbn.n_components_, sbn.n_iter_, len(sbn.history_["log_joint"])
+        ((3,), 5, 5)
+        """
         return super().fit(X, y)
 
     @available_if(_streaming)
     def partial_fit(self, X, y=None):
-        """One online-VB step on the minibatch ``X`` (initialises the model on first call)."""
+        """One streaming step on the minibatch ``X`` (the first call initialises the model).
+
+        Available for the streaming inferences: online VB (a natural-gradient step,
+        Sec. 3.2) and the DSGHMC options (``n_sghmc_steps`` SGHMC steps).
+        Hyper-parameters changed with ``set_params`` between calls are used.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            One minibatch of binary data.
+        y : Ignored
+
+        Returns
+        -------
+        self : BayesianSBN
+
+        Raises
+        ------
+        ValueError
+            For non-binary input, invalid parameters or a changed feature count
+            (the estimator is left as it was).
+        skdgm.exceptions.DivergenceError
+            If the step diverges (the state from before the call is restored).
+
+        See Also
+        --------
+        fit : train from scratch on a whole data set.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import BayesianSBN
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> sbn = BayesianSBN(n_components=3, inference="online_vb", random_state=0)
+        >>> for start in (0, 20):
+        ...     sbn = sbn.partial_fit(X[start:start + 20])
+        >>> sbn.n_iter_
+        2
+        """
         return super().partial_fit(X, y)
 
     def _resume(self, X):
@@ -490,23 +568,8 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         self._finish(engine, samples)
 
     def _refresh_engine(self, engine):
-        """Hand the engine the current hyper-parameters (``set_params`` between calls).
-
-        Engines read ``options`` at every step; the DSGHMC trainer keeps its step
-        schedule (evaluated at its own minibatch counter, so a new one continues
-        from there) and its friction, which are replaced here.
-        """
-        opts = {k: v for k, v in self._options().items() if v is not None}
-        engine.options.update(opts)
-        trainer = getattr(engine, "trainer", None)
-        if trainer is not None:
-            trainer.schedule = make_schedule(self.learning_rate)
-            trainer.sampler.friction = float(self.friction)
-            trainer.n_sghmc_steps = int(self.n_sghmc_steps)
-            trainer.n_samples = int(self.n_hidden_samples)
-            trainer.gibbs_sweeps = int(self.gibbs_sweeps)
-            if trainer.adam is not None:
-                trainer.adam.learning_rate = float(self.recognition_learning_rate)
+        """Hand the engine the current hyper-parameters (``set_params`` between calls)."""
+        engine.refresh({k: v for k, v in self._options().items() if v is not None})
 
     def _divergence_params(self):
         if not hasattr(self, "params_"):
@@ -522,50 +585,100 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         """Fresh per-call generator seeded from ``random_state`` (same int, same answer)."""
         return as_generator(self._call_seed(chunk))
 
-    def _n_hidden_total(self):
-        return sum(len(b) for b in self.params_.biases[1:])
-
     def transform(self, X):
-        """``E[h^(1) | x]`` averaged over the posterior samples (exact when small).
+        """Posterior mean of the first hidden layer, ``E[h^(1) | x]``.
 
-        Computed in float64 and returned in the dtype of ``X`` (float32 or float64).
+        Averaged over ``posterior_samples_``: exact by enumeration when the hidden
+        layers hold at most 16 units in all, else a Monte Carlo average over
+        Pólya-Gamma augmented Gibbs sweeps (Eq. 12 and the ``d_kn`` of Sec. 3.1),
+        seeded from ``random_state`` (the same int gives the same answer).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Binary data (or thresholded by ``binarize``); a CSR matrix is densified
+            ``batch_size`` rows at a time.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_components_[0])
+            In the dtype of ``X`` (float32 stays float32, anything else float64).
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is not binary, has another number of features than the training
+            data, or the model has no hidden layer (the fully visible SBN).
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        score_samples : log-likelihood of each row.
+        impute : fill missing entries.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import BayesianSBN
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> sbn = BayesianSBN(n_components=3, n_iter=5, random_state=0).fit(X)
+        >>> sbn.transform(X).shape
+        (40, 3)
         """
         check_is_fitted(self)
         dtype = _float_dtype(X)
         X = self._validate(X, reset=False, dense=False)
-        return self._by_chunks(X, self._transform).astype(dtype, copy=False)
-
-    def _transform(self, X, chunk=0):
-        if not self.params_.weights:
-            raise ValueError("the fully visible SBN has no hidden units to transform to")
-        if self._n_hidden_total() <= MAX_EXACT_UNITS:
-            return np.mean([_model.posterior_mean_exact(p, X)
-                            for p in self.posterior_samples_], axis=0)
-        rngs = spawn_generators(self._call_seed(chunk),
-                                len(self.posterior_samples_))
-        out = np.zeros((len(X), len(self.params_.biases[1])))
-        for p, rng in zip(self.posterior_samples_, rngs):
-            hidden = _model.sample_hidden_prior(p, (len(X),), rng)
-            for t in range(_TRANSFORM_BURN + _TRANSFORM_KEEP):
-                # the augmented sweep (Cython) leaves p(h | x) invariant, like the exact one
-                hidden = _gibbs.pg_hidden_sweeps(p, X, hidden, rng)
-                if t >= _TRANSFORM_BURN:
-                    out += hidden[0]
-        return out / (_TRANSFORM_KEEP * len(self.posterior_samples_))
+        return self._by_chunks(X, lambda rows, chunk: _gibbs.hidden_posterior_mean(
+            self.posterior_samples_, rows, self._call_seed(chunk), n_burn=_TRANSFORM_BURN,
+            n_keep=_TRANSFORM_KEEP, max_exact_units=MAX_EXACT_UNITS)).astype(dtype, copy=False)
 
     @property
     def _n_features_out(self):
         return len(self.params_.biases[1]) if self.params_.weights else 0
 
     def score_samples(self, X, method=None):
-        """``log p(x)`` under the posterior-mean parameters.
+        """``log p(x)`` of each row under the posterior-mean parameters (Eq. 7-8).
 
-        ``method=None``: exact by enumeration when the hidden layers hold at most 16
-        units, else AIS from the prior (``n_ais_runs`` chains per point,
-        ``n_ais_betas`` temperatures, Pólya-Gamma augmented sweeps as transitions).
-        ``"ais"``: always AIS. ``"is"`` (``inference="dsghmc_nais"`` only):
-        importance sampling with the trained recognition network as proposal,
-        ``n_is_samples`` per point (Du et al. appendix B.1).
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Binary data; a CSR matrix is densified ``batch_size`` rows at a time.
+        method : {None, "ais", "is"}, default=None
+            ``None``: exact by enumeration when the hidden layers hold at most 16
+            units, else annealed importance sampling from the prior
+            (``n_ais_runs`` chains per point, ``n_ais_betas`` temperatures,
+            Pólya-Gamma augmented sweeps as transitions). ``"ais"``: always AIS.
+            ``"is"`` (``inference="dsghmc_nais"`` only): importance sampling with
+            the trained recognition network as proposal, ``n_is_samples`` per point
+            (Du et al. appendix B.1).
+
+        Returns
+        -------
+        ndarray of shape (n_samples,)
+            Exact values, or AIS / IS estimates (stochastic lower bounds in
+            expectation), seeded from ``random_state``.
+
+        Raises
+        ------
+        ValueError
+            For non-binary ``X``, a feature count other than the training data's,
+            an unknown ``method``, or ``method="is"`` without a recognition network.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        score : the mean of these values.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import BayesianSBN
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> sbn = BayesianSBN(n_components=3, n_iter=5, random_state=0).fit(X)
+        >>> bool(np.all(sbn.score_samples(X) < 0))
+        True
         """
         check_is_fitted(self)
         if method not in (None, "ais", "is"):
@@ -581,7 +694,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             lp, _ = log_marginal_is(self.params_, self._engine.recognition, X,
                                     self.n_is_samples, self._call_rng(chunk))
             return lp
-        if method is None and self._n_hidden_total() <= MAX_EXACT_UNITS:
+        if method is None and sum(map(len, self.params_.biases[1:])) <= MAX_EXACT_UNITS:
             return _model.log_marginal_exact(self.params_, X)
         lp, _ = _model.log_marginal_ais(self.params_, X, n_betas=self.n_ais_betas,
                                         n_runs=self.n_ais_runs,
@@ -591,36 +704,90 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return lp
 
     def sample(self, n_samples=1, random_state=None):
-        """Ancestral samples of the visible layer (posterior-mean parameters)."""
+        """Ancestral samples of the visible layer under the posterior-mean parameters.
+
+        Parameters
+        ----------
+        n_samples : int, default=1
+        random_state : int, Generator, SeedSequence or None, default=None
+            Fresh randomness with ``None``; the same seed gives the same samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features_in_)
+            Binary (0.0 / 1.0) rows drawn top layer first (Eq. 7-8).
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        impute : conditional samples given observed entries.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import BayesianSBN
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> sbn = BayesianSBN(n_components=3, n_iter=5, random_state=0).fit(X)
+        >>> sbn.sample(4, random_state=0).shape
+        (4, 6)
+        """
         check_is_fitted(self)
         rng = as_generator(check_seed_sequence(random_state))
         return _model.sample_ancestral(self.params_, int(n_samples), rng)[0]
 
     def impute(self, X, n_sweeps=20):
-        """Fill ``NaN`` entries of binary ``X`` by posterior sampling of the hidden layers and
-        the missing pixels, then a majority vote over the draws (Sec. 5.2).
+        """Fill the ``NaN`` entries of binary ``X`` (Sec. 5.2).
 
-        Each posterior sample runs ``n_sweeps`` sweeps; the second half of them vote.
+        Gibbs sampling of the hidden layers and the missing entries under each
+        posterior sample, then a majority vote over the draws.
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Binary data with ``NaN`` marking the missing entries.
+        n_sweeps : int, default=20
+            Sweeps per posterior sample; the second half of them vote.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features)
+            ``X`` with each missing entry replaced by 0 or 1 (a copy of ``X`` when
+            nothing is missing).
+
+        Raises
+        ------
+        ValueError
+            If the observed entries are not binary or the feature count differs.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        sample : unconditional samples.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import BayesianSBN
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> sbn = BayesianSBN(n_components=3, n_iter=5, random_state=0).fit(X)
+        >>> Xm = X[:2].copy()
+        >>> Xm[0, 0] = np.nan
+        >>> filled = sbn.impute(Xm)
+        >>> bool(np.isnan(filled).any()), filled[0, 0] in (0.0, 1.0)
+        (False, True)
         """
         check_is_fitted(self)
         X = self._validate(X, reset=False, allow_nan=True)
         missing = np.isnan(X)
         if not missing.any():
             return X.copy()
-        rng = self._call_rng()
-        votes = np.zeros(X.shape)
-        n_votes = 0
-        filled = np.where(missing, bernoulli(0.5, rng, size=X.shape), X).astype(float)
-        for p in self.posterior_samples_:
-            layers = [filled] + _model.sample_hidden_prior(p, (len(X),), rng)
-            for t in range(n_sweeps):
-                layers = _model.gibbs_sweep(p, layers, rng)
-                layers[0] = _model.sample_visible_missing(p, layers, missing, rng)
-                if t >= n_sweeps // 2:
-                    votes += layers[0]
-                    n_votes += 1
-            filled = layers[0]
-        return np.where(missing, (votes / n_votes > 0.5).astype(float), X)
+        return _model.impute_missing(self.posterior_samples_, X, missing, int(n_sweeps),
+                                     self._call_rng())
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
