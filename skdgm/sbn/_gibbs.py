@@ -9,7 +9,8 @@ One iteration, given the data and the current hidden units, weights and prior sc
 3. Every unit's coefficient row ``[w_j, s_j, c_j]`` from its Gaussian conditional
    (Eq. 13-14). The data are read one chunk of rows at a time (a CSR input is never
    dense beyond one chunk): each chunk's terms of the rows' statistics are added as
-   soon as its units are swept (:func:`accumulate_statistics`). The bias is drawn jointly with its row (a blocked Gibbs step; the paper
+   soon as its units are swept (:func:`accumulate_statistics`). The bias is drawn
+   jointly with its row (a blocked Gibbs step; the paper
    draws it separately, which mixes more slowly and has the same stationary law).
 4. The prior's latent scales (:func:`skdgm.sbn._priors.gibbs_update_prior`).
 """
@@ -17,7 +18,12 @@ One iteration, given the data and the current hidden units, weights and prior sc
 import numpy as np
 import scipy.sparse as sp
 from scipy.linalg import cholesky, solve_triangular
+from scipy.linalg.blas import sgemm as _sgemm
+from scipy.linalg.lapack import dpotrf as _dpotrf
+from scipy.linalg.lapack import dtrtrs as _dtrtrs
+from scipy.linalg.lapack import spotrf as _spotrf
 
+from .._core.random import spawn_generators
 from . import _model
 from ._gibbs_fast import pg_hidden_sweep as _pg_hidden_sweep_fast
 from ._polya_gamma import draw_polya_gamma
@@ -27,8 +33,11 @@ __all__ = [
     "ais_transition_pg",
     "draw_polya_gamma",
     "draw_rows",
+    "draw_rows_fast",
     "gibbs_iteration",
+    "hidden_posterior_mean",
     "accumulate_statistics",
+    "accumulate_statistics_fast",
     "log_joint_mean",
     "pg_hidden_sweep",
     "pg_hidden_sweep_numpy",
@@ -177,6 +186,61 @@ def accumulate_statistics(P, B, Z, x, G):
     B += (x - 0.5).T @ Z
 
 
+def accumulate_statistics_fast(P32, B, Z, x, G):
+    """:func:`accumulate_statistics` with the precisions in float32, by one GEMM per chunk.
+
+    ``P32`` (J, d, d) float32 gets ``G' (Z z')``: the chunk's outer products
+    ``z_n z_n'`` (c, d * d) weighted by every row's Pólya-Gamma variables in a single
+    ``sgemm`` accumulating in place (no per-row products, no temporaries of the
+    statistics' size). ``B`` stays float64. float32 is enough here: the entries are
+    sums of ``gamma z_i z_k`` with ``z`` binary, each within a relative ``6e-8``, far
+    below the posterior's spread (the comparison test bounds the effect on the draws).
+    """
+    J, d = P32.shape[0], Z.shape[1]
+    Z32 = Z.astype(np.float32)
+    ZZ = (Z32[:, :, None] * Z32[:, None, :]).reshape(len(Z), d * d)
+    # P32 viewed as (d*d, J) in Fortran order is its C-order (J, d*d) transposed
+    C = P32.reshape(J, d * d).T
+    out = _sgemm(1.0, ZZ.T, G.astype(np.float32), beta=1.0, c=C, overwrite_c=1)
+    if not np.shares_memory(out, P32):      # f2py had to copy (never for these layouts)
+        C[...] = out
+    B += (x - 0.5).T @ Z
+
+
+def draw_rows_fast(P32, B, prior_prec, rng):
+    """:func:`draw_rows` for rows with every coefficient free (no lateral weights).
+
+    The same normals in the same order (one ``(J, d)`` array, which a Generator fills
+    exactly as ``J`` successive ``standard_normal(d)`` calls). Each row's precision is
+    factorised in float32 by LAPACK's ``spotrf`` called directly (no per-call checks
+    of :func:`scipy.linalg.cholesky`); the two triangular solves run in float64 on the
+    factor. The draw is then exact for a precision within float32 rounding of ``P``
+    (a relative ``6e-8``, far below the posterior's spread); a row whose float32
+    factorisation fails (a nearly singular precision, e.g. under a strongly
+    shrinking prior) is factorised in float64 instead.
+    """
+    J, d = B.shape
+    eps = rng.standard_normal((J, d))
+    theta = np.empty((J, d))
+    idx = np.arange(d)
+    for j in range(J):
+        A = P32[j].copy()
+        A[idx, idx] += prior_prec[j].astype(np.float32)
+        c, info = _spotrf(A, lower=1, clean=0, overwrite_a=1)
+        if info == 0:
+            c = c.astype(np.float64)
+        else:
+            A = P32[j].astype(np.float64)
+            A[idx, idx] += prior_prec[j]
+            c, info = _dpotrf(A, lower=1, clean=0, overwrite_a=1)
+            if info:
+                raise np.linalg.LinAlgError(f"the precision of row {j} is not positive "
+                                            f"definite")
+        y, _ = _dtrtrs(c, B[j], lower=1)
+        theta[j], _ = _dtrtrs(c, y + eps[j], lower=1, trans=1)
+    return theta
+
+
 def draw_rows(P, B, prior_prec, mask, rng):
     """``theta_j ~ N(P_j^-1 B_j, P_j^-1)`` on the free entries ``mask[j]`` (Eq. 13-14).
 
@@ -188,12 +252,12 @@ def draw_rows(P, B, prior_prec, mask, rng):
     full = mask.all()
     for j in range(J):
         if full:
-            Pj = P[j].copy()
+            Pj = np.array(P[j], dtype=float)
             Pj[np.diag_indices(d)] += prior_prec[j]
             theta[j] = _gaussian_from_precision(Pj, B[j], rng.standard_normal(d))
             continue
         cols = np.flatnonzero(mask[j])
-        Pj = P[j][np.ix_(cols, cols)]
+        Pj = np.array(P[j][np.ix_(cols, cols)], dtype=float)
         Pj[np.diag_indices_from(Pj)] += prior_prec[j, cols]
         theta[j, cols] = _gaussian_from_precision(Pj, B[j, cols],
                                                   rng.standard_normal(len(cols)))
@@ -201,7 +265,7 @@ def draw_rows(P, B, prior_prec, mask, rng):
 
 
 def gibbs_iteration(params, X, hidden, prior_states, prior, prior_params, rng, *,
-                    frozen_layers=(), kernels="cython", chunk_size=None):
+                    frozen_layers=(), kernels="cython", chunk_size=None, workspace=None):
     """One full Gibbs iteration (module docstring); returns ``(params, hidden, states)``.
 
     Parameters
@@ -224,6 +288,10 @@ def gibbs_iteration(params, X, hidden, prior_states, prior, prior_params, rng, *
     chunk_size : int, optional
         Rows per chunk (default: all). The draws depend on it, not on the input's
         format: dense and CSR ``X`` give identical results.
+    workspace : dict, optional
+        Buffers kept between iterations (the float32 statistics of
+        ``kernels="cython"``, ``J x d x d`` per layer): a fresh 100 MB array costs
+        more in page faults than the products that fill it.
 
     Returns
     -------
@@ -239,10 +307,22 @@ def gibbs_iteration(params, X, hidden, prior_states, prior, prior_params, rng, *
     are those of the unchunked iteration.
     """
     sweep = {"cython": pg_hidden_sweep, "numpy": pg_hidden_sweep_numpy}[kernels]
+    fast = kernels == "cython"
+    accumulate = accumulate_statistics_fast if fast else accumulate_statistics
     L = params.n_hidden_layers
     free = [l for l in range(L + 1) if l not in frozen_layers]
     masks = {l: _model.row_mask(params, l) for l in free}
-    P = {l: np.zeros((m.shape[0], m.shape[1], m.shape[1])) for l, m in masks.items()}
+    P = {}
+    for l, m in masks.items():
+        shape = (m.shape[0], m.shape[1], m.shape[1])
+        if fast and workspace is not None:
+            buf = workspace.get(l)
+            if buf is None or buf.shape != shape:
+                buf = workspace[l] = np.empty(shape, dtype=np.float32)
+            buf.fill(0.0)
+            P[l] = buf
+        else:
+            P[l] = np.zeros(shape, dtype=np.float32 if fast else np.float64)
     B = {l: np.zeros(m.shape) for l, m in masks.items()}
     for sl in _chunks(X.shape[0], chunk_size):
         Xc = _rows(X, sl)
@@ -250,8 +330,8 @@ def gibbs_iteration(params, X, hidden, prior_states, prior, prior_params, rng, *
         gam = _sweep_chunk(params, Xc, hidden_c, rng, sweep)
         layers = [Xc] + hidden_c
         for l in free:
-            accumulate_statistics(P[l], B[l], _model.layer_regressors(params, layers, l),
-                                  layers[l], gam[l])
+            accumulate(P[l], B[l], _model.layer_regressors(params, layers, l), layers[l],
+                       gam[l])
     new = params.copy()
     states = list(prior_states)
     for l in free:
@@ -260,7 +340,10 @@ def gibbs_iteration(params, X, hidden, prior_states, prior, prior_params, rng, *
         prec = np.empty(mask.shape)
         prec[:, :-1] = prior_precision(prior, states[l], prior_params, (J, d - 1))
         prec[:, -1] = 1.0 / prior_params["bias_var"]
-        theta = draw_rows(P[l], B[l], prec, mask, rng)
+        if fast and mask.all():
+            theta = draw_rows_fast(P[l], B[l], prec, rng)
+        else:
+            theta = draw_rows(P[l], B[l], prec, mask, rng)
         _model.set_layer_rows(new, l, theta)
         states[l] = gibbs_update_prior(prior, states[l], theta[:, :-1], mask[:, :-1],
                                        prior_params, rng)
@@ -302,6 +385,43 @@ def pg_hidden_sweeps(params, X, hidden, rng, beta=1.0, kernels="cython"):
         sweep(layers[l], psi[l], below, psi[l - 1], gam[l - 1], params.weights[l - 1], lat,
               gam[l], rng)
     return [h.reshape(lead + h.shape[-1:]) for h in layers[1:]]
+
+
+def hidden_posterior_mean(samples, X, seed, *, n_burn, n_keep, max_exact_units):
+    """``E[h^(1) | x]`` averaged over posterior samples of the parameters.
+
+    Parameters
+    ----------
+    samples : list of SBNParams
+    X : ndarray of shape (n, D)
+        Binary data.
+    seed : numpy.random.SeedSequence
+        One stream per sample is spawned from it (the answer does not depend on
+        how many workers or chunks of other rows there are).
+    n_burn, n_keep : int
+        Augmented Gibbs sweeps (:func:`pg_hidden_sweeps`) discarded, then averaged,
+        per sample, when the hidden layers hold more than ``max_exact_units`` units.
+    max_exact_units : int
+        Up to this many hidden units in all, the expectation is exact (enumeration,
+        :func:`skdgm.sbn._model.posterior_mean_exact`) and ``seed`` is unused.
+
+    Returns
+    -------
+    ndarray of shape (n, K_1)
+    """
+    if not samples[0].weights:
+        raise ValueError("the fully visible SBN has no hidden units to transform to")
+    if sum(len(b) for b in samples[0].biases[1:]) <= max_exact_units:
+        return np.mean([_model.posterior_mean_exact(p, X) for p in samples], axis=0)
+    out = np.zeros((len(X), len(samples[0].biases[1])))
+    for p, rng in zip(samples, spawn_generators(seed, len(samples))):
+        hidden = _model.sample_hidden_prior(p, (len(X),), rng)
+        for t in range(n_burn + n_keep):
+            # the augmented sweep leaves p(h | x) invariant, like the exact one
+            hidden = pg_hidden_sweeps(p, X, hidden, rng)
+            if t >= n_burn:
+                out += hidden[0]
+    return out / (n_keep * len(samples))
 
 
 def ais_transition_pg(state, beta, rng, *, params, X):
