@@ -73,3 +73,13 @@ def test_verbose_prints_a_finite_quality_figure_and_time_left(capsys):
         left = float(re.search(r"time_left = ([0-9.]+)", ln).group(1))
         assert np.isfinite(lj) and lj < 0 and left >= 0
         assert re.search(r"time = [0-9.]+s$", ln)
+
+
+def test_auto_burn_in_of_dsghmc_counts_minibatch_steps():
+    # DSGHMC's burn-in counts minibatch steps (also in partial_fit): "auto" keeps the
+    # 40 steps its benchmarks used rather than 40 % of a number of passes
+    Xtr, _ = _digits(n_train=100, n_test=10)
+    est = BayesianSBN(n_components=3, inference="dsghmc_gibbs", n_sghmc_steps=1,
+                      prior="normal", random_state=0).partial_fit(Xtr[:50])
+    assert est.burn_in_ == 40
+    assert BayesianSBN(n_components=3, n_iter=10, random_state=0).fit(Xtr).burn_in_ == 4

@@ -60,6 +60,12 @@ def resolve_n_iter(n_samples):
     return int(min(200, max(60, math.ceil(240_000 / max(1, n_samples)))))
 
 
-def resolve_burn_in(n_iter):
-    """Burn-in for ``burn_in="auto"``: the first 40 % of the final phase's passes."""
+def resolve_burn_in(n_iter, *, streaming_steps=False):
+    """Burn-in for ``burn_in="auto"``: the first 40 % of the final phase's passes.
+
+    With ``streaming_steps`` (the DSGHMC options, whose burn-in counts minibatch
+    steps, in ``partial_fit`` too) 40 steps, the setting their benchmarks used.
+    """
+    if streaming_steps:
+        return 40
     return int(0.4 * n_iter)

@@ -104,8 +104,8 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         (densifies, for sparse input) at a time.
     burn_in : int or "auto", default="auto"
         Passes of the final phase discarded before collecting samples (Gibbs;
-        minibatch steps for DSGHMC). ``"auto"``: 40 % of the resolved ``n_iter``
-        (stored in ``burn_in_``). The paper burns in 40 and collects 100 (Sec. 5):
+        minibatch steps for DSGHMC). ``"auto"``: 40 % of the resolved ``n_iter``,
+        and 40 minibatch steps for the DSGHMC options (stored in ``burn_in_``). The paper burns in 40 and collects 100 (Sec. 5):
         ``n_iter=140, burn_in=40``.
     n_posterior_samples : int, default=10
         Thinned parameter samples kept (Gibbs), or draws from ``q`` (VB).
@@ -403,8 +403,10 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         self.n_components_ = sizes
         self._n_iter_resolved = (_defaults.resolve_n_iter(n) if self.n_iter == "auto"
                                  else int(self.n_iter))
-        self.burn_in_ = (_defaults.resolve_burn_in(self._n_iter_resolved)
-                         if self.burn_in == "auto" else int(self.burn_in))
+        self.burn_in_ = (int(self.burn_in) if self.burn_in != "auto" else
+                         _defaults.resolve_burn_in(self._n_iter_resolved,
+                                                   streaming_steps=_streaming(self)
+                                                   and self.inference != "online_vb"))
         self._seed_seq = seed_for(self.random_state)
         rng = as_generator(self._seed_seq.spawn(1)[0])
         self._start_history()
@@ -601,8 +603,8 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
         Returns
         -------
-        ndarray of shape (n_samples, n_components_[0])
-            In the dtype of ``X`` (float32 stays float32, anything else float64).
+        ndarray of shape (n_samples, K_1)
+            ``K_1`` is the first hidden layer's size. In the dtype of ``X`` (float32 stays float32, anything else float64).
 
         Raises
         ------
@@ -714,7 +716,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
         Returns
         -------
-        ndarray of shape (n_samples, n_features_in_)
+        ndarray of shape (n_samples, n_features)
             Binary (0.0 / 1.0) rows drawn top layer first (Eq. 7-8).
 
         Raises
