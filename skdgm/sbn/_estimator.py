@@ -10,6 +10,7 @@ samplers, with their Cython twins) and ``_engines`` (one training state per
 
 import numbers
 import time
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -26,7 +27,7 @@ from .._core.random import (RANDOM_STATE_CONSTRAINT, as_generator, check_seed_se
 from . import _defaults, _gibbs, _model
 from ._dsghmc import DSGHMCGibbsEngine, DSGHMCNAISEngine, log_marginal_is
 from ._engines import GibbsEngine, OnlineVBEngine, VBEngine
-from ._priors import DEFAULT_PRIOR_PARAMS, init_prior_state
+from ._priors import DEFAULT_PRIOR_PARAMS, init_prior_states, resolve_prior_params
 
 __all__ = ["BayesianSBN"]
 
@@ -310,15 +311,8 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             raise ValueError(f"n_components must hold positive ints, got {sizes}")
         if not sizes and not self.autoregressive:
             raise ValueError("n_components=() needs autoregressive=True (the FVSBN)")
-        pp = dict(DEFAULT_PRIOR_PARAMS)
-        pp.update(getattr(_INFERENCE[self.inference], "default_prior_params", {}))
-        if self.prior_params:
-            unknown = set(self.prior_params) - set(pp)
-            if unknown:
-                raise ValueError(f"unknown prior_params {sorted(unknown)}; "
-                                 f"known: {sorted(pp)}")
-            pp.update(self.prior_params)
-        return sizes, pp
+        return sizes, resolve_prior_params(
+            getattr(_INFERENCE[self.inference], "default_prior_params", {}), self.prior_params)
 
     def _options(self):
         return {"n_local_iter": self.n_local_iter, "learning_offset": self.learning_offset,
@@ -340,9 +334,9 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return getattr(_INFERENCE[self.inference], "default_prior", "tpbn")
 
     def _prior_states(self, params, pp):
-        return [init_prior_state(self._prior_kind(),
-                                 (len(b), _model.row_mask(params, l).shape[1] - 1), pp)
-                for l, b in enumerate(params.biases)]
+        return init_prior_states(self._prior_kind(), [
+            (m.shape[0], m.shape[1] - 1) for m in map(partial(_model.row_mask, params),
+                                                      range(len(params.biases)))], pp)
 
     def _new_engine(self, params, pp, prior_states=None):
         if prior_states is None:
