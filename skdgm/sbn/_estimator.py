@@ -458,6 +458,8 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             samples = [engine.posterior_draw(rng) for _ in range(self.n_posterior_samples)]
         self._finish(engine, samples)
         self._n_seen = ctx["n_rows"]
+        # the Gibbs iteration's scratch statistics (J x d x d per layer) are not state
+        engine.__dict__.pop("_workspace", None)
 
     def fit(self, X, y=None):
         """Train on binary ``X``: greedy pre-training when deep (Sec. 3.3), then ``n_iter`` passes.
