@@ -22,11 +22,14 @@ from sklearn.utils.validation import check_is_fitted
 from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
                           dense_rows, float_dtype as _float_dtype, iter_minibatches)
 from .._core.exact import MAX_EXACT_UNITS
+from .._core.posterior import check_missing, check_n_sweeps
 from .._core.random import (RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence,
-                            seed_for)
+                            seed_for, spawn_generators)
 from . import _defaults, _gibbs, _model
 from ._dsghmc import DSGHMCGibbsEngine, DSGHMCNAISEngine, log_marginal_is
 from ._engines import GibbsEngine, OnlineVBEngine, VBEngine
+from ._impute import gibbs_impute
+from ._posterior import hidden_moments
 from ._priors import DEFAULT_PRIOR_PARAMS, init_prior_states, resolve_prior_params
 
 __all__ = ["BayesianSBN"]
@@ -583,24 +586,28 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         """Fresh per-call generator seeded from ``random_state`` (same int, same answer)."""
         return as_generator(self._call_seed(chunk))
 
-    def transform(self, X):
-        """Posterior mean of the first hidden layer, ``E[h^(1) | x]``.
-
-        Averaged over ``posterior_samples_``: exact by enumeration when the hidden
-        layers hold at most 16 units in all, else a Monte Carlo average over
-        Pólya-Gamma augmented Gibbs sweeps (Eq. 12 and the ``d_kn`` of Sec. 3.1),
-        seeded from ``random_state`` (the same int gives the same answer).
+    def transform(self, X, *, return_std=False):
+        """``E[h^(1) | x]`` averaged over the posterior samples (exact when small).
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Binary data (or thresholded by ``binarize``); a CSR matrix is densified
-            ``batch_size`` rows at a time.
+        X : {array-like, sparse matrix} of shape (n_samples, n_features), binary
+        return_std : bool, default=False
+            Also return the standard deviation of each first-layer hidden unit under
+            the posterior ``p(h^(1) | x, theta_s)`` mixed over the kept
+            ``posterior_samples_`` (and, above 16 hidden units, over the Gibbs
+            draws): ``sqrt(pbar (1 - pbar))`` with ``pbar`` the returned mean, which
+            is ``sqrt(mean_s p_s (1 - p_s) + var_s p_s)``, the spread within a sample
+            plus the spread between samples (not the mean of the per-sample
+            standard deviations).
 
         Returns
         -------
-        ndarray of shape (n_samples, K_1)
-            ``K_1`` is the first hidden layer's size. In the dtype of ``X`` (float32 stays float32, anything else float64).
+        H : ndarray of shape (n_samples, K_1)
+            ``K_1`` is the first hidden layer's size. Computed in float64 and returned
+            in the dtype of ``X`` (float32 or float64).
+        H_std : ndarray of shape (n_samples, K_1)
+            Only with ``return_std=True``.
 
         Raises
         ------
@@ -623,13 +630,26 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         >>> sbn = BayesianSBN(n_components=3, n_iter=5, random_state=0).fit(X)
         >>> sbn.transform(X).shape
         (40, 3)
+        >>> H, H_std = sbn.transform(X, return_std=True)
+        >>> bool(np.all((H_std >= 0) & (H_std <= 0.5)))
+        True
         """
         check_is_fitted(self)
         dtype = _float_dtype(X)
         X = self._validate(X, reset=False, dense=False)
-        return self._by_chunks(X, lambda rows, chunk: _gibbs.hidden_posterior_mean(
-            self.posterior_samples_, rows, self._call_seed(chunk), n_burn=_TRANSFORM_BURN,
-            n_keep=_TRANSFORM_KEEP, max_exact_units=MAX_EXACT_UNITS)).astype(dtype, copy=False)
+        if not return_std:
+            return self._by_chunks(X, self._transform).astype(dtype, copy=False)
+        both = self._by_chunks(X, lambda rows, chunk: np.concatenate(
+            self._transform(rows, chunk, return_std=True), axis=1))
+        k = both.shape[1] // 2
+        return both[:, :k].astype(dtype, copy=False), both[:, k:].astype(dtype, copy=False)
+
+    def _transform(self, X, chunk=0, return_std=False):
+        if not self.params_.weights:
+            raise ValueError("the fully visible SBN has no hidden units to transform to")
+        rngs = spawn_generators(self._call_seed(chunk), len(self.posterior_samples_))
+        return hidden_moments(self.posterior_samples_, X, rngs, n_burn=_TRANSFORM_BURN,
+                              n_keep=_TRANSFORM_KEEP, return_std=return_std)
 
     @property
     def _n_features_out(self):
@@ -738,28 +758,35 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return _model.sample_ancestral(self.params_, int(n_samples), rng)[0]
 
     def impute(self, X, n_sweeps=20):
-        """Fill the ``NaN`` entries of binary ``X`` (Sec. 5.2).
+        """Fill the ``NaN`` entries of binary ``X`` with estimates of ``P(x_miss = 1 | x_obs)``.
 
-        Gibbs sampling of the hidden layers and the missing entries under each
-        posterior sample, then a majority vote over the draws.
+        A Gibbs chain per row alternates exact sweeps over the hidden units and
+        redraws of the missing pixels from their full conditionals (Sec. 5.2), under
+        each posterior sample in turn (the fill carried over, the hidden units
+        restarted from the prior). The estimate is the missing pixels' full
+        conditional probability averaged over the second half of the sweeps of
+        every sample (Rao-Blackwellised), not a vote over the noisy 0/1 draws;
+        threshold it at 0.5 for a 0/1 completion. Re-seeded from ``random_state``
+        on every call (deterministic for an int).
 
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Binary data with ``NaN`` marking the missing entries.
+            0/1 entries (after ``binarize``), ``NaN`` where missing; every row needs
+            at least one observed entry.
         n_sweeps : int, default=20
-            Sweeps per posterior sample; the second half of them vote.
+            Gibbs sweeps per posterior sample; the first half are discarded.
 
         Returns
         -------
-        ndarray of shape (n_samples, n_features)
-            ``X`` with each missing entry replaced by 0 or 1 (a copy of ``X`` when
-            nothing is missing).
+        X_filled : ndarray of shape (n_samples, n_features)
+            The observed entries unchanged, the missing ones in ``[0, 1]`` (float64).
 
         Raises
         ------
         ValueError
-            If the observed entries are not binary or the feature count differs.
+            If the observed entries are not binary, a row has no observed entry,
+            ``n_sweeps`` is invalid or the feature count differs.
         sklearn.exceptions.NotFittedError
             Before ``fit``.
 
@@ -776,16 +803,22 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         >>> Xm = X[:2].copy()
         >>> Xm[0, 0] = np.nan
         >>> filled = sbn.impute(Xm)
-        >>> bool(np.isnan(filled).any()), filled[0, 0] in (0.0, 1.0)
+        >>> bool(np.isnan(filled).any()), bool(0.0 <= filled[0, 0] <= 1.0)
         (False, True)
         """
         check_is_fitted(self)
+        n_sweeps = check_n_sweeps(n_sweeps)
         X = self._validate(X, reset=False, allow_nan=True)
-        missing = np.isnan(X)
+        missing = check_missing(X, f"{type(self).__name__}.impute")
         if not missing.any():
             return X.copy()
-        return _model.impute_missing(self.posterior_samples_, X, missing, int(n_sweeps),
-                                     self._call_rng())
+        rng = self._call_rng()
+        total, state = np.zeros(X.shape), None
+        for p in self.posterior_samples_:
+            state, est = gibbs_impute(p, X, missing, rng, n_sweeps=n_sweeps,
+                                      n_burn=n_sweeps // 2, state=state)
+            total += est
+        return np.where(missing, total / len(self.posterior_samples_), X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -23,7 +23,6 @@ from scipy.linalg.lapack import dpotrf as _dpotrf
 from scipy.linalg.lapack import dtrtrs as _dtrtrs
 from scipy.linalg.lapack import spotrf as _spotrf
 
-from .._core.random import spawn_generators
 from . import _model
 from ._gibbs_fast import pg_hidden_sweep as _pg_hidden_sweep_fast
 from ._polya_gamma import draw_polya_gamma
@@ -35,7 +34,6 @@ __all__ = [
     "draw_rows",
     "draw_rows_fast",
     "gibbs_iteration",
-    "hidden_posterior_mean",
     "accumulate_statistics",
     "accumulate_statistics_fast",
     "log_joint_mean",
@@ -385,43 +383,6 @@ def pg_hidden_sweeps(params, X, hidden, rng, beta=1.0, kernels="cython"):
         sweep(layers[l], psi[l], below, psi[l - 1], gam[l - 1], params.weights[l - 1], lat,
               gam[l], rng)
     return [h.reshape(lead + h.shape[-1:]) for h in layers[1:]]
-
-
-def hidden_posterior_mean(samples, X, seed, *, n_burn, n_keep, max_exact_units):
-    """``E[h^(1) | x]`` averaged over posterior samples of the parameters.
-
-    Parameters
-    ----------
-    samples : list of SBNParams
-    X : ndarray of shape (n, D)
-        Binary data.
-    seed : numpy.random.SeedSequence
-        One stream per sample is spawned from it (the answer does not depend on
-        how many workers or chunks of other rows there are).
-    n_burn, n_keep : int
-        Augmented Gibbs sweeps (:func:`pg_hidden_sweeps`) discarded, then averaged,
-        per sample, when the hidden layers hold more than ``max_exact_units`` units.
-    max_exact_units : int
-        Up to this many hidden units in all, the expectation is exact (enumeration,
-        :func:`skdgm.sbn._model.posterior_mean_exact`) and ``seed`` is unused.
-
-    Returns
-    -------
-    ndarray of shape (n, K_1)
-    """
-    if not samples[0].weights:
-        raise ValueError("the fully visible SBN has no hidden units to transform to")
-    if sum(len(b) for b in samples[0].biases[1:]) <= max_exact_units:
-        return np.mean([_model.posterior_mean_exact(p, X) for p in samples], axis=0)
-    out = np.zeros((len(X), len(samples[0].biases[1])))
-    for p, rng in zip(samples, spawn_generators(seed, len(samples))):
-        hidden = _model.sample_hidden_prior(p, (len(X),), rng)
-        for t in range(n_burn + n_keep):
-            # the augmented sweep leaves p(h | x) invariant, like the exact one
-            hidden = pg_hidden_sweeps(p, X, hidden, rng)
-            if t >= n_burn:
-                out += hidden[0]
-    return out / (n_keep * len(samples))
 
 
 def ais_transition_pg(state, beta, rng, *, params, X):

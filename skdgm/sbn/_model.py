@@ -59,7 +59,6 @@ __all__ = [
     "layer_sizes",
     "active_units",
     "assemble_stages",
-    "impute_missing",
     "log_conditional",
     "log_joint",
     "log_marginal_ais",
@@ -219,42 +218,6 @@ def assemble_stages(n_features, sizes, parts, prior_states, prior_params, *,
     set_layer_rows(params, len(sizes), layer_rows(parts[-1][0], 1))
     states[len(sizes)] = parts[-1][1][1]
     return params, states, (None if any(h is None for h in hidden) else hidden)
-
-
-def impute_missing(samples, X, missing, n_sweeps, rng):
-    """Majority vote over posterior draws of the missing entries of ``X`` (Sec. 5.2).
-
-    Parameters
-    ----------
-    samples : list of SBNParams
-        Posterior samples; each runs ``n_sweeps`` Gibbs sweeps over the hidden
-        layers and the missing pixels (:func:`gibbs_sweep`,
-        :func:`sample_visible_missing`), started from where the previous one ended,
-        and the second half of its sweeps vote.
-    X : ndarray of shape (n, D)
-        Binary data; the entries under ``missing`` are ignored.
-    missing : ndarray of bool, shape (n, D)
-    n_sweeps : int
-    rng : numpy.random.Generator
-
-    Returns
-    -------
-    ndarray of shape (n, D)
-        ``X`` with every missing entry replaced by its majority vote (0 or 1).
-    """
-    votes = np.zeros(X.shape)
-    n_votes = 0
-    filled = np.where(missing, bernoulli(0.5, rng, size=X.shape), X).astype(float)
-    for p in samples:
-        layers = [filled] + sample_hidden_prior(p, (len(X),), rng)
-        for t in range(n_sweeps):
-            layers = gibbs_sweep(p, layers, rng)
-            layers[0] = sample_visible_missing(p, layers, missing, rng)
-            if t >= n_sweeps // 2:
-                votes += layers[0]
-                n_votes += 1
-        filled = layers[0]
-    return np.where(missing, (votes / max(n_votes, 1) > 0.5).astype(float), X)
 
 
 def active_units(params, threshold):
