@@ -25,7 +25,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_defaults import header  # noqa: E402
+from _common import header  # noqa: E402
 
 from skdgm.sbn import _gibbs, _model, _priors  # noqa: E402
 from skdgm.sbn._gibbs import draw_polya_gamma, pg_hidden_sweep, pg_hidden_sweep_numpy  # noqa: E402
