@@ -23,6 +23,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from skdgm.exceptions import DivergenceError
 from skdgm.grbm import GaussianBernoulliRBM as _GaussianBernoulliRBM
 from skdgm.grbm import _estimator as grbm_estimator
+from skdgm.grbm import _samplers as grbm_samplers
+from skdgm.grbm import _samplers_fast as _fast
 from skdgm.grbm._model import (
     GRBMParams,
     StatsAccumulator,
@@ -178,26 +180,127 @@ def test_cython_kernels_match_numpy_twins(dtype):
     assert_allclose(a, b, rtol=1e-6 if dtype == np.float32 else 1e-14)
 
 
-@pytest.mark.parametrize("sampler,adjust", [("gibbs", False), ("langevin", True),
-                                            ("langevin", False), ("gibbs_langevin", True),
-                                            ("gibbs_langevin", False)])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("from_tanh", [False, True])
+def test_bernoulli_kernel_matches_numpy_twin(dtype, from_tanh):
+    """The Cython Bernoulli draw and its twin consume one stream identically.
+
+    Odd sizes check the pairing of the 24-bit float32 uniforms across rows.
+    """
+    rng = np.random.default_rng(3)
+    p = rng.uniform(-1 if from_tanh else 0, 1, (7, 5)).astype(dtype)
+    out = []
+    for kernel in (_fast.bernoulli_into, grbm_samplers.bernoulli_into_np):
+        h = np.empty_like(p)
+        colsum = np.zeros(5)
+        gen = np.random.default_rng(9)
+        kernel(p, h, colsum, gen, from_tanh)
+        out.append((h, colsum, gen.random()))      # the stream is left in one state
+    (h1, c1, u1), (h2, c2, u2) = out
+    assert_array_equal(h1, h2)
+    assert_array_equal(c1, c2)
+    assert_array_equal(c1, h1.sum(axis=0))
+    assert u1 == u2
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_bernoulli_kernel_frequencies(dtype):
+    """``P(h = 1) = p`` (or ``sigmoid`` of ``2 atanh t``) within 5 Monte-Carlo s.e."""
+    p = np.array([[0.0, 1e-3, 0.2, 0.5, 0.77, 0.999, 1.0]], dtype=dtype)
+    p_rows = np.repeat(p, 40_000, axis=0)
+    h = np.empty_like(p_rows)
+    _fast.bernoulli_into(p_rows, h, np.empty(0), np.random.default_rng(0))
+    freq = h.mean(axis=0)
+    se = np.sqrt(p[0] * (1 - p[0]) / p_rows.shape[0])
+    assert np.all(np.abs(freq - p[0]) <= 5 * se + 1e-12)
+    t = 2 * p_rows - 1                           # the same probabilities via tanh
+    _fast.bernoulli_into(t, h, np.empty(0), np.random.default_rng(1), True)
+    assert np.all(np.abs(h.mean(axis=0) - p[0]) <= 5 * se + 1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_gaussian_kernel_matches_numpy_twin(dtype):
+    rng = np.random.default_rng(4)
+    loc = rng.normal(size=(6, 5)).astype(dtype)
+    mu = rng.normal(size=5).astype(dtype)
+    scale = rng.uniform(0.1, 2, 5).astype(dtype)
+    var = rng.uniform(0.1, 2, 5).astype(dtype)
+    out = []
+    for kernel in (_fast.gaussian_into, grbm_samplers.gaussian_into_np):
+        v, vs = np.empty_like(loc), np.empty_like(loc)
+        csum, sqsum = np.zeros(5), np.zeros(5)
+        gen = np.random.default_rng(8)
+        kernel(loc, mu, scale, var, v, vs, csum, sqsum, gen)
+        out.append((v, vs, csum, sqsum, gen.random()))
+    (v1, vs1, c1, q1, u1), (v2, vs2, c2, q2, u2) = out
+    assert_array_equal(v1, v2)
+    assert_array_equal(vs1, vs2)
+    assert u1 == u2
+    # the same sums, added in another order
+    assert_allclose(c1, c2, rtol=1e-12, atol=1e-12)
+    assert_allclose(q1, q2, rtol=1e-12)
+    # and the kernel's draw is the NumPy expression of Eq. (3)
+    xi = np.random.default_rng(8).standard_normal(loc.shape, dtype=dtype)
+    assert_array_equal(v1, (mu + loc) + scale * xi)
+
+
+@pytest.mark.parametrize("sampler,adjust,inner", [
+    ("gibbs", False, "steps"), ("langevin", True, "steps"), ("langevin", False, "steps"),
+    ("gibbs_langevin", True, "steps"), ("gibbs_langevin", False, "steps"),
+    ("gibbs_langevin", True, "closed_form"), ("gibbs_langevin", False, "closed_form")])
 @pytest.mark.parametrize("objective", ["joint", "marginal"])
-def test_run_chain_fast_equals_numpy(sampler, adjust, objective):
-    p = tiny_params(6, M=4, N=3)
-    v0 = np.random.default_rng(0).normal(size=(6, 3))
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_run_chain_fast_equals_numpy(sampler, adjust, inner, objective, dtype):
+    """Whole chains with the Cython kernels and with their twins: the same states."""
+    p = tiny_params(6, M=4, N=3, dtype=dtype)
+    v0 = np.random.default_rng(0).normal(size=(6, 3)).astype(dtype)
     out = []
     for fast in (True, False):
         acc = StatsAccumulator(p)
         r = run_chain(p, v0, np.random.default_rng(11), sampler=sampler, n_steps=7,
                       step_size=0.6, langevin_steps=3, metropolis_adjust=adjust,
-                      adjust_after=2, stats=acc, objective=objective, burn_in=2, fast=fast)
+                      adjust_after=2, stats=acc, objective=objective, burn_in=2, fast=fast,
+                      inner=inner)
         out.append((r, acc.mean()))
     (r1, s1), (r2, s2) = out
-    assert_allclose(r1.v, r2.v, rtol=1e-12, atol=1e-12)
+    tol = 1e-12 if dtype == np.float64 else 1e-6
+    assert_allclose(r1.v, r2.v, rtol=tol, atol=tol)
     assert_array_equal(r1.h, r2.h)
     assert r1.n_accepted == r2.n_accepted
     for x, y in zip(s1, s2):
-        assert_allclose(x, y, rtol=1e-12, atol=1e-12)
+        assert_allclose(x, y, rtol=tol, atol=tol)
+
+
+def test_gibbs_chain_matches_plain_numpy_gibbs():
+    """The buffered Gibbs chain against the textbook loop of Eqs. (3)-(4), one stream."""
+    p = tiny_params(2, M=5, N=4)
+    v0 = np.random.default_rng(0).normal(size=(8, 4))
+    r = run_chain(p, v0, np.random.default_rng(3), sampler="gibbs", n_steps=6)
+    rng = np.random.default_rng(3)
+    v = v0
+    for _ in range(6):
+        h = (rng.random((8, 5)) < expit(hidden_activation(v, p))).astype(float)
+        v = p.mu + h @ p.W + np.sqrt(p.var) * rng.standard_normal(v.shape)
+    assert_allclose(r.v, v, rtol=1e-12, atol=1e-12)
+    assert_array_equal(r.h, h)
+
+
+def test_blas_limit_entered_once_per_fit(monkeypatch):
+    """The BLAS thread limit is set once per fit / partial_fit call, not per pass."""
+    calls = []
+    real = grbm_estimator._blas_limit
+
+    def counting(*args):
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(grbm_estimator, "_blas_limit", counting)
+    X = np.random.default_rng(0).normal(size=(30, 3))
+    est = GaussianBernoulliRBM(n_components=4, cd_steps=2, n_iter=4, batch_size=10,
+                               random_state=0).fit(X)
+    assert len(calls) == 1
+    est.partial_fit(X)
+    assert len(calls) == 2
 
 
 def test_gibbs_langevin_closed_form_proposal():

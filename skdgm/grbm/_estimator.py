@@ -52,6 +52,21 @@ def _blas_limit(n_rows, n_features, n_components):
     return contextlib.nullcontext()
 
 
+def _blas_scope(est, X):
+    """The BLAS thread limit of one ``fit`` / ``partial_fit`` call, entered once per call.
+
+    Sized from ``X`` before validation; input without a 2-D shape gets no limit
+    (validation then rejects it or the call is too small to matter).
+    """
+    try:
+        shape = getattr(X, "shape", None)
+        n_rows, n_features = np.shape(X) if shape is None else shape
+        n_components = int(est.n_components)
+    except (TypeError, ValueError):
+        return contextlib.nullcontext()
+    return _blas_limit(min(int(est.batch_size), n_rows), n_features, n_components)
+
+
 # Parameters only some samplers read (in training and in ``sample``); setting one
 # the chosen sampler ignores warns at fit time (the user guide's table mirrors this).
 _LANGEVIN = {"langevin_step_size", "metropolis_adjust", "adjust_after"}
@@ -398,7 +413,8 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         -------
         self
         """
-        return super().fit(X, y)
+        with _blas_scope(self, X):
+            return super().fit(X, y)
 
     def partial_fit(self, X, y=None):
         """One pass of minibatch modified CD over the rows of ``X``.
@@ -410,7 +426,8 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         -------
         self
         """
-        return super().partial_fit(X, y)
+        with _blas_scope(self, X):
+            return super().partial_fit(X, y)
 
     # The hooks of the training skeleton (BaseGenerativeModel.fit / partial_fit).
     def _is_initialized(self):
@@ -490,10 +507,6 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
             print(f"[{type(self).__name__}] {head}, " + ", ".join(parts), flush=True)
 
     def _pass(self, X, ctx):
-        with _blas_limit(min(self.batch_size, X.shape[0]), X.shape[1], self.n_components):
-            self._one_pass(X)
-
-    def _one_pass(self, X):
         # The scale of the data seen so far, against which runaway growth of the
         # parameters is judged (mean_ and W live in the data's units).
         if X.size:
