@@ -64,7 +64,7 @@ def main():
     print(f"binarized MNIST: {Xtr.shape[0]} train / {Xte.shape[0]} test images, "
           f"DBM 784-{'-'.join(map(str, args.hidden))}, batch 100, 100 chains, "
           f"{args.passes} passes = {args.passes * Xtr.shape[0] // 100} updates")
-    common = dict(hidden_layer_sizes=tuple(args.hidden), n_chains=100, batch_size=100,
+    common = dict(n_components=tuple(args.hidden), n_chains=100, batch_size=100,
                   n_iter=0, pretrain=True, pretrain_n_iter=10, pretrain_learning_rate=0.05,
                   n_temperatures=20, beta_min=0.9, swap_interval=50, n_mean_field=5,
                   learning_rate=0.005, n_ais_betas=2, n_ais_runs=1, random_state=0)

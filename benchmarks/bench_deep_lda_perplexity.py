@@ -61,7 +61,7 @@ def _test_subset(obs, held, n, seed=0):
 def run_deep(Ks, sampler, args, X, obs, held):
     name = "-".join(map(str, Ks))
     cobs, cheld = _test_subset(obs, held, args.curve_docs, seed=1)
-    model = DeepLDA(Ks, sampler=sampler, total_samples=X.shape[0], step_size=args.step_size,
+    model = DeepLDA(Ks, sampler=sampler, total_samples=X.shape[0], learning_rate=args.learning_rate,
                     n_posterior_samples=args.posterior_samples,
                     posterior_thin=args.posterior_thin, random_state=0, n_jobs=1)
     rng = np.random.default_rng(0)
@@ -80,7 +80,7 @@ def run_deep(Ks, sampler, args, X, obs, held):
         model.set_params(n_posterior_samples=args.posterior_samples,
                          posterior_thin=args.posterior_thin)
         first = model._t
-        label = sampler if args.step_size is None else f"{sampler} a={args.step_size}"
+        label = sampler if args.learning_rate is None else f"{sampler} a={args.learning_rate}"
         prev = [r for r in json.loads(JSON.read_text()) if r["model"] == "DeepLDA"
                 and r["sampler"] == label and r["size"] == name and r["steps"] == first]
         if prev:
@@ -121,7 +121,7 @@ def _evaluate(model, sampler, name, steps, cpu, curve, args, obs, held):
     eval_cpu = time.process_time() - t0
     if args.eval_jobs not in (None, 1):
         eval_cpu = (time.perf_counter() - w0) * args.eval_jobs   # workers' CPU is not ours
-    label = sampler if args.step_size is None else f"{sampler} a={args.step_size}"
+    label = sampler if args.learning_rate is None else f"{sampler} a={args.learning_rate}"
     rec = dict(model="DeepLDA", sampler=label, size=name, steps=steps, train_cpu=cpu,
                perplexity=ppl, eval_cpu=eval_cpu, curve=list(curve), test_docs=obs.shape[0],
                posterior_samples=args.posterior_samples,
@@ -189,8 +189,8 @@ def main():
     ap.add_argument("--samplers", nargs="*", default=["tlasgr"])
     ap.add_argument("--minibatches", type=int, default=200)
     ap.add_argument("--gibbs-iters", type=int, default=100)
-    ap.add_argument("--step-size", type=float, default=None,
-                    help="DeepLDA step_size (default: the sampler's own)")
+    ap.add_argument("--learning-rate", type=float, default=None,
+                    help="DeepLDA learning_rate (default: the sampler's own)")
     ap.add_argument("--test-docs", type=int, default=1500)
     ap.add_argument("--curve-docs", type=int, default=300)
     ap.add_argument("--checkpoints", type=int, default=8)

@@ -17,48 +17,18 @@ it under ``benchmarks/results/defaults.txt``.
 
 import argparse
 import os
-import platform
-import subprocess
 import sys
-import time
 
 import numpy as np
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import cpu_timed, header, shown  # noqa: E402
+import _common  # noqa: E402
+
+DATA_HOME = None  # --data-home
 N_TRAIN = 1200  # the rest of the 1,797 digits (597) is the test set
-
-
-def header():
-    def run(cmd):
-        try:
-            return subprocess.run(cmd, capture_output=True, text=True, check=True,
-                                  cwd=os.path.dirname(__file__)).stdout.strip()
-        except Exception:  # noqa: BLE001 - a header field must never stop the benchmark
-            return "unknown"
-
-    cpu = "unknown"
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f
-                       if line.startswith("model name"))
-    except (OSError, StopIteration):
-        cpu = platform.processor() or "unknown"
-    threads = {k: os.environ.get(k, "unset")
-               for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
-    print(f"# command: python {' '.join(sys.argv)}")
-    print(f"# commit: {run(['git', 'rev-parse', '--short', 'HEAD'])}"
-          f"{' (dirty)' if run(['git', 'status', '--porcelain', '--untracked-files=no']) else ''}")
-    print(f"# date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}")
-    print(f"# cpu: {cpu}; threads: {threads}")
-    print(flush=True)
-
-
-def cpu_timed(fn, *args, **kwargs):
-    """``(result, CPU seconds of this process)`` of one call."""
-    t = time.process_time()
-    out = fn(*args, **kwargs)
-    return out, time.process_time() - t
 
 
 def digits_split(seed=0):
@@ -180,14 +150,12 @@ def grbm_mnist_subset(seed):
     """The same defaults on 2,000 MNIST training images (1,000 test), dequantised."""
     from skdgm.datasets import fetch_mnist
 
-    home = os.environ.get("SKDGM_SHARED_DATA",
-                          os.path.join(os.path.dirname(__file__), "..", "..", "..",
-                                       "shared", "data"))
+    home = _common.data_home(DATA_HOME)
     try:
         X, _ = fetch_mnist(data_home=home, subset="all", download_if_missing=False,
                            return_X_y=True)
     except OSError as exc:
-        print(f"grbm_mnist_subset skipped: MNIST not found under {home} ({exc})")
+        print(f"grbm_mnist_subset skipped: MNIST not found under {shown(home)} ({type(exc).__name__})")
         return
     rng = np.random.default_rng(seed)
     idx = rng.choice(60000, 3000, replace=False)
@@ -250,7 +218,7 @@ def _dbm_defaults(section_name, seed, Xtr, Xte, *, exact_rows=0, rbm=False, budg
             m = DBMCAST(random_state=seed).fit(Xtr)
             return m, float(m.score(Xte))
     (m, score), cpu = cpu_timed(fit_score)
-    sizes = "-".join(map(str, (Xtr.shape[1],) + m.hidden_layer_sizes_))
+    sizes = "-".join(map(str, (Xtr.shape[1],) + m.n_components_))
     report(section_name, f"DBMCAST(random_state={seed}) {sizes}", score, "nats/image", cpu,
            f"mean-field bound; log Z = {m.log_partition_:.3f} +- {m.log_partition_std_:.3f} "
            f"({'exact' if m.log_partition_std_ == 0 else 'AIS s.e.'}); n_iter_ = {m.n_iter_}, "
@@ -279,28 +247,15 @@ def dbm_digits(seed):
                   exact_rows=100, rbm=True)
 
 
-def _shared_data():
-    """``shared/data`` beside or above this checkout (``SKDGM_SHARED_DATA`` overrides)."""
-    from pathlib import Path
-
-    env = os.environ.get("SKDGM_SHARED_DATA")
-    if env:
-        return Path(env)
-    for parent in Path(__file__).resolve().parents:
-        if (parent / "shared" / "data").is_dir():
-            return parent / "shared" / "data"
-    return None
-
-
 @section("dbm_mnist")
 def dbm_mnist(seed, n_train=2000, n_test=1000):
     """The same defaults on a binarised-MNIST subset (Larochelle's fixed binarisation)."""
     from skdgm.datasets import fetch_binarized_mnist
 
-    data = _shared_data()
+    data = _common.data_home(DATA_HOME)
     if data is None or not (data / "binarized_mnist_larochelle.npz").exists():
         print("dbm_mnist      skipped: shared/data/binarized_mnist_larochelle.npz not found "
-              "(set SKDGM_SHARED_DATA)", flush=True)
+              "(set SKDGM_DATA)", flush=True)
         return
     tr = fetch_binarized_mnist(data_home=data, subset="train",
                                download_if_missing=False).data.astype(np.float64)
@@ -326,8 +281,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", choices=sorted(SECTIONS), default=None)
     ap.add_argument("--seeds", nargs="*", type=int, default=[0])
+    ap.add_argument("--data-home", default=None,
+                    help="data folder (default: see benchmarks/_common.py: data_home)")
     args = ap.parse_args()
-    header()
+    global DATA_HOME
+    DATA_HOME = args.data_home
+    header([f"data: {shown(_common.data_home(DATA_HOME))}"])
     for name in args.only or sorted(SECTIONS):
         for seed in args.seeds:
             SECTIONS[name](seed)

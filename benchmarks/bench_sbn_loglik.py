@@ -31,12 +31,12 @@ PAPER = {  # Tables 1 and 2 of Gan et al. (2015); None where the paper has no su
 }
 
 MODELS = {
-    "sbn_gibbs": dict(hidden_layer_sizes=(200,), inference="gibbs"),
-    "sbn_vb": dict(hidden_layer_sizes=(200,), inference="vb"),
-    "sbn_online_vb": dict(hidden_layer_sizes=(200,), inference="online_vb"),
-    "arsbn_vb": dict(hidden_layer_sizes=(200,), inference="vb", autoregressive=True),
-    "fvsbn_vb": dict(hidden_layer_sizes=(), inference="vb", autoregressive=True),
-    "sbn2_vb": dict(hidden_layer_sizes=(200, 200), inference="vb", pretrain=True),
+    "sbn_gibbs": dict(n_components=(200,), inference="gibbs"),
+    "sbn_vb": dict(n_components=(200,), inference="vb"),
+    "sbn_online_vb": dict(n_components=(200,), inference="online_vb"),
+    "arsbn_vb": dict(n_components=(200,), inference="vb", autoregressive=True),
+    "fvsbn_vb": dict(n_components=(), inference="vb", autoregressive=True),
+    "sbn2_vb": dict(n_components=(200, 200), inference="vb", pretrain=True),
 }
 
 

@@ -82,15 +82,15 @@ CASES = [
     ("GaussianBernoulliRBM", skdgm.GaussianBernoulliRBM, "real",
      dict(n_components=32, cd_steps=20, random_state=0)),
     ("BayesianSBN online_vb", skdgm.BayesianSBN, "binary",
-     dict(hidden_layer_sizes=(10,), inference="online_vb", n_posterior_samples=5,
+     dict(n_components=(10,), inference="online_vb", n_posterior_samples=5,
           random_state=0)),
     ("BayesianSBN dsghmc_gibbs", skdgm.BayesianSBN, "binary",
-     dict(hidden_layer_sizes=(10,), inference="dsghmc_gibbs", n_posterior_samples=5,
+     dict(n_components=(10,), inference="dsghmc_gibbs", n_posterior_samples=5,
           burn_in=0, random_state=0)),
     ("DeepLDA tlasgr", skdgm.DeepLDA, "counts",
      dict(n_components=(16, 8), local_burn_in=10, local_samples=5, random_state=0)),
     ("DBMCAST", skdgm.DBMCAST, "binary",
-     dict(hidden_layer_sizes=(20, 10), n_chains=50, n_temperatures=10, pretrain=False,
+     dict(n_components=(20, 10), n_chains=50, n_temperatures=10, pretrain=False,
           random_state=0)),
 ]
 

@@ -24,7 +24,7 @@ from skdgm.dbm import DBMCAST
 X = (load_digits().data > 7).astype(np.float64)
 X_train, X_test = train_test_split(X, test_size=0.25, random_state=0)
 
-params = dict(hidden_layer_sizes=(40, 20), n_chains=50, batch_size=50, n_iter=15,
+params = dict(n_components=(40, 20), n_chains=50, batch_size=50, n_iter=15,
               pretrain_n_iter=30, pretrain_learning_rate=0.1, learning_rate=0.01,
               n_temperatures=10, beta_min=0.8, swap_interval=20,
               n_ais_betas=500, n_ais_runs=50, random_state=0)

@@ -14,12 +14,12 @@ import skdgm
 CHEAP = {
     "GaussianBernoulliRBM": dict(n_components=4, cd_steps=3, langevin_steps=2, n_iter=2,
                                  batch_size=16, random_state=0),
-    "BayesianSBN": dict(hidden_layer_sizes=(3,), n_iter=2, burn_in=1, n_posterior_samples=2,
+    "BayesianSBN": dict(n_components=(3,), n_iter=2, burn_in=1, n_posterior_samples=2,
                         random_state=0, binarize=0.5),
     "DeepLDA": dict(n_components=(3, 2), n_iter=2, batch_size=50, local_burn_in=2,
                     local_samples=2, n_posterior_samples=2, random_state=0,
                     round_counts=True),
-    "DBMCAST": dict(hidden_layer_sizes=(6, 4), n_iter=2, n_chains=10, batch_size=50,
+    "DBMCAST": dict(n_components=(6, 4), n_iter=2, n_chains=10, batch_size=50,
                     pretrain_n_iter=1, n_temperatures=4, beta_min=0.6, swap_interval=3,
                     random_state=0, binarize=0.5),
 }

@@ -293,7 +293,7 @@ def _digits():
 
 def _cheap(**kw):
     # learning_rate: the default before issue 13, pinned (these tests are about other things)
-    params = dict(hidden_layer_sizes=(6, 4), n_iter=2, n_chains=10, batch_size=50,
+    params = dict(n_components=(6, 4), n_iter=2, n_chains=10, batch_size=50,
                   pretrain_n_iter=1, n_temperatures=4, beta_min=0.6, swap_interval=3,
                   learning_rate=0.005, random_state=0)
     params.update(kw)
@@ -310,7 +310,7 @@ def test_sklearn_compatible(estimator, check):
 @pytest.mark.parametrize("sampler", ["sap", "fpcd", "trans_sap", "adaptive_st", "cast"])
 def test_fit_every_sampler(sampler):
     X = _digits()
-    est = _cheap(sampler=sampler, hidden_layer_sizes=(8, 6), n_iter=3).fit(X)
+    est = _cheap(sampler=sampler, n_components=(8, 6), n_iter=3).fit(X)
     assert est.n_updates_ == 3 * 6
     assert len(est.history_["learning_rate"]) == 3
     assert np.isfinite(est.score(X))
@@ -328,7 +328,7 @@ def test_fit_every_sampler(sampler):
 
 def test_score_samples_is_bound_on_exact_log_prob():
     X = _digits()[:, :16]
-    est = _cheap(hidden_layer_sizes=(5, 4), n_iter=3, learning_rate=0.05).fit(X)
+    est = _cheap(n_components=(5, 4), n_iter=3, learning_rate=0.05).fit(X)
     assert est.log_partition_std_ == 0.0  # 5 odd units: enumerated
     exact = M.exact_log_prob(X[:20], est.coefs_, est.intercepts_)
     lb = est.score_samples(X[:20])
@@ -338,7 +338,7 @@ def test_score_samples_is_bound_on_exact_log_prob():
 
 def test_log_partition_ais_close_to_exact_on_fitted_model():
     X = _digits()[:, :16]
-    est = _cheap(hidden_layer_sizes=(10, 4), n_iter=3, learning_rate=0.05).fit(X)
+    est = _cheap(n_components=(10, 4), n_iter=3, learning_rate=0.05).fit(X)
     exact = est.log_partition(exact=True)
     z = est.log_partition(n_betas=300, n_runs=50, exact=False, random_state=0)
     assert abs(z - exact) < 4 * est.log_partition_std_ + 1e-3
@@ -361,9 +361,9 @@ def test_fit_is_deterministic_and_partial_fit_continues():
 
 def test_pretrain_gives_better_start():
     X = _digits()
-    pre = _cheap(hidden_layer_sizes=(12, 8), n_iter=0, pretrain=True, pretrain_n_iter=30,
+    pre = _cheap(n_components=(12, 8), n_iter=0, pretrain=True, pretrain_n_iter=30,
                  pretrain_learning_rate=0.3).fit(X)
-    raw = _cheap(hidden_layer_sizes=(12, 8), n_iter=0, pretrain=False).fit(X)
+    raw = _cheap(n_components=(12, 8), n_iter=0, pretrain=False).fit(X)
     # the doubled-weight stack starts well above the (almost) independent model
     assert pre.score(X) > raw.score(X) + 2.0  # measured: +5.1 nats
 
@@ -395,15 +395,15 @@ def test_bad_input():
         est.partial_fit(X[:, :10])
     with pytest.raises(ValueError, match="binary"):
         est.transform(X * 2)
-    with pytest.raises(ValueError, match="hidden_layer_sizes"):
-        _cheap(hidden_layer_sizes=(3, 0)).fit(X)
+    with pytest.raises(ValueError, match="n_components"):
+        _cheap(n_components=(3, 0)).fit(X)
     with pytest.raises(ValueError, match="sampler"):
         _cheap(sampler="gibbs").fit(X)
 
 
 def test_divergence_raises_and_keeps_finite_params():
     X = _digits()
-    est = _cheap(hidden_layer_sizes=(4, 3), n_iter=1).fit(X)
+    est = _cheap(n_components=(4, 3), n_iter=1).fit(X)
     est.learning_rate = 1e308
     before = [w.copy() for w in est.coefs_]
     with pytest.raises(DivergenceError):
@@ -478,7 +478,7 @@ def test_sample_adaptive_st_unbiased():
     # (z = -14.5 before the fix). 1,000 independent draws: the mean of log p(v)
     # has standard error sd / sqrt(1000); 4 of them is the tolerance.
     W, b = _random_dbm([12, 8], 1.5, seed=5)
-    est = _cheap(hidden_layer_sizes=(8,), n_temperatures=10, beta_min=0.3, n_iter=0,
+    est = _cheap(n_components=(8,), n_temperatures=10, beta_min=0.3, n_iter=0,
                  pretrain=False).fit(_digits()[:, :12])
     est.coefs_, est.intercepts_ = W, b
     z, S = _sample_log_prob_z(est)
@@ -606,7 +606,7 @@ def test_mean_field_warns_when_not_converged():
     from sklearn.exceptions import ConvergenceWarning
 
     X = _digits()
-    est = _cheap(hidden_layer_sizes=(8, 6), learning_rate=0.05, pretrain_n_iter=10,
+    est = _cheap(n_components=(8, 6), learning_rate=0.05, pretrain_n_iter=10,
                  pretrain_learning_rate=0.3).fit(X)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)

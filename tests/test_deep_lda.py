@@ -584,26 +584,26 @@ def test_pipeline_countvectorizer_logistic_regression():
     assert pipe.score(docs[80:], y[80:]) >= 0.9
 
 
-def test_gridsearch_over_step_size():
+def test_gridsearch_over_learning_rate():
     docs, _ = _text_corpus(1, n=60)
     X = CountVectorizer().fit_transform(docs)
     base = DeepLDA(2, n_iter=2, batch_size=20, local_burn_in=3, local_samples=3,
                    random_state=0)
     grid = [0.5, 1.0]
-    gs = GridSearchCV(base, {"step_size": grid}, cv=2).fit(X)
+    gs = GridSearchCV(base, {"learning_rate": grid}, cv=2).fit(X)
     scores = gs.cv_results_["mean_test_score"]
     assert np.all(np.isfinite(scores))
-    # step_size reaches the sampler: the two settings score differently, and the
+    # learning_rate reaches the sampler: the two settings score differently, and the
     # search picks the better one
     assert scores[0] != scores[1]
     best = grid[int(np.argmax(scores))]
-    assert gs.best_params_["step_size"] == best
+    assert gs.best_params_["learning_rate"] == best
     # the refit model is the model fitted directly with best_params_ on all of X
-    direct = clone(base).set_params(step_size=best).fit(X)
+    direct = clone(base).set_params(learning_rate=best).fit(X)
     np.testing.assert_array_equal(gs.best_estimator_.components_, direct.components_)
     assert gs.score(X) == direct.score(X)
-    # set_params(step_size) changes the fitted result
-    other = clone(base).set_params(step_size=grid[1 - grid.index(best)]).fit(X)
+    # set_params(learning_rate) changes the fitted result
+    other = clone(base).set_params(learning_rate=grid[1 - grid.index(best)]).fit(X)
     assert not np.allclose(other.components_, direct.components_)
 
 

@@ -57,7 +57,7 @@ def test_defaults_beat_independent_pixels(fitted):
 
 def test_default_model_is_enumerable_and_bound_below_exact(fitted):
     est, Xtr, Xte, scores = fitted
-    assert est.hidden_layer_sizes_ == (16, 32)
+    assert est.n_components_ == (16, 32)
     assert est.log_partition_std_ == 0.0          # 16 odd units: log Z by enumeration
     log_z = _model.exact_log_partition(est.coefs_, est.intercepts_)
     assert est.log_partition_ == pytest.approx(log_z, abs=1e-9)
@@ -83,10 +83,10 @@ def test_auto_settings_are_resolved_and_stored(fitted):
     rng = np.random.default_rng(0)
     X = (rng.random((250, 784)) < 0.2).astype(float)
     est = DBMCAST(n_iter=0, pretrain=False, random_state=0).fit(X)
-    assert est.hidden_layer_sizes_ == (196, 392)
+    assert est.n_components_ == (196, 392)
     assert [W.shape for W in est.coefs_] == [(784, 196), (196, 392)]
-    assert dbm_estimator.auto_hidden_layer_sizes(20) == (16, 32)
-    assert dbm_estimator.auto_hidden_layer_sizes(5000) == (500, 1000)
+    assert dbm_estimator.auto_n_components(20) == (16, 32)
+    assert dbm_estimator.auto_n_components(5000) == (500, 1000)
     # 3 minibatches of 100 per pass -> 800 passes for 2,400 updates; 5 passes at least
     assert dbm_estimator.auto_passes(250, 100, 2400, 5) == 800
     assert dbm_estimator.auto_passes(60_000, 100, 2400, 5) == 5
@@ -95,7 +95,7 @@ def test_auto_settings_are_resolved_and_stored(fitted):
 def test_verbose_prints_one_line_per_pass_with_a_finite_quality_figure(capsys):
     Xtr, _ = _digits(200, 10)
     # 4 updates per pass: the chains' split-R-hat is defined from the first pass
-    est = DBMCAST(hidden_layer_sizes=(8, 6), n_iter=4, pretrain_n_iter=2, n_chains=20,
+    est = DBMCAST(n_components=(8, 6), n_iter=4, pretrain_n_iter=2, n_chains=20,
                   batch_size=50, n_ais_betas=20, n_ais_runs=4, random_state=0, verbose=1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -125,7 +125,7 @@ def test_verbose_prints_one_line_per_pass_with_a_finite_quality_figure(capsys):
 def test_history_is_capped_for_endless_streams(monkeypatch):
     monkeypatch.setattr(dbm_estimator, "HISTORY_CAP", 3)
     X = _digits(100, 10)[0]
-    est = DBMCAST(hidden_layer_sizes=(4, 3), n_chains=5, batch_size=50, random_state=0)
+    est = DBMCAST(n_components=(4, 3), n_chains=5, batch_size=50, random_state=0)
     for _ in range(5):
         est.partial_fit(X)
     assert est.n_iter_ == 5

@@ -13,11 +13,11 @@ import skdgm
 CHEAP = {
     "GaussianBernoulliRBM": dict(n_components=4, cd_steps=3, langevin_steps=2, n_iter=2,
                                  batch_size=16, random_state=0),
-    "BayesianSBN": dict(hidden_layer_sizes=(3,), n_iter=2, burn_in=1, n_posterior_samples=2,
+    "BayesianSBN": dict(n_components=(3,), n_iter=2, burn_in=1, n_posterior_samples=2,
                         random_state=0),
     "DeepLDA": dict(n_components=(3, 2), n_iter=2, batch_size=50, local_burn_in=2,
                     local_samples=2, n_posterior_samples=2, random_state=0),
-    "DBMCAST": dict(hidden_layer_sizes=(6, 4), n_iter=2, n_chains=10, batch_size=50,
+    "DBMCAST": dict(n_components=(6, 4), n_iter=2, n_chains=10, batch_size=50,
                     pretrain_n_iter=1, n_temperatures=4, beta_min=0.6, swap_interval=3,
                     random_state=0),
 }
@@ -136,7 +136,7 @@ def test_dbm_log_partition_is_lazy_and_cached_against_the_parameters(monkeypatch
 
     monkeypatch.setattr(dbm_model, "ais_log_partition", counting)
     # 20 odd units: above the enumeration limit, so log Z is an AIS estimate
-    est = make("DBMCAST", hidden_layer_sizes=(20, 3), n_ais_betas=20, n_ais_runs=4)
+    est = make("DBMCAST", n_components=(20, 3), n_ais_betas=20, n_ais_runs=4)
     X = data("DBMCAST", n=40, d=6)
     for start in range(0, 40, 10):
         est.partial_fit(X[start:start + 10])
@@ -150,7 +150,7 @@ def test_dbm_log_partition_is_lazy_and_cached_against_the_parameters(monkeypatch
     assert est.log_partition_ != log_z
     assert len(calls) == 2
     # the cached estimate is the one an explicit call with the same seed gives
-    again = make("DBMCAST", hidden_layer_sizes=(20, 3), n_ais_betas=20, n_ais_runs=4)
+    again = make("DBMCAST", n_components=(20, 3), n_ais_betas=20, n_ais_runs=4)
     again.__dict__.update({k: v for k, v in est.__dict__.items() if k != "_log_z_cache"})
     assert again.log_partition_ == est.log_partition_
 
@@ -177,7 +177,7 @@ UNUSED = [
      dict(sampler="langevin")),
     ("GaussianBernoulliRBM", dict(sampler="langevin"), dict(langevin_steps=3),
      dict(sampler="gibbs_langevin")),
-    ("DeepLDA", dict(sampler="gibbs"), dict(step_size=0.5), dict(sampler="sgrld")),
+    ("DeepLDA", dict(sampler="gibbs"), dict(learning_rate=0.5), dict(sampler="sgrld")),
 ]
 
 
@@ -361,7 +361,7 @@ def test_map_row_chunks_and_float_dtype():
 def test_dbm_log_partition_survives_pickling():
     import pickle
 
-    est = make("DBMCAST", hidden_layer_sizes=(20, 3), n_ais_betas=20, n_ais_runs=4,
+    est = make("DBMCAST", n_components=(20, 3), n_ais_betas=20, n_ais_runs=4,
                random_state=None).fit(data("DBMCAST", n=40, d=6))
     log_z = est.log_partition_
     again = pickle.loads(pickle.dumps(est))

@@ -426,7 +426,7 @@ def test_divergence_is_raised_and_discarded(engine, monkeypatch):
 # ------------------------------------------------------- scikit-learn checks
 # binarize=0.5 lets the checks' continuous data through, so every check runs for real;
 # each instance sets only parameters its inference reads (others would warn).
-_CHEAP = dict(hidden_layer_sizes=(3,), n_iter=2, n_posterior_samples=2, random_state=0,
+_CHEAP = dict(n_components=(3,), n_iter=2, n_posterior_samples=2, random_state=0,
               binarize=0.5)
 
 

@@ -301,7 +301,7 @@ def _planted(n=300, seed=0, n_features=16, hidden=(6,)):
 
 
 def _cheap(**kw):
-    base = dict(hidden_layer_sizes=(3,), inference="dsghmc_nais", n_iter=2, burn_in=1,
+    base = dict(n_components=(3,), inference="dsghmc_nais", n_iter=2, burn_in=1,
                 n_posterior_samples=1, n_sghmc_steps=2, n_hidden_samples=2, gibbs_sweeps=1,
                 n_ais_runs=2, n_ais_betas=5, random_state=0)
     base.update(kw)
@@ -317,7 +317,7 @@ def test_estimator_defaults_to_the_papers_student_t_prior():
     assert est._engine.trainer.prior.pp["df"] == 2.2
     assert _cheap(inference="gibbs")._prior_kind() == "tpbn"
     for prior in ("normal", "tpbn"):
-        est = _cheap(prior=prior, hidden_layer_sizes=(3, 2), pretrain=False).fit(X)
+        est = _cheap(prior=prior, n_components=(3, 2), pretrain=False).fit(X)
         assert est._engine.trainer.prior.kind == prior
         assert all(np.all(np.isfinite(w)) for w in est.coefs_)
 
@@ -325,7 +325,7 @@ def test_estimator_defaults_to_the_papers_student_t_prior():
 @pytest.mark.parametrize("inference", ["dsghmc_gibbs", "dsghmc_nais"])
 def test_fit_improves_likelihood_and_is_reproducible(inference):
     X, truth = _planted(300)
-    kw = dict(hidden_layer_sizes=(6,), inference=inference, n_iter=6, burn_in=3,
+    kw = dict(n_components=(6,), inference=inference, n_iter=6, burn_in=3,
               n_posterior_samples=3, batch_size=50, random_state=0, learning_rate=0.02)
     est = BayesianSBN(**kw).fit(X)
     init = init_params(16, (6,), np.random.default_rng(0))
@@ -438,11 +438,11 @@ def test_autoregressive_and_deep_models_run():
     X, _ = _planted(80)
     for inference in ("dsghmc_gibbs", "dsghmc_nais"):
         est = _cheap(inference=inference, autoregressive=True,
-                     hidden_layer_sizes=(3, 2)).fit(X)
+                     n_components=(3, 2)).fit(X)
         assert est.lateral_coefs_ is not None
         assert all(np.allclose(np.triu(s), 0) for s in est.lateral_coefs_)
         assert np.isfinite(est.score(X))
-    est = _cheap(inference="dsghmc_nais", autoregressive=True, hidden_layer_sizes=(3,),
+    est = _cheap(inference="dsghmc_nais", autoregressive=True, n_components=(3,),
                  pretrain=False).fit(X)
     phi = est._engine.recognition
     assert phi.lateral is not None and np.allclose(np.triu(phi.lateral[0]), 0)

@@ -51,6 +51,41 @@ def check_seed_sequence(random_state):
     )
 
 
+def seed_for(random_state, purpose=None):
+    """The root ``SeedSequence`` an estimator derives from its ``random_state``.
+
+    An int and a ``SeedSequence`` are seeds: the same value gives the same streams at
+    every call (a ``SeedSequence`` is copied, so spawning from the result never
+    advances the caller's object). A ``Generator`` or ``RandomState`` is advanced,
+    as scikit-learn does with instances, and ``None`` draws fresh entropy.
+
+    Parameters
+    ----------
+    random_state : None, int, SeedSequence, Generator or RandomState
+    purpose : int, optional
+        Appended to the spawn key of a seed, so that evaluation streams (AIS,
+        sampling) never coincide with the training streams of the same seed.
+
+    Returns
+    -------
+    seed_seq : numpy.random.SeedSequence
+    """
+    if isinstance(random_state, np.random.SeedSequence):
+        key = tuple(random_state.spawn_key) + (() if purpose is None else (int(purpose),))
+        return np.random.SeedSequence(random_state.entropy, spawn_key=key,
+                                      pool_size=random_state.pool_size)
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        seq = check_seed_sequence(random_state)
+        if purpose is None:
+            return seq
+        return np.random.SeedSequence(seq.entropy, spawn_key=(int(purpose),))
+    return check_seed_sequence(random_state)
+
+
+# Accepted by every estimator's ``random_state`` (its _parameter_constraints entry).
+RANDOM_STATE_CONSTRAINT = ["random_state", np.random.Generator, np.random.SeedSequence]
+
+
 def spawn_seeds(random_state, n):
     """``n`` independent child ``SeedSequence`` objects (cheap to pickle).
 

@@ -21,9 +21,10 @@ from .._core.numerics import softplus
 from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
                           check_finite_params, dense_rows, float_dtype as _float_dtype,
                           iter_minibatches, map_row_chunks)
-from .._core.diagnostics import effective_sample_size, split_rhat
+from .._core.diagnostics import ess_bulk, rhat
 from .._core.mcmc import bernoulli
-from .._core.random import as_generator, check_seed_sequence, spawn_seeds
+from .._core.random import (RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for,
+                            spawn_seeds)
 from .._core.schedules import InverseTime, make_schedule
 from . import _model, _tempering
 
@@ -71,8 +72,8 @@ _OPTION_READS = {
 _MF_STARTS = {"best": ("doubled", "zeros"), "doubled": ("doubled",), "zeros": ("zeros",)}
 
 
-def auto_hidden_layer_sizes(n_features):
-    """The ``hidden_layer_sizes="auto"`` rule: ``(h, 2 h)``, ``h = n_features // 4`` in [16, 500]."""
+def auto_n_components(n_features):
+    """The ``n_components="auto"`` rule: ``(h, 2 h)``, ``h = n_features // 4`` in [16, 500]."""
     h = int(min(_AUTO_H1_MAX, max(_AUTO_H1_MIN, int(n_features) // 4)))
     return (h, 2 * h)
 
@@ -135,11 +136,11 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     Parameters
     ----------
-    hidden_layer_sizes : tuple of int or "auto", default="auto"
+    n_components : tuple of int or "auto", default="auto"
         Units per hidden layer (any depth >= 1; depth 1 is an RBM). ``"auto"``
         is ``(h, 2 h)`` with ``h = n_features // 4`` clipped to [16, 500]
         (16-32 on 8x8 digits, whose 16 odd units keep ``log Z`` exact; 196-392 on
-        MNIST); the sizes used are in ``hidden_layer_sizes_``. The paper's MNIST
+        MNIST); the sizes used are in ``n_components_``. The paper's MNIST
         model is ``(500, 1000)`` (see the presets in the user guide).
     sampler : {"cast", "sap", "fpcd", "trans_sap", "adaptive_st"}, default="cast"
         Negative-phase sampler: coupled adaptive simulated tempering (Sec. 6.1),
@@ -267,8 +268,8 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         which alone form the negative phase) and ``n_fallback`` (adaptive ST:
         updates with none, which reused the previous set);
         ``energy_split_rhat`` and ``energy_ess`` (every sampler but adaptive ST,
-        whose negative set changes size: split-R-hat and effective sample size,
-        :mod:`skdgm._core.diagnostics`, of the negative chains' energy over the
+        whose negative set changes size: the rank-normalised split-R-hat and bulk
+        effective sample size of Vehtari et al. (2021), :mod:`skdgm._core.diagnostics`, of the negative chains' energy over the
         last 50 updates, NaN before the fourth update; the parameters move
         within that window, so an R-hat above 1 mixes slow mixing with the drift
         of the model); ``time_left`` (an
@@ -279,8 +280,8 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         fraction of the pass's fast-chain steps at each temperature) and
         ``adaptive_log_weights`` (``log g_k``, pinned to ``log g_1 = 0``); empty
         for the other samplers. Capped like ``history_``.
-    hidden_layer_sizes_ : tuple of int
-        The sizes used (``hidden_layer_sizes`` with ``"auto"`` resolved).
+    n_components_ : tuple of int
+        The sizes used (``n_components`` with ``"auto"`` resolved).
     pretrain_n_iter_ : int
         CD-1 passes made per pre-trained RBM by the last :meth:`fit` (0 without
         pre-training).
@@ -294,7 +295,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     # which parameters each option reads (warned about once per call when unused)
     _option_reads = _OPTION_READS
     _parameter_constraints = {
-        "hidden_layer_sizes": ["array-like", Interval(numbers.Integral, 1, None, closed="left"),
+        "n_components": ["array-like", Interval(numbers.Integral, 1, None, closed="left"),
                                StrOptions({"auto"})],
         "sampler": [StrOptions(set(_SAMPLERS))],
         "n_temperatures": [Interval(numbers.Integral, 1, None, closed="left")],
@@ -320,16 +321,16 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         "pretrain_learning_rate": [Interval(numbers.Real, 0, None, closed="left")],
         "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left")],
         "n_ais_runs": [Interval(numbers.Integral, 1, None, closed="left")],
-        "random_state": ["random_state", np.random.SeedSequence, np.random.Generator],
+        "random_state": RANDOM_STATE_CONSTRAINT,
         "verbose": ["verbose"],
         "n_jobs": N_JOBS_CONSTRAINT,
         "binarize": [Interval(numbers.Real, None, None, closed="neither"), None],
     }
     _element_constraints = {
-        "hidden_layer_sizes": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
     }
 
-    def __init__(self, hidden_layer_sizes="auto", *, sampler="cast", n_temperatures=20,
+    def __init__(self, n_components="auto", *, sampler="cast", n_temperatures=20,
                  beta_min=0.9, wl_gain=1.0, swap_interval=50, swap="at_beta_one",
                  n_chains=100, n_mean_field=5, n_mean_field_eval=100, mean_field_tol=1e-4,
                  mean_field_starts="best", learning_rate=0.05, fpcd_learning_rate=0.005,
@@ -337,7 +338,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                  pretrain=True, pretrain_n_iter="auto", pretrain_learning_rate=0.05,
                  n_ais_betas=1000, n_ais_runs=100, random_state=None, verbose=0,
                  n_jobs=None, binarize=None):
-        self.hidden_layer_sizes = hidden_layer_sizes
+        self.n_components = n_components
         self.sampler = sampler
         self.n_temperatures = n_temperatures
         self.beta_min = beta_min
@@ -376,13 +377,13 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     def _check_params(self):
         """The hidden sizes as a list of int, or ``None`` for ``"auto"`` (resolved in ``_reset``)."""
         self._validate_params()
-        if isinstance(self.hidden_layer_sizes, str):
+        if isinstance(self.n_components, str):
             return None
-        sizes = np.asarray(self.hidden_layer_sizes).ravel()
+        sizes = np.asarray(self.n_components).ravel()
         if sizes.size < 1 or np.any(sizes < 1) or not np.all(sizes == np.round(sizes)):
             raise ValueError(
-                f"hidden_layer_sizes must be a non-empty sequence of positive integers, "
-                f"got {self.hidden_layer_sizes!r}")
+                f"n_components must be a non-empty sequence of positive integers, "
+                f"got {self.n_components!r}")
         return [int(s) for s in sizes]
 
     def _validate(self, X, reset):
@@ -399,12 +400,12 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return _tempering.temperature_ladder(self.n_temperatures, self.beta_min)
 
     def _reset(self, X, sizes):
-        self._seed_seq = check_seed_sequence(self.random_state)
+        self._seed_seq = seed_for(self.random_state)
         rng = self._rng()
         d = X.shape[1]
         if sizes is None:
-            sizes = list(auto_hidden_layer_sizes(d))
-        self.hidden_layer_sizes_ = tuple(int(s) for s in sizes)
+            sizes = list(auto_n_components(d))
+        self.n_components_ = tuple(int(s) for s in sizes)
         all_sizes = [d] + sizes
         self.coefs_ = [rng.normal(0.0, 0.01, (a, b)) for a, b in zip(all_sizes[:-1],
                                                                         all_sizes[1:])]
@@ -569,7 +570,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         if len(trace) < 4:
             return {"energy_split_rhat": float("nan"), "energy_ess": float("nan")}
         x = np.stack(trace, axis=1)
-        return {"energy_split_rhat": split_rhat(x), "energy_ess": effective_sample_size(x)}
+        return {"energy_split_rhat": rhat(x), "energy_ess": ess_bulk(x)}
 
     def _time_left(self):
         """Seconds left in this fit, extrapolated from the passes so far (0 in partial_fit)."""
@@ -682,10 +683,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     def _log_z_seed(self):
         # Its own stream apart from the training children, rebuilt on every call
         # so that an int random_state always gives the same estimate.
-        rs = self.random_state
-        if isinstance(rs, numbers.Integral) and not isinstance(rs, bool):
-            return np.random.SeedSequence(int(rs), spawn_key=(0x10C2,))
-        return check_seed_sequence(rs)
+        return seed_for(self.random_state, 0x10C2)
 
     @property
     def log_partition_(self):
@@ -783,7 +781,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
         Returns
         -------
-        H : ndarray of shape (n_samples, sum(hidden_layer_sizes))
+        H : ndarray of shape (n_samples, sum(n_components))
             ``[q(h^1 = 1 | v), ..., q(h^L = 1 | v)]``, bottom layer first; computed
             in float64 and returned in the dtype of ``X`` (float32 or float64).
 

@@ -15,7 +15,7 @@ from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeMod
                           check_binary, check_counts, check_finite_params,
                           float_dtype as _float_dtype, iter_minibatches)
 from .._core.chains import even_chunks, run_chains
-from .._core.random import as_generator, check_seed_sequence
+from .._core.random import RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for
 from .._core.schedules import Polynomial
 from . import _generate, _gibbs, _global
 from ._local import MAX_TOTAL_COUNT, local_task
@@ -30,7 +30,7 @@ _CHUNK_DOCS = 100
 # constant memory.
 _MAX_HISTORY = 10_000
 
-_SAMPLER_DEFAULTS = {  # (step_size, step_decay): the authors' settings
+_SAMPLER_DEFAULTS = {  # (learning_rate, learning_decay): the authors' settings
     "tlasgr": (1.0, 0.7),
     "tlfsgr": (1.0, 0.7),
     "sgrld": (0.1, 0.9),
@@ -40,7 +40,7 @@ _SAMPLER_DEFAULTS = {  # (step_size, step_decay): the authors' settings
 
 # Parameters only the stochastic-gradient samplers read (batch Gibbs sweeps over the
 # whole input and takes no step); setting one with sampler="gibbs" warns at fit time.
-_SG_READS = {"batch_size", "total_samples", "step_size", "step_offset", "step_decay"}
+_SG_READS = {"batch_size", "total_samples", "learning_rate", "learning_offset", "learning_decay"}
 _OPTION_READS = {"sampler": {"tlasgr": _SG_READS, "tlfsgr": _SG_READS, "sgrld": _SG_READS,
                              "gibbs": set()}}
 
@@ -89,8 +89,8 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         Corpus size ``|X|`` for ``rho = |X| / |minibatch|`` in :meth:`partial_fit`;
         ``None`` means the size of the data given to :meth:`fit` (in ``fit``) and
         the minibatch itself (``rho = 1``) in a bare ``partial_fit``.
-    step_size, step_offset, step_decay : float, optional
-        ``eps_t = step_size (1 + t / step_offset)^(-step_decay)``; ``None``
+    learning_rate, learning_offset, learning_decay : float, optional
+        ``eps_t = learning_rate (1 + t / learning_offset)^(-learning_decay)``; ``None``
         takes the authors' values: ``(1, 20, 0.7)``, ``(0.1, 20, 0.9)`` for SGRLD.
     eta : float or sequence of float, optional
         Dirichlet concentration of each layer's topics; ``None`` is ``1/K_l``
@@ -135,7 +135,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         The rates ``eps_t / M_k^(l)`` actually applied in the last update, per
         layer and topic (the paper's Fig. 2), then the rate of ``r``.
     history_ : dict of lists
-        Per global update: ``step_size``, ``rate_layer{l}`` and ``time``.
+        Per global update: ``step_size`` (the step size eps_t), ``rate_layer{l}`` and ``time``.
     n_iter_ : int
         Number of global updates (minibatches, or Gibbs sweeps).
     n_features_in_ : int
@@ -150,9 +150,9 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_iter": [Interval(numbers.Integral, 1, None, closed="left")],
         "total_samples": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "step_size": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "step_offset": [Interval(numbers.Real, 0, None, closed="neither")],
-        "step_decay": [Interval(numbers.Real, 0, None, closed="left"), None],
+        "learning_rate": [Interval(numbers.Real, 0, None, closed="neither"), None],
+        "learning_offset": [Interval(numbers.Real, 0, None, closed="neither")],
+        "learning_decay": [Interval(numbers.Real, 0, None, closed="left"), None],
         "eta": [Interval(numbers.Real, 0, None, closed="neither"), tuple, list, None],
         "gamma0": [Interval(numbers.Real, 0, None, closed="neither")],
         "c0": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -164,7 +164,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         "local_samples": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "n_posterior_samples": [Interval(numbers.Integral, 1, None, closed="left")],
         "posterior_thin": [Interval(numbers.Integral, 1, None, closed="left")],
-        "random_state": ["random_state", np.random.Generator, np.random.SeedSequence],
+        "random_state": RANDOM_STATE_CONSTRAINT,
         "verbose": ["verbose"],
         "n_jobs": N_JOBS_CONSTRAINT,
         "round_counts": ["boolean"],
@@ -175,8 +175,8 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     }
 
     def __init__(self, n_components=(128, 64, 32), *, sampler="tlasgr", link="poisson",
-                 batch_size=200, n_iter=10, total_samples=None, step_size=None,
-                 step_offset=20.0, step_decay=None, eta=None, gamma0=1.0, c0=1.0,
+                 batch_size=200, n_iter=10, total_samples=None, learning_rate=None,
+                 learning_offset=20.0, learning_decay=None, eta=None, gamma0=1.0, c0=1.0,
                  a0=0.01, b0=0.01, e0=1.0, f0=1.0, local_burn_in=None, local_samples=None,
                  n_posterior_samples=5, posterior_thin=1, random_state=None, verbose=0,
                  n_jobs=None, round_counts=False):
@@ -186,9 +186,9 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         self.batch_size = batch_size
         self.n_iter = n_iter
         self.total_samples = total_samples
-        self.step_size = step_size
-        self.step_offset = step_offset
-        self.step_decay = step_decay
+        self.learning_rate = learning_rate
+        self.learning_offset = learning_offset
+        self.learning_decay = learning_decay
         self.eta = eta
         self.gamma0 = gamma0
         self.c0 = c0
@@ -272,9 +272,9 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     def _schedule(self):
         a0, c0 = _SAMPLER_DEFAULTS[self.sampler]
-        a = a0 if self.step_size is None else float(self.step_size)
-        c = c0 if self.step_decay is None else float(self.step_decay)
-        return Polynomial(a, float(self.step_offset), c)
+        a = a0 if self.learning_rate is None else float(self.learning_rate)
+        c = c0 if self.learning_decay is None else float(self.learning_decay)
+        return Polynomial(a, float(self.learning_offset), c)
 
     # ----------------------------------------------------------- local runs
     def _local(self, X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics,
@@ -308,7 +308,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     # --------------------------------------------------------------- fitting
     def _reset(self, n_features, X=None):
         Ks = self._layers()
-        root = check_seed_sequence(self.random_state)
+        root = seed_for(self.random_state)
         self._train_seed, global_seed, self._order_seed = root.spawn(3)
         self._rng = as_generator(global_seed)
         dims = (n_features,) + Ks
@@ -526,7 +526,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     # ------------------------------------------------------------- inference
     def _eval_seed(self, k):
         """Per-call streams from ``random_state`` (deterministic for an int), apart from training."""
-        return check_seed_sequence(self.random_state).spawn(4 + k)[3 + k]
+        return seed_for(self.random_state).spawn(4 + k)[3 + k]
 
     def transform(self, X, *, all_layers=False):
         """Posterior mean of each document's normalised hidden units ``theta^(1)``.

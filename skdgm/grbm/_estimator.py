@@ -15,7 +15,8 @@ from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeMod
                           check_finite_params, dense_rows, float_dtype as _float_dtype,
                           iter_minibatches, map_row_chunks)
 from .._core.mcmc import normalised_weights as _normalised_weights
-from .._core.random import as_generator, check_seed_sequence, spawn_seeds
+from .._core.random import (RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for,
+                            spawn_seeds)
 from .._core.optim import Adam
 from .._core.schedules import Cosine
 from ._model import (
@@ -323,7 +324,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         "min_variance": [Interval(numbers.Real, 0, None, closed="neither")],
         "n_ais_runs": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left")],
-        "random_state": ["random_state", np.random.Generator],
+        "random_state": RANDOM_STATE_CONSTRAINT,
         "verbose": ["verbose"],
         "n_jobs": N_JOBS_CONSTRAINT,
     }
@@ -378,7 +379,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
                 f"negative statistics are the final, importance-weighted states")
 
     def _init_params(self, n_features, dtype):
-        self._seed_seq = check_seed_sequence(self.random_state)
+        self._seed_seq = seed_for(self.random_state)
         rng = as_generator(spawn_seeds(self._seed_seq, 1)[0])
         M = self.n_components
         # Unit variances as in the paper. Small weights keep the first updates
@@ -723,10 +724,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
     def _score_seed(self):
         # A stream of its own (not one of the training children), rebuilt on
         # every call so that an int random_state gives the same estimate.
-        rs = self.random_state
-        if isinstance(rs, numbers.Integral) and not isinstance(rs, bool):
-            return np.random.SeedSequence(int(rs), spawn_key=(0x5C0E,))
-        return check_seed_sequence(rs)
+        return seed_for(self.random_state, 0x5C0E)
 
     def score_samples(self, X):
         """``log p(v)`` per row: ``-E~(v) - log Z`` (Eq. 5).

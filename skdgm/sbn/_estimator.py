@@ -18,7 +18,8 @@ from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeMod
 from .._core.exact import MAX_EXACT_UNITS
 from .._core.mcmc import bernoulli
 from .._core.schedules import make_schedule
-from .._core.random import as_generator, check_seed_sequence, spawn_generators
+from .._core.random import (RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for,
+                            spawn_generators)
 from . import _gibbs, _model
 from ._dsghmc import DSGHMCGibbsEngine, DSGHMCNAISEngine, log_marginal_is
 from ._engines import GibbsEngine, OnlineVBEngine, VBEngine
@@ -68,12 +69,12 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     The generative model (Eq. 7-8): ``p(h^(L)_k = 1) = sigmoid(c^(L+1)_k)`` and
     ``p(h^(l-1)_k = 1 | h^(l)) = sigmoid(w^(l)_k . h^(l) + c^(l)_k)`` down to the
     visible layer ``v = h^(0)``. With ``autoregressive=True`` every unit also sees the
-    earlier units of its own layer (the ARSBN of Eq. 6); ``hidden_layer_sizes=()`` with
+    earlier units of its own layer (the ARSBN of Eq. 6); ``n_components=()`` with
     ``autoregressive=True`` is the fully visible SBN.
 
     Parameters
     ----------
-    hidden_layer_sizes : tuple of int, default=(200,)
+    n_components : int or tuple of int, default=(200,)
         Units per hidden layer, bottom first (upper bounds: the TPBN prior can switch
         units off).
     inference : {"gibbs", "vb", "online_vb", "dsghmc_gibbs", "dsghmc_nais"}, default="gibbs"
@@ -176,7 +177,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     # which parameters each option reads (warned about once per call when unused)
     _option_reads = _INFERENCE_READS
     _parameter_constraints = {
-        "hidden_layer_sizes": ["array-like"],
+        "n_components": ["array-like", Interval(numbers.Integral, 1, None, closed="left")],
         "inference": [StrOptions(set(_INFERENCE))],
         "prior": [StrOptions({"tpbn", "student_t", "normal"}), None],
         "autoregressive": ["boolean"],
@@ -200,20 +201,20 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         "n_is_samples": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left")],
         "n_ais_runs": [Interval(numbers.Integral, 1, None, closed="left")],
-        "random_state": ["random_state", np.random.Generator],
+        "random_state": RANDOM_STATE_CONSTRAINT,
         "verbose": ["verbose"],
         "n_jobs": N_JOBS_CONSTRAINT,
         "binarize": [Interval(numbers.Real, None, None, closed="neither"), None],
     }
     _element_constraints = {
-        "hidden_layer_sizes": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
     }
     _entry_constraints = {
         "prior_params": {k: [Interval(numbers.Real, 0, None, closed="neither")]
                          for k in DEFAULT_PRIOR_PARAMS},
     }
 
-    def __init__(self, hidden_layer_sizes=(200,), *, inference="gibbs", prior=None,
+    def __init__(self, n_components=(200,), *, inference="gibbs", prior=None,
                  autoregressive=False, n_iter=100, batch_size=100, burn_in=40,
                  n_posterior_samples=10, pretrain=True, prior_params=None,
                  learning_offset=10.0, learning_decay=0.7, n_local_iter=4,
@@ -221,7 +222,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                  n_sghmc_steps=10, n_hidden_samples=5, gibbs_sweeps=5,
                  recognition_learning_rate=1e-3, n_is_samples=1000, n_ais_betas=100, n_ais_runs=10, random_state=None,
                  verbose=0, n_jobs=None, binarize=None):
-        self.hidden_layer_sizes = hidden_layer_sizes
+        self.n_components = n_components
         self.inference = inference
         self.prior = prior
         self.autoregressive = autoregressive
@@ -274,19 +275,19 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     def _call_seed(self, chunk=0):
         """Per-call seed from ``random_state`` (same int, same answer); one per chunk."""
-        ss = check_seed_sequence(self.random_state)
+        ss = seed_for(self.random_state)
         if chunk == 0:
             return ss
         return np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + (0xC5, chunk))
 
     def _check_settings(self):
         self._validate_params()
-        sizes = tuple(int(k) for k in np.atleast_1d(np.asarray(self.hidden_layer_sizes,
+        sizes = tuple(int(k) for k in np.atleast_1d(np.asarray(self.n_components,
                                                                 dtype=object)))
         if any(k < 1 for k in sizes):
-            raise ValueError(f"hidden_layer_sizes must hold positive ints, got {sizes}")
+            raise ValueError(f"n_components must hold positive ints, got {sizes}")
         if not sizes and not self.autoregressive:
-            raise ValueError("hidden_layer_sizes=() needs autoregressive=True (the FVSBN)")
+            raise ValueError("n_components=() needs autoregressive=True (the FVSBN)")
         pp = dict(DEFAULT_PRIOR_PARAMS)
         pp.update(getattr(_INFERENCE[self.inference], "default_prior_params", {}))
         if self.prior_params:
@@ -378,7 +379,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     def _fresh_start(self):
         sizes, pp = self._check_settings()
-        self._seed_seq = check_seed_sequence(self.random_state)
+        self._seed_seq = seed_for(self.random_state)
         rng = as_generator(self._seed_seq.spawn(1)[0])
         self._start_history()
         self._n_seen = 0

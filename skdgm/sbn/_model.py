@@ -155,9 +155,9 @@ def layer_regressors(params, layers, l):
     return np.concatenate([np.asarray(q, float) for q in parts], axis=-1)
 
 
-def init_params(n_features, hidden_layer_sizes, rng, *, autoregressive=False, scale=0.1):
+def init_params(n_features, n_components, rng, *, autoregressive=False, scale=0.1):
     """Weights from ``N(0, scale^2)`` (the paper's initialisation, Sec. 5.1), zero biases."""
-    sizes = (int(n_features),) + tuple(int(k) for k in hidden_layer_sizes)
+    sizes = (int(n_features),) + tuple(int(k) for k in n_components)
     weights = [scale * rng.standard_normal((sizes[l], sizes[l + 1]))
                for l in range(len(sizes) - 1)]
     biases = [np.zeros(k) for k in sizes]

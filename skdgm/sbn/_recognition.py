@@ -73,10 +73,10 @@ class RecognitionParams(NamedTuple):
         return self.from_flat([a.copy() for a in self.flat()])
 
 
-def init_recognition(n_features, hidden_layer_sizes, rng, *, autoregressive=False,
+def init_recognition(n_features, n_components, rng, *, autoregressive=False,
                      scale=0.01):
     """Small Gaussian weights, zero biases (Du et al. Sec. 4.1)."""
-    sizes = (int(n_features),) + tuple(int(k) for k in hidden_layer_sizes)
+    sizes = (int(n_features),) + tuple(int(k) for k in n_components)
     weights = [scale * rng.standard_normal((sizes[l + 1], sizes[l]))
                for l in range(len(sizes) - 1)]
     biases = [np.zeros(k) for k in sizes[1:]]
