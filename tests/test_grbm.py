@@ -25,6 +25,7 @@ from skdgm.grbm import GaussianBernoulliRBM as _GaussianBernoulliRBM
 from skdgm.grbm import _estimator as grbm_estimator
 from skdgm.grbm import _samplers as grbm_samplers
 from skdgm.grbm import _samplers_fast as _fast
+from skdgm.grbm import _train as grbm_train
 from skdgm.grbm._model import (
     GRBMParams,
     StatsAccumulator,
@@ -288,13 +289,13 @@ def test_gibbs_chain_matches_plain_numpy_gibbs():
 def test_blas_limit_entered_once_per_fit(monkeypatch):
     """The BLAS thread limit is set once per fit / partial_fit call, not per pass."""
     calls = []
-    real = grbm_estimator._blas_limit
+    real = grbm_estimator.blas_limit
 
     def counting(*args):
         calls.append(args)
         return real(*args)
 
-    monkeypatch.setattr(grbm_estimator, "_blas_limit", counting)
+    monkeypatch.setattr(grbm_estimator, "blas_limit", counting)
     X = np.random.default_rng(0).normal(size=(30, 3))
     est = GaussianBernoulliRBM(n_components=4, cd_steps=2, n_iter=4, batch_size=10,
                                random_state=0).fit(X)
@@ -748,13 +749,13 @@ def test_sample_annealed_uses_metropolis_test(monkeypatch):
     est = GaussianBernoulliRBM(n_components=3, negative_phase="annealed", cd_steps=10,
                                n_iter=1, random_state=0).fit(X)
     calls = []
-    real = grbm_estimator.run_annealed_chain
+    real = grbm_train.run_annealed_chain
 
     def spy(*args, **kwargs):
         calls.append(kwargs["metropolis_adjust"])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(grbm_estimator, "run_annealed_chain", spy)
+    monkeypatch.setattr(grbm_train, "run_annealed_chain", spy)
     est.sample(20, random_state=0)
     est.sample(20, metropolis_adjust=False, random_state=0)
     assert calls == [True, False]
