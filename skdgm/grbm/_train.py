@@ -21,6 +21,7 @@ from ._model import GRBMParams, StatsAccumulator, free_energy, hidden_activation
 from ._samplers import bernoulli, run_annealed_chain, run_chain
 
 __all__ = [
+    "ISSUE12_SETTINGS",
     "TrainSettings",
     "UpdateResult",
     "anneal",
@@ -73,6 +74,16 @@ def auto_passes(n_samples, n_features, batch_size, cd_steps, n_components):
     updates = int(np.clip(_AUTO_WORK / work, _MIN_UPDATES, _MAX_UPDATES))
     n_batches = -(-n_samples // batch)
     return max(_MIN_PASSES, -(-updates // n_batches))
+
+
+#: The estimator's defaults when the sampler-correctness issue (12) was fixed.
+#: Tests and benchmarks that study the samplers pin their models to these, so a
+#: later change of defaults does not change what they measure.
+ISSUE12_SETTINGS = dict(
+    sampler="gibbs_langevin", metropolis_adjust=False, adjust_after=None, cd_steps=100,
+    burn_in=0, negative_phase="noise", langevin_steps=10, langevin_inner="closed_form",
+    langevin_step_size=0.5, objective="joint", optimizer="sgd", learning_rate=0.01,
+    clip_grad_norm=10.0, batch_size=100, n_iter=10, init_std=0.01, min_variance=1e-6)
 
 
 class TrainSettings(NamedTuple):
