@@ -933,3 +933,22 @@ def test_gibbs_langevin_adjusted_stays_finite_on_paper_mixture(inner):
         assert np.all(np.isfinite(a))
     assert min(est.history_["acceptance_rate"]) > 0.3
     assert np.all(np.isfinite(est.sample(50, random_state=0)))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_state_sums_in_place_gemm_matches_numpy(monkeypatch, dtype):
+    """Both ways of accumulating ``S = sum h^T (v / sigma^2)`` give the same sums."""
+    rng = np.random.default_rng(0)
+    h = (rng.random((2, 9, 5)) < 0.5).astype(dtype)
+    vs = rng.normal(size=(2, 9, 4)).astype(dtype)
+    out = []
+    for size in (0, 10**9):           # in-place BLAS, then NumPy product + addition
+        monkeypatch.setattr(grbm_samplers, "_INPLACE_GEMM_SIZE", size)
+        sums = grbm_samplers._StateSums(5, 4, np.dtype(dtype))
+        assert (sums._gemm is not None) == (size == 0)
+        for k in range(2):
+            sums.add_product(h[k], vs[k])
+        out.append(sums.S.copy())
+    want = np.einsum("kim,kin->mn", h.astype(float), vs.astype(float))
+    for S in out:
+        assert_allclose(S, want, rtol=1e-5 if dtype == np.float32 else 1e-12)

@@ -33,6 +33,8 @@ draws the same K-step move from its exact Gaussian law instead (Eq. 11).
 from typing import NamedTuple
 
 import numpy as np
+from scipy.linalg.blas import get_blas_funcs
+
 from .._core import mcmc
 from .._core.ais import ais_log_weights
 from .._core.numerics import sigmoid, softplus
@@ -182,25 +184,42 @@ def _sigmoid_into(a, out):
     return out
 
 
+#: From this many weights on, the statistics' GEMM accumulates in place (BLAS
+#: ``beta = 1``): a separate addition pass over ``S`` cost ~2 % of a 784 x 4096
+#: update. Below it NumPy's product and an addition were the faster pair.
+_INPLACE_GEMM_SIZE = 1 << 18
+
+
 class _StateSums:
     """Sums over chain states of the statistics of Eqs. (14)-(17), kept in place.
 
-    ``S = sum h^T (v / sigma^2)`` takes one GEMM per state into a reused buffer,
-    the vector sums are kept in float64; :meth:`into` hands them to a
-    :class:`StatsAccumulator` once per chain run.
+    ``S = sum h^T (v / sigma^2)`` takes one GEMM per state, the vector sums are
+    kept in float64; :meth:`into` hands them to a :class:`StatsAccumulator`
+    once per chain run.
     """
 
     def __init__(self, M, N, dtype):
         self.S = np.zeros((M, N), dtype=dtype)
-        self._tmp = np.empty((M, N), dtype=dtype)
         self.hsum = np.zeros(M)
         self.csum = np.zeros(N)
         self.sqsum = np.zeros(N)
         self.n = 0
+        self._gemm = self._tmp = None
+        if M * N >= _INPLACE_GEMM_SIZE:
+            self._gemm = get_blas_funcs("gemm", dtype=dtype)
+        else:
+            self._tmp = np.empty((M, N), dtype=dtype)
 
     def add_product(self, h, vs):
-        np.matmul(h.T, vs, out=self._tmp)       # Eq. (14)
-        np.add(self.S, self._tmp, out=self.S)
+        if self._gemm is not None:
+            # S is C-ordered, so S.T is a Fortran array: S.T += vs^T h in place.
+            out = self._gemm(1.0, vs.T, h.T, beta=1.0, c=self.S.T, trans_b=True,
+                             overwrite_c=True)
+            if not np.shares_memory(out, self.S):    # a copy was made after all
+                self.S[...] = out.T
+        else:
+            np.matmul(h.T, vs, out=self._tmp)       # Eq. (14)
+            np.add(self.S, self._tmp, out=self.S)
         self.n += h.shape[0]
 
     def into(self, stats, var):
