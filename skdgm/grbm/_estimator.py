@@ -9,25 +9,21 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._core.ais import annealed_importance_sampling, beta_schedule
 from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
                           check_finite_params, dense_rows, float_dtype as _float_dtype,
                           iter_minibatches, map_row_chunks)
-from .._core.mcmc import normalised_weights as _normalised_weights
 from .._core.random import (RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for,
                             spawn_seeds)
 from ._model import (
     EXACT_MAX_HIDDEN,
     GRBMParams,
-    ais_callables,
-    exact_log_partition,
     free_energy,
     hidden_activation,
     sigmoid,
 )
-from ._samplers import SAMPLERS, run_chain
-from ._train import (TrainSettings, anneal, auto_passes, blas_limit, learning_rate_at,
-                     modified_cd_update)
+from ._samplers import SAMPLERS
+from ._train import (TrainSettings, auto_passes, blas_limit, draw_samples,
+                     learning_rate_at, log_partition_estimate, modified_cd_update)
 
 __all__ = ["GaussianBernoulliRBM"]
 
@@ -598,22 +594,10 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         if (cache is not None and cache[0] == key and (exact or seeded)
                 and all(a is b for a, b in zip(cache[1], params))):
             return cache[2]
-        if exact:
-            out = (exact_log_partition(params), 0.0)
-        else:
-            log_density, transition, sample_base, log_z0 = ais_callables(params)
-            t0 = time.perf_counter()
-            if self.verbose:
-                print(f"[{type(self).__name__}] AIS for log Z: {self.n_ais_runs} runs x "
-                      f"{self.n_ais_betas} temperatures ...", flush=True)
-            res = annealed_importance_sampling(
-                log_density, transition, sample_base, log_z0,
-                beta_schedule(self.n_ais_betas, "sigmoid"), self.n_ais_runs,
-                random_state=self._score_seed(), n_jobs=self.n_jobs)
-            out = (float(res.log_z), float(res.std_err))
-            if self.verbose:
-                print(f"[{type(self).__name__}] AIS log Z = {out[0]:.3f} +- {out[1]:.3f} "
-                      f"(standard error), time = {time.perf_counter() - t0:.1f}s", flush=True)
+        out = log_partition_estimate(
+            params, exact=exact, n_runs=self.n_ais_runs, n_betas=self.n_ais_betas,
+            random_state=None if exact else self._score_seed(), n_jobs=self.n_jobs,
+            verbose_name=type(self).__name__ if self.verbose else None)
         self._log_z_cache = (key, tuple(params), out)
         return out
 
@@ -683,18 +667,8 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         v0 = rng.standard_normal((int(n_samples), self.n_features_in_),
                                  dtype=params.W.dtype)
         with blas_limit(v0.shape[0], v0.shape[1], self.n_components):
-            if self.negative_phase_ == "annealed":
-                res = anneal(params, v0, n_steps, rng, self._settings(n_steps),
-                             bool(metropolis_adjust))
-                w = _normalised_weights(res.log_weights)
-                return res.v[rng.choice(w.shape[0], size=w.shape[0], p=w)]
-            res = run_chain(
-                params, v0, rng, sampler=self.sampler, n_steps=n_steps,
-                step_size=self.langevin_step_size, langevin_steps=self.langevin_steps,
-                inner=self.langevin_inner, metropolis_adjust=bool(metropolis_adjust),
-                adjust_after=self._adjust_after(n_steps),
-            )
-        return res.v
+            return draw_samples(params, v0, rng, self._settings(n_steps), n_steps,
+                                bool(metropolis_adjust))
 
     @property
     def _n_features_out(self):

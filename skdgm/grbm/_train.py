@@ -8,16 +8,18 @@ random generator; the estimator validates, orchestrates and commits.
 """
 
 import contextlib
+import time
 from typing import NamedTuple
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-from .._core.ais import beta_schedule, log_mean_exp
+from .._core.ais import annealed_importance_sampling, beta_schedule, log_mean_exp
 from .._core.mcmc import normalised_weights
 from .._core.optim import Adam
 from .._core.schedules import Cosine
-from ._model import GRBMParams, StatsAccumulator, free_energy, hidden_activation, sigmoid
+from ._model import (GRBMParams, StatsAccumulator, ais_callables,
+                     exact_log_partition, free_energy, hidden_activation, sigmoid)
 from ._samplers import bernoulli, run_annealed_chain, run_chain
 
 __all__ = [
@@ -27,6 +29,9 @@ __all__ = [
     "anneal",
     "auto_passes",
     "blas_limit",
+    "draw_samples",
+    "learning_rate_at",
+    "log_partition_estimate",
     "modified_cd_update",
 ]
 
@@ -225,3 +230,50 @@ def learning_rate_at(learning_rate, n_updates, total):
     if total is None:
         return float(learning_rate)
     return float(Cosine(learning_rate, total)(n_updates))
+
+
+def draw_samples(params, v0, rng, settings, n_steps, metropolis_adjust):
+    """Visible samples from the noise ``v0`` with the estimator's sampler (``sample``).
+
+    ``n_steps`` sampler steps, Metropolis-tested from step ``settings.adjust_after``
+    when ``metropolis_adjust``; with the annealed negative phase the chains are
+    annealed from the noise and resampled in proportion to their AIS weights.
+    """
+    s = settings
+    if s.negative_phase == "annealed":
+        res = anneal(params, v0, n_steps, rng, s, metropolis_adjust)
+        w = normalised_weights(res.log_weights)
+        return res.v[rng.choice(w.shape[0], size=w.shape[0], p=w)]
+    res = run_chain(
+        params, v0, rng, sampler=s.sampler, n_steps=n_steps,
+        step_size=s.langevin_step_size, langevin_steps=s.langevin_steps,
+        inner=s.langevin_inner, metropolis_adjust=metropolis_adjust,
+        adjust_after=s.adjust_after)
+    return res.v
+
+
+def log_partition_estimate(params, *, exact, n_runs, n_betas, random_state, n_jobs=None,
+                           verbose_name=None):
+    """``(log Z, standard error)``: exact (``M <= EXACT_MAX_HIDDEN``), else AIS.
+
+    AIS (Neal 2001) anneals the weights from 0 to ``W`` (base: ``N(mu, sigma^2)``
+    visibles, independent ``Bernoulli(sigmoid(b))`` hiddens) over ``n_betas``
+    sigmoid-spaced temperatures with ``n_runs`` runs, through
+    :func:`skdgm._core.ais.annealed_importance_sampling`. ``verbose_name``
+    announces the run and its result under that name.
+    """
+    if exact:
+        return exact_log_partition(params), 0.0
+    log_density, transition, sample_base, log_z0 = ais_callables(params)
+    t0 = time.perf_counter()
+    if verbose_name:
+        print(f"[{verbose_name}] AIS for log Z: {n_runs} runs x {n_betas} "
+              f"temperatures ...", flush=True)
+    res = annealed_importance_sampling(
+        log_density, transition, sample_base, log_z0, beta_schedule(n_betas, "sigmoid"),
+        n_runs, random_state=random_state, n_jobs=n_jobs)
+    out = (float(res.log_z), float(res.std_err))
+    if verbose_name:
+        print(f"[{verbose_name}] AIS log Z = {out[0]:.3f} +- {out[1]:.3f} (standard "
+              f"error), time = {time.perf_counter() - t0:.1f}s", flush=True)
+    return out
