@@ -222,12 +222,13 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     history_ : dict of lists of float
         One scalar per pass, the figures of the verbose line (the last
         ``HISTORY_CAP`` = 10,000 passes are kept):
-        ``reconstruction_error`` (the fit-quality figure: mean over the pass's
-        rows of the cross-entropy, in nats per row, of ``v`` under
-        ``p(v | h^1 = mu_1)`` at the positive-phase mean-field means, computed
-        before each update; lower is better), ``unnormalised_bound`` (mean of
-        Eq. 3 plus ``log Z``; ``log Z`` moves with the parameters, so it is not
-        comparable across passes), ``learning_rate``, ``mean_field_unconverged``
+        ``reconstruction_error`` (the fit-quality figure: mean over the rows of
+        the monitored minibatches, every 10th of a pass from the first, of the
+        cross-entropy, in nats per row, of ``v`` under ``p(v | h^1 = mu_1)`` at
+        the positive-phase mean-field means, computed before the update; lower
+        is better), ``unnormalised_bound`` (mean of Eq. 3 plus ``log Z`` over the
+        same rows; ``log Z`` moves with the parameters, so it is not comparable
+        across passes), ``learning_rate``, ``mean_field_unconverged``
         (the fraction of the pass's rows whose positive-phase mean-field stopped
         at ``n_mean_field`` sweeps before converging), ``mean_field_zeros_start``
         (the fraction whose best fixed point came from the ``"zeros"`` start),
