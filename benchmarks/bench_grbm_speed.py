@@ -26,7 +26,6 @@ repetitions (default 15 for the small shape, 5 for the large one).
 """
 
 import argparse
-import time
 
 import numpy as np
 

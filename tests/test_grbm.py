@@ -973,3 +973,14 @@ def test_state_sums_in_place_gemm_matches_numpy(monkeypatch, dtype):
     want = np.einsum("kim,kin->mn", h.astype(float), vs.astype(float))
     for S in out:
         assert_allclose(S, want, rtol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+def test_gibbs_chain_mixed_dtypes():
+    """float32 states with a float64 model (and back) run in the wider type."""
+    p = tiny_params(2, M=5, N=4)
+    v0 = np.random.default_rng(0).normal(size=(8, 4)).astype(np.float32)
+    r = run_chain(p, v0, np.random.default_rng(3), sampler="gibbs", n_steps=3)
+    assert r.v.dtype == np.float64 and r.h.dtype == np.float64
+    r = run_chain(p.astype(np.float32), v0.astype(np.float64), np.random.default_rng(3),
+                  sampler="gibbs", n_steps=3)
+    assert r.v.dtype == np.float64

@@ -241,10 +241,11 @@ def _run_gibbs(params, v0, rng, n_steps, stats, objective, burn_in, fast):
     draws run in the Cython kernels ``bernoulli_into`` / ``gaussian_into``, or in
     their twins with ``fast=False`` (identical states from the same stream).
     """
-    W, b, mu = params.W, params.b, params.mu
-    var = params.var
+    # the kernels take one float type for every array: the states' and the model's
+    dt = np.result_type(v0.dtype, params.W.dtype)
+    W, b, mu = (np.ascontiguousarray(x, dtype=dt) for x in (params.W, params.b, params.mu))
+    var = np.exp(np.asarray(params.log_var, dtype=dt))
     sigma = np.sqrt(var)
-    dt = v0.dtype
     n, N = v0.shape
     M = W.shape[0]
     use_fast = _use_fast(fast)
