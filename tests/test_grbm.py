@@ -984,3 +984,12 @@ def test_gibbs_chain_mixed_dtypes():
     r = run_chain(p.astype(np.float32), v0.astype(np.float64), np.random.default_rng(3),
                   sampler="gibbs", n_steps=3)
     assert r.v.dtype == np.float64
+
+
+@pytest.mark.parametrize("sampler", ["langevin", "gibbs_langevin"])
+def test_langevin_chains_mixed_dtypes(sampler):
+    p = tiny_params(2, M=5, N=4).astype(np.float32)
+    v0 = np.random.default_rng(0).normal(size=(8, 4))
+    r = run_chain(p, v0, np.random.default_rng(3), sampler=sampler, n_steps=3,
+                  inner="closed_form", metropolis_adjust=True)
+    assert r.v.dtype == np.float64 and np.all(np.isfinite(r.v))

@@ -365,6 +365,11 @@ def run_chain(params, v0, rng, *, sampler="gibbs_langevin", n_steps=100, step_si
     """
     if sampler == "gibbs":
         return _run_gibbs(params, v0, rng, n_steps, stats, objective, burn_in, fast)
+    # the Gaussian kernel takes one float type for every array
+    common = np.result_type(v0.dtype, params.W.dtype)
+    if params.W.dtype != common:
+        params = params.astype(common)
+    v0 = np.asarray(v0, dtype=common)
     W, mu = params.W, params.mu
     var = params.var
     sigma = np.sqrt(var)
@@ -381,10 +386,16 @@ def run_chain(params, v0, rng, *, sampler="gibbs_langevin", n_steps=100, step_si
         ws = p @ W
         g = (v - mu) - ws                                         # sigma^2 dE~/dv, Eq. (21)
         F = -free_energy(v, params, a)
+        # the Langevin move draws its normals inside the Gaussian kernel
+        gauss = _gaussian_into_fast if _use_fast(fast) else gaussian_into_np
+        zero = np.zeros_like(mu)
+        scratch = np.empty_like(v)
+        empty = np.empty(0)
         for t in range(1, n_steps + 1):
             al = alphas[t - 1]
-            v_new = v - dt(al) * g + dt(np.sqrt(2.0 * al)) * sigma * rng.standard_normal(
-                v.shape, dtype=v.dtype)                           # Alg. 1 line 4, Eq. (6)
+            v_new = np.empty_like(v)                              # Alg. 1 line 4, Eq. (6)
+            gauss(v - dt(al) * g, zero, dt(np.sqrt(2.0 * al)) * sigma, var, v_new, scratch,
+                  empty, empty, rng)
             a_new = hidden_activation(v_new, params, var)
             p_new = sigmoid(a_new)
             ws_new = p_new @ W
