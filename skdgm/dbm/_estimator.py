@@ -11,6 +11,7 @@ import time
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import expit, logit
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
 from sklearn.exceptions import ConvergenceWarning
@@ -25,7 +26,10 @@ from .._core.mcmc import bernoulli
 from .._core.random import (RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for,
                             spawn_seeds)
 from .._core.schedules import InverseTime, make_schedule
+from .._core.posterior import IterateKeeper, check_missing, check_n_sweeps
 from . import _model, _tempering
+from ._impute import gibbs_impute
+from ._posterior import hidden_moments
 from ._train import pretrain_stack, reconstruction_error, sa_update
 
 __all__ = ["DBMCAST"]
@@ -190,6 +194,16 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         update, and cached against the parameters (exact enumeration instead
         when the odd layers have at most 16 units).
     n_ais_runs : int, default=100
+    n_posterior_samples : int, default=1
+        Parameter states kept for :meth:`transform` and :meth:`impute`, which
+        average over them: the parameters at the end of each of the last
+        ``n_posterior_samples`` passes of stochastic approximation (of
+        :meth:`fit`, or one per :meth:`partial_fit` call). Stochastic
+        approximation is an optimiser of the likelihood, not a posterior sampler:
+        these are an *iterate ensemble* whose spread reflects the noise of the
+        updates and the learning rate, not posterior uncertainty. ``1`` keeps
+        only the current parameters (no extra memory), the behaviour before this
+        option existed.
     random_state : None, int, SeedSequence or Generator, default=None
     verbose : int, default=0
         ``1``: one line per pass (see ``history_``) with the elapsed time and an
@@ -263,6 +277,10 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         :meth:`partial_fit`).
     n_updates_ : int
         Parameter updates made so far.
+    posterior_samples_ : list of (coefs, intercepts)
+        The kept parameter states, oldest first (``n_posterior_samples``; the
+        current parameters alone by default). An iterate ensemble, not posterior
+        samples.
     """
 
     # which parameters each option reads (warned about once per call when unused)
@@ -294,6 +312,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         "pretrain_learning_rate": [Interval(numbers.Real, 0, None, closed="left")],
         "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left")],
         "n_ais_runs": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_posterior_samples": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": RANDOM_STATE_CONSTRAINT,
         "verbose": ["verbose"],
         "n_jobs": N_JOBS_CONSTRAINT,
@@ -309,7 +328,8 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                  mean_field_starts="best", learning_rate=0.05, fpcd_learning_rate=0.005,
                  fpcd_decay=0.95, batch_size=100, n_iter="auto",
                  pretrain=True, pretrain_n_iter="auto", pretrain_learning_rate=0.05,
-                 n_ais_betas=1000, n_ais_runs=100, random_state=None, verbose=0,
+                 n_ais_betas=1000, n_ais_runs=100, n_posterior_samples=1,
+                 random_state=None, verbose=0,
                  n_jobs=None, binarize=None):
         self.n_components = n_components
         self.sampler = sampler
@@ -333,6 +353,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         self.pretrain_learning_rate = pretrain_learning_rate
         self.n_ais_betas = n_ais_betas
         self.n_ais_runs = n_ais_runs
+        self.n_posterior_samples = n_posterior_samples
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
@@ -396,6 +417,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         self.sampler_history_ = {}
         self._sampler_obj = None
         self._energy_trace = []
+        self._iterates = IterateKeeper(self.n_posterior_samples)
         return rng
 
     def _init_chains(self, X, rng):
@@ -625,6 +647,11 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     def _pass(self, X, rng):
         self._one_pass(X, rng)
+        # one state per pass, the last n_posterior_samples of them (read at every
+        # pass, so set_params between partial_fit calls holds)
+        keeper = self.__dict__.setdefault("_iterates", IterateKeeper(1))
+        keeper.set_size(self.n_posterior_samples)
+        keeper.keep((self.coefs_, self.intercepts_))
 
     # ------------------------------------------------------------------ log Z
     def _param_arrays(self):
@@ -720,17 +747,25 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                                  self.mean_field_tol, starts=self._starts(),
                                  return_info=True)
 
-    def _mean_field(self, X):
+    def _mean_field(self, X, states=None, return_std=False):
         """Mean-field for inference: up to ``n_mean_field_eval`` sweeps, with a warning.
 
         Returns the hidden means (all layers side by side) and the bound of every
-        row; a CSR ``X`` is densified ``batch_size`` rows at a time.
+        row (then their standard deviation with ``return_std``), averaged over the
+        parameter ``states`` (default: the current parameters only); a CSR ``X``
+        is densified ``batch_size`` rows at a time.
         """
-        def rows(V):
-            mf = self._mean_field_info(V, self.n_mean_field_eval)
-            return np.hstack(mf.mus[1:]), mf.bound, mf.converged
+        def mf(V, coefs, intercepts):
+            info = _model.mean_field(V, coefs, intercepts, self.n_mean_field_eval,
+                                     self.mean_field_tol, starts=self._starts(),
+                                     return_info=True)
+            return np.hstack(info.mus[1:]), info.bound, info.converged
 
-        hidden, bound, converged = map_row_chunks(rows, X, self.batch_size)
+        states = [(self.coefs_, self.intercepts_)] if states is None else states
+        out = map_row_chunks(
+            lambda V: hidden_moments(V, states, mf, return_std=return_std), X,
+            self.batch_size)
+        hidden, bound, converged = out[:3]
         n_bad = int(np.count_nonzero(~converged))
         if n_bad:
             warnings.warn(
@@ -739,14 +774,35 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                 f"by more than mean_field_tol={self.mean_field_tol:g}); their bound and "
                 f"means are not at a fixed point. Increase n_mean_field_eval.",
                 ConvergenceWarning, stacklevel=3)
-        return hidden, bound
+        return (hidden, bound) + ((out[3],) if return_std else ())
 
-    def transform(self, X):
+    @property
+    def posterior_samples_(self):
+        """The kept parameter states ``(coefs, intercepts)``, oldest first (see ``n_posterior_samples``)."""
+        if "coefs_" not in self.__dict__:
+            raise AttributeError("posterior_samples_ is available after fit or partial_fit")
+        keeper = self.__dict__.get("_iterates") or IterateKeeper(1)
+        return keeper.states((self.coefs_, self.intercepts_))
+
+    def transform(self, X, *, return_std=False):
         """Mean-field posterior means of every hidden layer, concatenated.
 
         Each row's means are the fixed point with the highest bound among the
         ``mean_field_starts``, iterated for up to ``n_mean_field_eval`` sweeps
-        (the same fixed point :meth:`score_samples` scores).
+        (the same fixed point :meth:`score_samples` scores), averaged over
+        ``posterior_samples_`` (the current parameters with the default
+        ``n_posterior_samples=1``).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features), binary
+        return_std : bool, default=False
+            Also return the standard deviation of each hidden unit under the
+            mixture of the mean-field posteriors ``q_s(h | v)`` over the kept
+            states: ``sqrt(mubar (1 - mubar))`` with ``mubar`` the returned mean,
+            i.e. ``sqrt(mean_s mu_s (1 - mu_s) + var_s mu_s)`` (not the mean of the
+            per-state standard deviations). No latent draws enter. It describes the
+            mean-field approximation, not the exact posterior.
 
         Returns
         -------
@@ -754,6 +810,8 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             ``[q(h^1 = 1 | v), ..., q(h^L = 1 | v)]``, bottom layer first; computed
             in the model's dtype and returned in the dtype of ``X`` (float32 or
             float64).
+        H_std : ndarray of shape (n_samples, sum(n_components))
+            Only with ``return_std=True``.
 
         Warns
         -----
@@ -763,7 +821,52 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         """
         dtype = _float_dtype(X)
         X = self._validate(X, reset=False)
-        return self._mean_field(X)[0].astype(dtype, copy=False)
+        out = self._mean_field(X, self.posterior_samples_, return_std=return_std)
+        if return_std:
+            return out[0].astype(dtype, copy=False), out[2].astype(dtype, copy=False)
+        return out[0].astype(dtype, copy=False)
+
+    def impute(self, X, n_sweeps=50):
+        """Fill the ``NaN`` entries of binary ``X`` with estimates of ``P(v_miss = 1 | v_obs)``.
+
+        A blocked Gibbs chain per row alternates the odd layers given the even
+        ones and the even layers given the odd ones, redrawing only the missing
+        visible entries, under each kept parameter state in turn (the chain
+        continuing from one state to the next). The estimate is the conditional
+        probability ``sigmoid(b_0 + W_0 h^1)`` averaged over the second half of
+        the sweeps of every state (Rao-Blackwellised: the 0/1 draws never enter).
+        Threshold it at 0.5 for a 0/1 completion. Re-seeded from
+        ``random_state`` on every call (deterministic for an int).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            0/1 entries (after ``binarize``), ``NaN`` where missing; every row
+            needs at least one observed entry.
+        n_sweeps : int, default=50
+            Gibbs sweeps per kept parameter state; the first half are discarded.
+
+        Returns
+        -------
+        X_filled : ndarray of shape (n_samples, n_features)
+            The observed entries unchanged, the missing ones in ``[0, 1]`` (float64).
+        """
+        check_is_fitted(self)
+        n_sweeps = check_n_sweeps(n_sweeps)
+        X = self._validate_input(X, reset=False, dtype=np.float64, binary=True,
+                                 allow_nan=True, accept_sparse="csr")
+        X = X.toarray() if sp.issparse(X) else X    # the answer is dense anyway
+        missing = check_missing(X, f"{type(self).__name__}.impute")
+        if not missing.any():
+            return X.copy()
+        rng = as_generator(seed_for(self.random_state, 0x1317))
+        total, state = np.zeros(X.shape), None
+        states = self.posterior_samples_
+        for coefs, intercepts in states:
+            state, est = gibbs_impute(coefs, intercepts, X, missing, rng, n_sweeps=n_sweeps,
+                                      n_burn=n_sweeps // 2, state=state)
+            total += est
+        return np.where(missing, total / len(states), X)
 
     def score_samples(self, X):
         """Variational lower bound of Eq. 3 on ``log p(v)``, per row.

@@ -14,11 +14,14 @@ from sklearn.utils.validation import check_is_fitted, check_non_negative
 from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
                           check_binary, check_counts, check_finite_params,
                           float_dtype as _float_dtype, iter_minibatches)
-from .._core.chains import even_chunks, run_chains
+from .._core.chains import chain_pool, even_chunks, run_chains
+from .._core.posterior import check_missing, check_n_sweeps
 from .._core.random import RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for
 from .._core.schedules import Polynomial
 from . import _generate, _gibbs, _global
 from ._local import MAX_TOTAL_COUNT, local_task
+from ._posterior import theta_moments
+from ._impute import gibbs_impute as impute_counts
 
 __all__ = ["DeepLDA"]
 
@@ -105,7 +108,8 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         Local Gibbs sweeps discarded / collected per minibatch (and in
         :meth:`transform` and :meth:`perplexity`); ``None`` is ``20 L`` / ``10 L``.
     n_posterior_samples : int, default=5
-        Global samples kept (the latest ones) for :meth:`perplexity` and :meth:`score`.
+        Global samples kept (the latest ones) for :meth:`perplexity`,
+        :meth:`score` and :meth:`transform`, which average over them.
     posterior_thin : int, default=1
         Keep every ``posterior_thin``-th global sample, so that the kept samples
         span ``n_posterior_samples * posterior_thin`` updates. Consecutive SG-MCMC
@@ -139,6 +143,8 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     n_iter_ : int
         Number of global updates (minibatches, or Gibbs sweeps).
     n_features_in_ : int
+    posterior_samples_ : list of (topics, r)
+        The kept global samples, oldest first (see ``n_posterior_samples``).
     """
 
     # which parameters each option reads (warned about once per call when unused)
@@ -528,8 +534,22 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         """Per-call streams from ``random_state`` (deterministic for an int), apart from training."""
         return seed_for(self.random_state).spawn(4 + k)[3 + k]
 
-    def transform(self, X, *, all_layers=False):
+    @property
+    def posterior_samples_(self):
+        """The kept global samples ``(topics, r)``, oldest first (see ``n_posterior_samples``)."""
+        if "topics_" not in self.__dict__:
+            raise AttributeError("posterior_samples_ is available after fit or partial_fit")
+        kept = list(self.__dict__.get("_posterior") or ())
+        return kept or [(self.topics_, self.r_)]
+
+    def transform(self, X, *, all_layers=False, return_std=False):
         """Posterior mean of each document's normalised hidden units ``theta^(1)``.
+
+        The local sampler runs under each kept global sample
+        (``posterior_samples_``, the latest ``n_posterior_samples``) in turn, the
+        chains carried over from one to the next; ``local_burn_in`` sweeps are
+        discarded under the first and ``ceil(local_samples / n_kept)`` collected
+        under each, so the cost stays about that of one sample.
 
         Parameters
         ----------
@@ -538,10 +558,16 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             Return one array per layer instead of layer 1 only (plain arrays: not
             available under ``set_output(transform="pandas")`` or ``"polars"``,
             which wrap the layer-1 output only).
+        return_std : bool, default=False
+            Also return the standard deviation of the normalised ``theta^(l)`` over
+            every collected local sweep under every kept global sample: the local
+            posterior spread plus the spread between global samples (law of total
+            variance), a Monte-Carlo estimate from that many draws.
 
         Returns
         -------
         doc_topic : ndarray of shape (n_samples, K_1), or list of such per layer
+        doc_topic_std : same as ``doc_topic``, only with ``return_std=True``
         """
         check_is_fitted(self, "topics_")
         dtype = _float_dtype(X)
@@ -552,11 +578,78 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                 "transform='default') first, or use all_layers=False")
         X = self._check_X(X, reset=False)
         burn, coll = self._sweeps()
-        stats = self._merge(self._local(X, self._eval_seed(0), self.topics_, self.r_,
-                                        n_burn=burn, n_collect=coll, collect_topics=False))
-        out = [(t / stats["n_collect"]).astype(dtype, copy=False)
-               for t in stats["theta_norm_sum"]]
-        return out if all_layers else out[0]
+        with chain_pool(self.n_jobs):     # the calls, one per sweep, share workers
+            out = theta_moments(self._local, self._merge, X, self.posterior_samples_,
+                                self._eval_seed(0), n_burn=burn, n_collect=coll,
+                                return_std=return_std)
+        parts = out if return_std else (out,)
+        parts = [[t.astype(dtype, copy=False) for t in part] for part in parts]
+        parts = parts if all_layers else [part[0] for part in parts]
+        return tuple(parts) if return_std else parts[0]
+
+    def impute(self, X, n_sweeps=20):
+        """Fill the ``NaN`` entries of ``X`` with the expected counts ``E[x_miss | x_obs]``.
+
+        Held-out word completion: a ``NaN`` marks a word whose count in that
+        document is unknown. Under each kept global sample in turn
+        (``posterior_samples_``), the local upward-downward chain runs on the
+        document with its missing counts at their current fill, which are then
+        redrawn from ``Pois(Phi^(1) theta^(1))`` (data augmentation); the estimate
+        averages the conditional means ``(Phi^(1) theta^(1))_miss`` over the second
+        half of the sweeps of every sample (Rao-Blackwellised). With
+        ``link="bernoulli"`` it is ``P(b_miss = 1 | b_obs)``, the average of
+        ``1 - exp(-(Phi^(1) theta^(1))_miss)``. Re-seeded from ``random_state`` on
+        every call (deterministic for an int).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Counts (after ``round_counts``), ``NaN`` where missing (a CSR matrix
+            with ``NaN`` stored entries is densified: the answer is dense); every
+            document needs at least one observed entry.
+        n_sweeps : int, default=20
+            Local sweeps per kept global sample; the first half are discarded.
+
+        Returns
+        -------
+        X_filled : ndarray of shape (n_samples, n_features)
+            The observed entries unchanged, the missing ones non-negative reals (float64).
+        """
+        check_is_fitted(self, "topics_")
+        n_sweeps = check_n_sweeps(n_sweeps)
+        X = self._validate_input(X, reset=False, dtype=np.float64, allow_nan=True,
+                                 accept_sparse="csr")
+        X = X.toarray() if sp.issparse(X) else X    # the answer is dense anyway
+        missing = check_missing(X, f"{type(self).__name__}.impute")
+        obs = np.where(missing, 0.0, X)
+        if self.round_counts:
+            obs = _round_counts(obs)
+        if self.link == "bernoulli":
+            check_binary(obs, what=f"{type(self).__name__}(link='bernoulli')")
+        else:
+            check_counts(obs, what=type(self).__name__, max_total=MAX_TOTAL_COUNT)
+        X = np.where(missing, np.nan, obs)
+        if not missing.any():
+            return X.copy()
+        samples = self.posterior_samples_
+        root = self._eval_seed(4)
+        rng = as_generator(root.spawn(1)[0])
+        seeds = root.spawn(len(samples) * n_sweeps)
+        total, state = np.zeros(X.shape), None
+        with chain_pool(self.n_jobs):     # the calls, one per sweep, share workers
+            for i, (phis, r) in enumerate(samples):
+                def sweep(Xc, seed, thetas, phis=phis, r=r):
+                    res = self._local(Xc, seed, phis, r, n_burn=0, n_collect=1,
+                                      collect_topics=False, thetas=thetas)
+                    return ([part["theta"] for part in res],
+                            self._merge(res)["theta_sum"][0])
+
+                state, est = impute_counts(sweep, phis[0], X, missing, rng,
+                                           seeds[i * n_sweeps:(i + 1) * n_sweeps],
+                                           n_sweeps=n_sweeps, n_burn=n_sweeps // 2,
+                                           link=self.link, state=state)
+                total += est
+        return np.where(missing, total / len(samples), X)
 
     def _heldout_loglik(self, X_obs, X_held, *, point, n_burn, n_collect, seed):
         """Per document: sum of log predictive probabilities of the held-out words, and their count.

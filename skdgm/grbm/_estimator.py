@@ -5,6 +5,7 @@ import numbers
 import time
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -14,13 +15,14 @@ from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeMod
                           iter_minibatches, map_row_chunks)
 from .._core.random import (RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for,
                             spawn_seeds)
+from .._core.posterior import IterateKeeper, check_missing, check_n_sweeps
 from ._model import (
     EXACT_MAX_HIDDEN,
     GRBMParams,
     free_energy,
-    hidden_activation,
-    sigmoid,
 )
+from ._impute import gibbs_impute
+from ._posterior import hidden_moments
 from ._samplers import SAMPLERS
 from ._train import (TrainSettings, auto_passes, blas_limit, draw_samples,
                      learning_rate_at, log_partition_estimate, modified_cd_update)
@@ -190,6 +192,16 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         benchmarks); Adam leaves it at once.
     min_variance : float, default=1e-6
         Floor of every variance ``sigma_d^2`` (on ``log sigma^2``).
+    n_posterior_samples : int, default=1
+        Parameter states kept for :meth:`transform` and :meth:`impute`, which
+        average over them: the parameters at the end of each of the last
+        ``n_posterior_samples`` passes (of :meth:`fit`, or one per
+        :meth:`partial_fit` call). Modified CD with Adam or SGD is a stochastic
+        optimiser, not a posterior sampler: these are an *iterate ensemble*
+        whose spread reflects the noise of the updates and the learning rate
+        (small at the end of the cosine schedule of :meth:`fit`), not posterior
+        uncertainty. ``1`` keeps only the current parameters (no extra memory),
+        the behaviour before this option existed.
     n_ais_runs : int, default=100
         AIS runs for ``log Z`` when ``n_components > 16`` (exact otherwise).
     n_ais_betas : int, default=3000
@@ -239,6 +251,10 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         model was initialised). Only the latest 10,000 epochs are kept, so
         endless ``partial_fit`` streams run in constant memory.
     n_features_in_ : int
+    posterior_samples_ : list of GRBMParams
+        The kept parameter states, oldest first (``n_posterior_samples``; the
+        current parameters alone by default). An iterate ensemble, not posterior
+        samples.
 
     Notes
     -----
@@ -275,6 +291,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_iter": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "min_variance": [Interval(numbers.Real, 0, None, closed="neither")],
+        "n_posterior_samples": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_ais_runs": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left")],
         "random_state": RANDOM_STATE_CONSTRAINT,
@@ -287,8 +304,9 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
                  langevin_steps=10, langevin_inner="closed_form", langevin_step_size=0.5,
                  objective="joint", optimizer="adam", learning_rate=0.01, clip_grad_norm=10.0,
                  batch_size=100,
-                 n_iter="auto", init_std=0.01, min_variance=1e-6, n_ais_runs=100,
-                 n_ais_betas=3000, random_state=None, verbose=0, n_jobs=None):
+                 n_iter="auto", init_std=0.01, min_variance=1e-6, n_posterior_samples=1,
+                 n_ais_runs=100, n_ais_betas=3000, random_state=None, verbose=0,
+                 n_jobs=None):
         self.n_components = n_components
         self.sampler = sampler
         self.metropolis_adjust = metropolis_adjust
@@ -307,6 +325,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         self.n_iter = n_iter
         self.init_std = init_std
         self.min_variance = min_variance
+        self.n_posterior_samples = n_posterior_samples
         self.n_ais_runs = n_ais_runs
         self.n_ais_betas = n_ais_betas
         self.random_state = random_state
@@ -349,6 +368,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         self._lr_total = None
         self._log_z_cache = None
         self._adam = None
+        self._iterates = IterateKeeper(self.n_posterior_samples)
         self._start_history()
 
     # ------------------------------------------------------------------
@@ -461,6 +481,18 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
             print(f"[{type(self).__name__}] {head}, " + ", ".join(parts), flush=True)
 
     def _pass(self, X, ctx):
+        # (the BLAS thread limit is entered once per fit / partial_fit call)
+        self._one_pass(X)
+        self._keep_iterate()
+
+    def _keep_iterate(self):
+        # one state per pass, the last n_posterior_samples of them (read at every
+        # pass, so set_params between partial_fit calls holds)
+        keeper = self.__dict__.setdefault("_iterates", IterateKeeper(1))
+        keeper.set_size(self.n_posterior_samples)
+        keeper.keep(self._params())
+
+    def _one_pass(self, X):
         # The scale of the data seen so far, against which runaway growth of the
         # parameters is judged (mean_ and W live in the data's units).
         if X.size:
@@ -551,17 +583,84 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
                           accept_sparse="csr")
         return X.astype(self.components_.dtype, copy=False)
 
-    def transform(self, X):
-        """``P(h = 1 | v)`` of Eq. (4), shape ``(n_samples, n_components)``.
+    @property
+    def posterior_samples_(self):
+        """The kept parameter states (``GRBMParams``), oldest first (see ``n_posterior_samples``)."""
+        if "components_" not in self.__dict__:
+            raise AttributeError("posterior_samples_ is available after fit or partial_fit")
+        keeper = self.__dict__.get("_iterates") or IterateKeeper(1)
+        return keeper.states(self._params())
 
-        Computed in the dtype the model was fitted in, returned in that of ``X``.
+    def transform(self, X, *, return_std=False):
+        """``P(h = 1 | v)`` of Eq. (4), averaged over ``posterior_samples_``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        return_std : bool, default=False
+            Also return the standard deviation of each hidden unit under the
+            mixture of the conditionals ``p(h | v, theta_s)`` over the kept states:
+            ``sqrt(pbar (1 - pbar))`` with ``pbar`` the returned mean, which is
+            ``sqrt(mean_s p_s (1 - p_s) + var_s p_s)`` (the Bernoulli spread
+            within a state plus the spread between states; not the mean of the
+            per-state standard deviations). The conditional means are exact, so
+            no latent draws enter. With ``n_posterior_samples=1`` it is the
+            Bernoulli standard deviation of the current model's unit.
+
+        Returns
+        -------
+        H : ndarray of shape (n_samples, n_components)
+            Computed in the dtype the model was fitted in, returned in that of ``X``.
+        H_std : ndarray of shape (n_samples, n_components)
+            Only with ``return_std=True``.
         """
         dtype = _float_dtype(X)
         X = self._check_X(X)
-        params = self._params()
-        out = map_row_chunks(lambda V: sigmoid(hidden_activation(V, params)), X,
+        states = self.posterior_samples_
+        out = map_row_chunks(lambda V: hidden_moments(V, states, return_std=return_std), X,
                              self.batch_size)
+        if return_std:
+            return tuple(o.astype(dtype, copy=False) for o in out)
         return out.astype(dtype, copy=False)
+
+    def impute(self, X, n_sweeps=50):
+        """Fill the ``NaN`` entries of ``X`` with estimates of ``E[v_miss | v_obs]``.
+
+        A Gibbs chain per row alternates ``h ~ p(h | v)`` (Eq. 4) and
+        ``v_miss ~ N(mu + W^T h, sigma^2)`` (Eq. 3) under each kept parameter state
+        in turn (the chain continuing from one state to the next); the estimate is
+        the conditional mean ``mu + W^T h`` averaged over the second half of the
+        sweeps of every state (Rao-Blackwellised: the visible noise never enters).
+        Re-seeded from ``random_state`` on every call (deterministic for an int).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            ``NaN`` marks a missing entry; every row needs at least one observed one.
+        n_sweeps : int, default=50
+            Gibbs sweeps per kept parameter state; the first half are discarded.
+
+        Returns
+        -------
+        X_filled : ndarray of shape (n_samples, n_features)
+            The observed entries unchanged, the missing ones imputed (float64).
+        """
+        check_is_fitted(self)
+        n_sweeps = check_n_sweeps(n_sweeps)
+        X = validate_data(self, X, reset=False, dtype=np.float64,
+                          ensure_all_finite="allow-nan", accept_sparse="csr")
+        X = X.toarray() if sp.issparse(X) else X    # the answer is dense anyway
+        missing = check_missing(X, f"{type(self).__name__}.impute")
+        if not missing.any():
+            return X.copy()
+        rng = as_generator(seed_for(self.random_state, 0x1317))
+        total, state = np.zeros(X.shape), None
+        states = self.posterior_samples_
+        for p in states:
+            state, est = gibbs_impute(p.astype(np.float64), X, missing, rng,
+                                      n_sweeps=n_sweeps, n_burn=n_sweeps // 2, state=state)
+            total += est
+        return np.where(missing, total / len(states), X)
 
     def free_energy(self, X):
         """Marginal energy ``E~(v)`` of Eq. (5) per row (``log p(v) = -E~(v) - log Z``)."""

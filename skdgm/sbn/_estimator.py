@@ -16,7 +16,6 @@ from sklearn.utils.validation import check_is_fitted
 from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
                           float_dtype as _float_dtype, iter_minibatches)
 from .._core.exact import MAX_EXACT_UNITS
-from .._core.mcmc import bernoulli
 from .._core.schedules import make_schedule
 from .._core.random import (RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for,
                             spawn_generators)
@@ -24,6 +23,9 @@ from . import _gibbs, _model
 from ._dsghmc import DSGHMCGibbsEngine, DSGHMCNAISEngine, log_marginal_is
 from ._engines import GibbsEngine, OnlineVBEngine, VBEngine
 from ._priors import DEFAULT_PRIOR_PARAMS, init_prior_state
+from .._core.posterior import check_missing, check_n_sweeps
+from ._impute import gibbs_impute
+from ._posterior import hidden_moments
 
 __all__ = ["BayesianSBN"]
 
@@ -497,33 +499,44 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     def _n_hidden_total(self):
         return sum(len(b) for b in self.params_.biases[1:])
 
-    def transform(self, X):
+    def transform(self, X, *, return_std=False):
         """``E[h^(1) | x]`` averaged over the posterior samples (exact when small).
 
-        Computed in float64 and returned in the dtype of ``X`` (float32 or float64).
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features), binary
+        return_std : bool, default=False
+            Also return the standard deviation of each first-layer hidden unit under
+            the posterior ``p(h^(1) | x, theta_s)`` mixed over the kept
+            ``posterior_samples_`` (and, above 16 hidden units, over the Gibbs
+            draws): ``sqrt(pbar (1 - pbar))`` with ``pbar`` the returned mean, which
+            is ``sqrt(mean_s p_s (1 - p_s) + var_s p_s)``, the spread within a sample
+            plus the spread between samples (not the mean of the per-sample
+            standard deviations).
+
+        Returns
+        -------
+        H : ndarray of shape (n_samples, n_components[0])
+            Computed in float64 and returned in the dtype of ``X`` (float32 or float64).
+        H_std : ndarray of shape (n_samples, n_components[0])
+            Only with ``return_std=True``.
         """
         check_is_fitted(self)
         dtype = _float_dtype(X)
         X = self._validate(X, reset=False, dense=False)
-        return self._by_chunks(X, self._transform).astype(dtype, copy=False)
+        if not return_std:
+            return self._by_chunks(X, self._transform).astype(dtype, copy=False)
+        both = self._by_chunks(X, lambda rows, chunk: np.concatenate(
+            self._transform(rows, chunk, return_std=True), axis=1))
+        k = both.shape[1] // 2
+        return both[:, :k].astype(dtype, copy=False), both[:, k:].astype(dtype, copy=False)
 
-    def _transform(self, X, chunk=0):
+    def _transform(self, X, chunk=0, return_std=False):
         if not self.params_.weights:
             raise ValueError("the fully visible SBN has no hidden units to transform to")
-        if self._n_hidden_total() <= MAX_EXACT_UNITS:
-            return np.mean([_model.posterior_mean_exact(p, X)
-                            for p in self.posterior_samples_], axis=0)
-        rngs = spawn_generators(self._call_seed(chunk),
-                                len(self.posterior_samples_))
-        out = np.zeros((len(X), len(self.params_.biases[1])))
-        for p, rng in zip(self.posterior_samples_, rngs):
-            hidden = _model.sample_hidden_prior(p, (len(X),), rng)
-            for t in range(_TRANSFORM_BURN + _TRANSFORM_KEEP):
-                # the augmented sweep (Cython) leaves p(h | x) invariant, like the exact one
-                hidden = _gibbs.pg_hidden_sweeps(p, X, hidden, rng)
-                if t >= _TRANSFORM_BURN:
-                    out += hidden[0]
-        return out / (_TRANSFORM_KEEP * len(self.posterior_samples_))
+        rngs = spawn_generators(self._call_seed(chunk), len(self.posterior_samples_))
+        return hidden_moments(self.posterior_samples_, X, rngs, n_burn=_TRANSFORM_BURN,
+                              n_keep=_TRANSFORM_KEEP, return_std=return_std)
 
     @property
     def _n_features_out(self):
@@ -569,30 +582,43 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return _model.sample_ancestral(self.params_, int(n_samples), rng)[0]
 
     def impute(self, X, n_sweeps=20):
-        """Fill ``NaN`` entries of binary ``X`` by posterior sampling of the hidden layers and
-        the missing pixels, then a majority vote over the draws (Sec. 5.2).
+        """Fill the ``NaN`` entries of binary ``X`` with estimates of ``P(x_miss = 1 | x_obs)``.
 
-        Each posterior sample runs ``n_sweeps`` sweeps; the second half of them vote.
+        A Gibbs chain per row alternates exact sweeps over the hidden units and
+        redraws of the missing pixels from their full conditionals (Sec. 5.2), under
+        each posterior sample in turn (the fill carried over, the hidden units
+        restarted from the prior). The estimate is the missing pixels' full
+        conditional probability averaged over the second half of the sweeps of
+        every sample (Rao-Blackwellised), not a vote over the noisy 0/1 draws;
+        threshold it at 0.5 for a 0/1 completion. Re-seeded from ``random_state``
+        on every call (deterministic for an int).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            0/1 entries (after ``binarize``), ``NaN`` where missing; every row needs
+            at least one observed entry.
+        n_sweeps : int, default=20
+            Gibbs sweeps per posterior sample; the first half are discarded.
+
+        Returns
+        -------
+        X_filled : ndarray of shape (n_samples, n_features)
+            The observed entries unchanged, the missing ones in ``[0, 1]`` (float64).
         """
         check_is_fitted(self)
+        n_sweeps = check_n_sweeps(n_sweeps)
         X = self._validate(X, reset=False, allow_nan=True)
-        missing = np.isnan(X)
+        missing = check_missing(X, f"{type(self).__name__}.impute")
         if not missing.any():
             return X.copy()
         rng = self._call_rng()
-        votes = np.zeros(X.shape)
-        n_votes = 0
-        filled = np.where(missing, bernoulli(0.5, rng, size=X.shape), X).astype(float)
+        total, state = np.zeros(X.shape), None
         for p in self.posterior_samples_:
-            layers = [filled] + _model.sample_hidden_prior(p, (len(X),), rng)
-            for t in range(n_sweeps):
-                layers = _model.gibbs_sweep(p, layers, rng)
-                layers[0] = _model.sample_visible_missing(p, layers, missing, rng)
-                if t >= n_sweeps // 2:
-                    votes += layers[0]
-                    n_votes += 1
-            filled = layers[0]
-        return np.where(missing, (votes / n_votes > 0.5).astype(float), X)
+            state, est = gibbs_impute(p, X, missing, rng, n_sweeps=n_sweeps,
+                                      n_burn=n_sweeps // 2, state=state)
+            total += est
+        return np.where(missing, total / len(self.posterior_samples_), X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
