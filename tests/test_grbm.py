@@ -193,13 +193,19 @@ def test_bernoulli_kernel_matches_numpy_twin(dtype, from_tanh):
     rng = np.random.default_rng(3)
     p = rng.uniform(-1 if from_tanh else 0, 1, (7, 5)).astype(dtype)
     out = []
-    for kernel in (_fast.bernoulli_into, grbm_samplers.bernoulli_into_np):
+    work = np.full(p.size + 1, np.nan, dtype=dtype)
+    for kernel, buf in ((_fast.bernoulli_into, None), (_fast.bernoulli_into, work),
+                        (grbm_samplers.bernoulli_into_np, None)):
         h = np.empty_like(p)
         colsum = np.zeros(5)
         gen = np.random.default_rng(9)
-        kernel(p, h, colsum, gen, from_tanh)
+        kernel(p, h, colsum, gen, from_tanh, buf)
         out.append((h, colsum, gen.random()))      # the stream is left in one state
-    (h1, c1, u1), (h2, c2, u2) = out
+    assert not np.isnan(work[:-1]).any()            # the given buffer was used
+    (h1, c1, u1), (h0, c0, u0), (h2, c2, u2) = out
+    assert_array_equal(h0, h1)
+    assert_array_equal(c0, c1)
+    assert u0 == u1
     assert_array_equal(h1, h2)
     assert_array_equal(c1, c2)
     assert_array_equal(c1, h1.sum(axis=0))
@@ -574,7 +580,7 @@ def test_adam_state_restored_after_divergence(monkeypatch):
     t = est._adam.t
     W = est.components_.copy()
 
-    def boom(params, where):
+    def boom(params, where, **kwargs):
         raise DivergenceError(where)
 
     monkeypatch.setattr(grbm_estimator, "check_finite_params", boom)

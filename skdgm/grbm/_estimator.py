@@ -544,13 +544,13 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         cand = res.params
         where = f"{type(self).__name__}.partial_fit (update {self._n_updates + 1})"
         try:
-            check_finite_params(
-                {"components_": cand.W, "intercept_hidden_": cand.b, "mean_": cand.mu,
-                 "log_variance_": cand.log_var, "variance_": res.variance,
-                 "1 / variance_": res.precision}, where)
+            # the bounded check covers finiteness too: each array is read once
             check_finite_params(
                 {"components_": cand.W, "intercept_hidden_": cand.b, "mean_": cand.mu},
                 where, bound=self._divergence_bound())
+            check_finite_params(
+                {"log_variance_": cand.log_var, "variance_": res.variance,
+                 "1 / variance_": res.precision}, where)
         except FloatingPointError:
             if saved is not None:
                 self._adam.m, self._adam.v, self._adam.t = saved

@@ -106,12 +106,13 @@ def uniform24(shape, rng):
     return ((halves[:n] >> 8).astype(np.float32) * np.float32(2.0 ** -24)).reshape(shape)
 
 
-def bernoulli_into_np(p, out, colsum, rng, from_tanh=False):
+def bernoulli_into_np(p, out, colsum, rng, from_tanh=False, work=None):
     """Twin of ``bernoulli_into``: ``out[...] = u < p``, ``colsum += out.sum(0)``.
 
     ``u`` is ``uniform24(p.shape, rng)`` for float32 and ``rng.random(p.shape)``
     for float64. With ``from_tanh``, ``p`` holds ``tanh(a / 2)`` and the
     probabilities are ``0.5 + 0.5 * p``, as ``_core.numerics.sigmoid`` forms them.
+    ``work`` (the kernel's uniform buffer) is accepted and not needed.
     """
     if from_tanh:
         p = 0.5 + 0.5 * p
@@ -264,13 +265,14 @@ def _run_gibbs(params, v0, rng, n_steps, stats, objective, burn_in, fast):
     p = np.empty((n, M), dtype=dt) if not joint else None
     t2 = np.empty((n, M), dtype=dt)              # tanh(a / 2)
     wh = np.empty((n, N), dtype=dt)
+    work = np.empty(n * M + 1, dtype=dt)         # the Bernoulli kernel's uniforms
     np.matmul(vs, W2T, out=t2)
     np.add(t2, b2, out=t2)
     np.tanh(t2, out=t2)
     empty = np.empty(0)
     for t in range(1, n_steps + 1):
         keep = sums is not None and t > burn_in
-        bern(t2, h, sums.hsum if keep and joint else empty, rng, True)     # Eq. (4)
+        bern(t2, h, sums.hsum if keep and joint else empty, rng, True, work)   # Eq. (4)
         np.matmul(h, W, out=wh)
         gauss(wh, mu, sigma, var, v, vs, sums.csum if keep else empty,
               sums.sqsum if keep else empty, rng)                          # Eq. (3)
@@ -286,7 +288,7 @@ def _run_gibbs(params, v0, rng, n_steps, stats, objective, burn_in, fast):
                 sums.hsum += p.sum(axis=0, dtype=np.float64)
                 sums.add_product(p, vs)
     if n_steps == 0:
-        bern(t2, h, empty, rng, True)
+        bern(t2, h, empty, rng, True, work)
     if sums is not None:
         sums.into(stats, var)
     return ChainResult(v, h, 0, 0)
