@@ -139,16 +139,16 @@ def exact_ascent(kind, n_steps, hidden, seed, init_std):
 
 def _trace(est, every, scale, G, cell, kind):
     """Print the density's masses every ``every`` epochs of ``fit`` (a benchmark hook)."""
-    one_pass = est._one_pass
+    one_pass = est._pass
 
-    def traced(X):
-        one_pass(X)
+    def traced(X, ctx):
+        one_pass(X, ctx)
         if est.n_iter_ % every == 0:
             m = masses(grid_density(est._params(), scale, G, cell)[0], G, cell, kind)
             print(f"    epoch {est.n_iter_:5d}: mass {m[0]:.3f} {m[1]:.3f} {m[2]:.3f}  "
                   f"ESS {est.history_.get('negative_ess', [float('nan')])[-1]:.2f}", flush=True)
 
-    est._one_pass = traced
+    est._pass = traced
 
 
 def main():

@@ -29,8 +29,10 @@ import time
 import numpy as np
 
 from skdgm import GaussianBernoulliRBM
+from skdgm.datasets import make_grbm_mixture
 from skdgm.grbm._model import exact_moments
 from skdgm.grbm._samplers import cosine_steps, gibbs_langevin_proposal
+from skdgm.grbm._train import ISSUE12_SETTINGS
 
 N_DRAWS = 20_000
 VARIANTS = [("gibbs", False), ("langevin", False), ("langevin", True),
@@ -38,19 +40,12 @@ VARIANTS = [("gibbs", False), ("langevin", False), ("langevin", True),
 
 
 def three_clusters(n, rng):
-    """The data of tests/test_grbm.py::_three_clusters."""
-    means = np.array([[-2.0, -1.5], [2.0, 1.5], [0.0, 2.5]])
-    z = rng.choice(3, size=n, p=[0.35, 0.35, 0.3])
-    X = means[z] + 0.8 * rng.normal(size=(n, 2))
-    return (X - X.mean(0)) / X.std(0)
+    """The data of the GRBM tests: skdgm.datasets.make_grbm_mixture."""
+    return make_grbm_mixture(n, random_state=rng)
 
 
 # The estimator's defaults when issue 12 was fixed, pinned (as in the tests).
-PINNED = dict(sampler="gibbs_langevin", metropolis_adjust=False, adjust_after=None,
-              cd_steps=100, burn_in=0, negative_phase="noise", langevin_steps=10,
-              langevin_inner="closed_form", langevin_step_size=0.5, objective="joint",
-              optimizer="sgd", learning_rate=0.01, clip_grad_norm=10.0, batch_size=100,
-              n_iter=10, init_std=0.01, min_variance=1e-6)
+PINNED = ISSUE12_SETTINGS
 FITS = {"defaults": PINNED, "adam": {**PINNED, "optimizer": "adam", "learning_rate": 0.05}}
 
 

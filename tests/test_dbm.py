@@ -637,3 +637,91 @@ def test_mean_field_starts_per_row_and_batch_independent():
         np.testing.assert_allclose(a, c[:7], atol=1e-12)
     with pytest.raises(ValueError, match="start"):
         M.mean_field(V, W, b, starts=("ones",))
+
+
+# ---------------------------------------------------------------------------
+# speed work (issue 15): float32 models, the cached bottom-up input, monitoring
+# ---------------------------------------------------------------------------
+
+def _binary_rows(n, d, seed=0):
+    return (np.random.default_rng(seed).random((n, d)) < 0.3).astype(float)
+
+
+@pytest.mark.parametrize("sampler", ["sap", "cast"])
+def test_float32_input_trains_a_float32_model(sampler):
+    """dtype follows the input; the float32 model tracks the float64 one.
+
+    Both fits draw the same random numbers (uniforms in float64 whatever the
+    model's dtype), so with a few updates their parameters differ only by
+    float32 rounding.
+    """
+    X = _binary_rows(200, 6)
+    e64 = _cheap(sampler=sampler).fit(X)
+    e32 = _cheap(sampler=sampler).fit(X.astype(np.float32))
+    assert all(W.dtype == np.float32 for W in e32.coefs_ + e32.intercepts_)
+    assert all(W.dtype == np.float64 for W in e64.coefs_ + e64.intercepts_)
+    for a, b in zip(e32.coefs_ + e32.intercepts_, e64.coefs_ + e64.intercepts_):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-4)
+    # log Z (exact here) and the scores stay float64 and agree
+    assert abs(e32.log_partition_ - e64.log_partition_) < 1e-3
+    s32, s64 = e32.score_samples(X), e64.score_samples(X)
+    assert s32.dtype == np.float64
+    np.testing.assert_allclose(s32, s64, atol=2e-3)
+    # a later partial_fit keeps the model's dtype whatever the input's
+    e32.partial_fit(X)
+    assert e32.coefs_[0].dtype == np.float32
+
+
+@pytest.mark.parametrize("starts", [("doubled",), ("zeros",), ("doubled", "zeros")])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_mean_field_with_cached_input_matches_plain_sweeps(starts, dtype):
+    """``mean_field`` (V W0 computed once) equals plain sweeps of ``mean_field_update``."""
+    rng = np.random.default_rng(1)
+    sizes = [7, 5, 4, 3]
+    coefs = [rng.normal(0, 1.0, (a, b)).astype(dtype) for a, b in zip(sizes, sizes[1:])]
+    intercepts = [rng.normal(0, 0.5, s).astype(dtype) for s in sizes]
+    V = (rng.random((9, 7)) < 0.5).astype(dtype)
+    got = M.mean_field(V, coefs, intercepts, n_iter=6, tol=0.0, starts=starts,
+                       return_info=True)
+    bounds, finals = [], []
+    for s in starts:
+        mus = M.mean_field_init(V, coefs, intercepts, s)
+        for _ in range(6):
+            mus, _ = M.mean_field_update(mus, coefs, intercepts)
+        finals.append(mus)
+        bounds.append(M.lower_bound_unnormalised(mus, coefs, intercepts))
+    best = np.argmax(np.stack(bounds), axis=0)
+    tol = 1e-12 if dtype == np.float64 else 1e-5
+    for l in range(1, len(sizes)):
+        want = np.stack([f[l] for f in finals])[best, np.arange(9)]
+        np.testing.assert_allclose(got.mus[l], want, atol=tol)
+    np.testing.assert_allclose(got.bound, np.max(np.stack(bounds), axis=0),
+                               rtol=tol, atol=tol)
+
+
+def test_monitoring_does_not_change_the_update():
+    """The verbose figures are optional work: the same update with or without them."""
+    from skdgm.dbm._train import sa_update
+    X = _binary_rows(50, 6)
+    out = []
+    for monitor in (True, False):
+        est = _cheap(n_iter=1, pretrain=False).fit(X)
+        rng = np.random.default_rng(3)
+        res = sa_update(est.coefs_, est.intercepts_, X[:20], est._sampler_obj, rng,
+                        learning_rate=0.01, n_mean_field=5, mean_field_tol=0.0,
+                        starts=("doubled", "zeros"), monitor=monitor)
+        out.append(res)
+    a, b = out
+    for x, y in zip(a.coefs + a.intercepts, b.coefs + b.intercepts):
+        np.testing.assert_array_equal(x, y)
+    assert np.isfinite(a.bound) and np.isfinite(a.recon)
+    assert np.isnan(b.bound) and np.isnan(b.recon)
+
+
+def test_history_figures_come_from_monitored_updates():
+    """Every pass records finite figures although only every 10th update computes them."""
+    X = _binary_rows(400, 6)
+    est = _cheap(batch_size=20, n_iter=2).fit(X)       # 20 updates per pass
+    for key in ("reconstruction_error", "unnormalised_bound"):
+        assert len(est.history_[key]) == 2
+        assert np.all(np.isfinite(est.history_[key]))

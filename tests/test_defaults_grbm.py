@@ -21,6 +21,7 @@ from sklearn.preprocessing import StandardScaler
 
 from skdgm import GaussianBernoulliRBM
 from skdgm.grbm import _estimator as grbm_estimator
+from skdgm.grbm import _train as grbm_train
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 
@@ -84,7 +85,7 @@ def test_defaults_find_the_modes_of_the_2d_mixture():
 
 
 def test_auto_passes_from_the_work_budget():
-    f = grbm_estimator._auto_passes
+    f = grbm_train.auto_passes
     # 1,200 rows x 64 features, 256 hidden, CD-30, batches of 100
     assert f(1200, 64, 100, 30, 256) == 170
     assert f(1000, 2, 100, 30, 64) == 600            # capped at 6,000 updates

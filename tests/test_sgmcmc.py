@@ -99,3 +99,26 @@ def test_adam_minimises_and_maximises_a_quadratic():
             g = x[0] - target                      # gradient of 0.5 |x - t|^2
             x = opt.step(x, [-g if maximize else g])
         np.testing.assert_allclose(x[0], target, atol=1e-3)
+
+
+def test_adam_step_equals_the_textbook_expressions_bit_for_bit():
+    """The allocation-saving Adam step computes Kingma and Ba's Alg. 1 to the same bits."""
+    from skdgm._core.optim import Adam
+    rng = np.random.default_rng(0)
+    params = [rng.normal(size=(5, 3)).astype(np.float32), rng.normal(size=4)]
+    opt = Adam(params, maximize=True)
+    m = [np.zeros_like(p, dtype=float) for p in params]
+    v = [np.zeros_like(p, dtype=float) for p in params]
+    for t in range(1, 4):
+        # float32 and float64 gradients: each keeps its dtype in the expressions
+        grads = [rng.normal(size=p.shape).astype(p.dtype) for p in params]
+        got = opt.step(params, grads, learning_rate=0.01)
+        lr_t = 0.01 * np.sqrt(1.0 - 0.999**t) / (1.0 - 0.9**t)
+        for i, (p, g) in enumerate(zip(params, grads)):
+            m[i] = 0.9 * m[i] + (1.0 - 0.9) * g
+            v[i] = 0.999 * v[i] + (1.0 - 0.999) * (g * g)
+            want = p + 1.0 * lr_t * m[i] / (np.sqrt(v[i]) + 1e-8)
+            np.testing.assert_array_equal(got[i], want)
+            np.testing.assert_array_equal(opt.m[i], m[i])
+            np.testing.assert_array_equal(opt.v[i], v[i])
+        params = got

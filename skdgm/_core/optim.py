@@ -48,7 +48,24 @@ class Adam:
         sign = 1.0 if self.maximize else -1.0
         out = []
         for i, (p, g) in enumerate(zip(params, grads)):
-            self.m[i] = b1 * self.m[i] + (1.0 - b1) * g
-            self.v[i] = b2 * self.v[i] + (1.0 - b2) * (g * g)
-            out.append(p + sign * lr_t * self.m[i] / (np.sqrt(self.v[i]) + self.eps))
+            # The textbook expressions, b1 m + (1 - b1) g, b2 v + (1 - b2) g^2 and
+            # p + sign lr_t m / (sqrt(v) + eps), evaluated in the same order (so
+            # to the same bits) but into four new arrays instead of twelve: for a
+            # GRBM of 4096 x 784 weights each fresh float64 array is 25 MB of page
+            # faults, and they were ~5 % of an update (issue 15).
+            g = np.asarray(g)
+            m = np.multiply(self.m[i], b1)
+            tmp = np.multiply(g, 1.0 - b1)     # in g's dtype, as the expression
+            m += tmp
+            v = np.multiply(self.v[i], b2)
+            np.multiply(g, g, out=tmp)
+            tmp *= 1.0 - b2
+            v += tmp
+            self.m[i], self.v[i] = m, v
+            den = tmp if tmp.dtype == v.dtype and tmp.shape == v.shape else None
+            den = np.sqrt(v, out=den)
+            den += self.eps
+            step = np.multiply(m, sign * lr_t)
+            np.divide(step, den, out=step)
+            out.append(np.add(p, step, out=step))
         return out

@@ -4,7 +4,7 @@ Each ``fetch_*`` reads one ``.npz`` from ``data_home`` (the ``SKDGM_DATA``
 environment variable, else ``~/skdgm_data``) after checking its SHA-256, and
 when it is absent rebuilds it from the canonical public source files, checks
 the converted arrays against a content digest, and stores it atomically. A file
-that fails its check is never used.
+that fails its check is never used. ``make_*`` build small synthetic sets.
 """
 
 from ._base import ChecksumError, get_data_home
@@ -15,6 +15,7 @@ from ._fetchers import (
     fetch_caltech101_silhouettes,
     fetch_mnist,
 )
+from ._samples_generator import make_grbm_mixture
 
 __all__ = [
     "ChecksumError",
@@ -24,4 +25,5 @@ __all__ = [
     "fetch_caltech101_silhouettes",
     "fetch_mnist",
     "get_data_home",
+    "make_grbm_mixture",
 ]

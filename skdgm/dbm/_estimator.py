@@ -19,7 +19,6 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
 from .._core.bdmc import check_bounds_args, choose_n_betas
-from .._core.numerics import softplus
 from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
                           check_finite_params, dense_rows, float_dtype as _float_dtype,
                           iter_minibatches, map_row_chunks)
@@ -32,6 +31,7 @@ from .._core.posterior import IterateKeeper, check_missing, check_n_sweeps
 from . import _bounds, _model, _tempering
 from ._impute import gibbs_impute
 from ._posterior import hidden_moments
+from ._train import pretrain_stack, reconstruction_error, sa_update
 
 __all__ = ["DBMCAST"]
 
@@ -55,6 +55,10 @@ _AUTO_UPDATES = 2400
 _AUTO_MIN_PASSES = 5
 # ``pretrain_n_iter="auto"``: CD-1 updates per RBM of the greedy stack.
 _AUTO_PRETRAIN_UPDATES = 600
+# The verbose figures (the batch's unnormalised bound and reconstruction error, three
+# products) are computed on every _MONITOR_EVERY-th update of a pass, the first
+# included; the others skip them (issue 15: they cost ~15 % of an update).
+_MONITOR_EVERY = 10
 # Updates of the negative chains' energy trace behind history_'s split-R-hat and ESS.
 _RHAT_WINDOW = 50
 # ``history_`` keeps the last this-many passes (a stream of partial_fit calls is endless).
@@ -93,41 +97,6 @@ def _schedule(spec, t0):
     if isinstance(spec, numbers.Real) and not isinstance(spec, bool):
         return InverseTime(float(spec) * t0, t0)
     return make_schedule(spec)
-
-
-
-def _reconstruction_error(V, mu_h, W, b_v):
-    """Cross-entropy of ``V`` under ``p(v | h = mu_h) = sigma(mu_h W^T + b_v)``, summed over rows.
-
-    Nats; the verbose figure of training (cheap: one matrix product).
-    """
-    a = mu_h @ W.T + b_v
-    return float(np.sum(softplus(a) - V * a))
-
-
-def pretrain_rbm(X, n_hidden, *, up, down, n_epochs, learning_rate, batch_size, rng):
-    """CD-1 training of one RBM of the greedy stack, with scaled directions.
-
-    ``up`` and ``down`` multiply the weights in ``p(h | v)`` and ``p(v | h)``:
-    2 where the DBM layer will receive input from both sides but the RBM sees
-    only one (Salakhutdinov & Hinton 2009, Sec. 3.1). Returns ``W, b_v, b_h``.
-    """
-    n, d = X.shape
-    W = rng.normal(0.0, 0.01, (d, n_hidden))
-    bv = logit(np.clip(np.asarray(X.mean(axis=0)).ravel(), 1e-3, 1 - 1e-3))
-    bh = np.zeros(n_hidden)
-    for _ in range(int(n_epochs)):
-        for sl in iter_minibatches(n, batch_size, rng):
-            v0 = dense_rows(X, sl)   # one minibatch at a time from a CSR X
-            ph0 = expit(up * (v0 @ W) + bh)
-            h0 = bernoulli(ph0, rng, dtype=np.float64)
-            pv1 = expit(down * (h0 @ W.T) + bv)
-            ph1 = expit(up * (pv1 @ W) + bh)
-            m = v0.shape[0]
-            W += learning_rate * (v0.T @ ph0 - pv1.T @ ph1) / m
-            bv += learning_rate * (v0 - pv1).mean(axis=0)
-            bh += learning_rate * (ph0 - ph1).mean(axis=0)
-    return W, bv, bh
 
 
 class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
@@ -259,9 +228,12 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     Attributes
     ----------
     coefs_ : list of ndarray
-        ``W_l`` of shape ``(n_l, n_{l+1})``, visible-to-first-hidden first.
+        ``W_l`` of shape ``(n_l, n_{l+1})``, visible-to-first-hidden first. In the
+        dtype of the input the model was first fitted on: float32 input trains a
+        float32 model (about twice as fast per update), anything else float64.
+        ``log Z`` is always computed in float64.
     intercepts_ : list of ndarray
-        Biases ``b_l`` of every layer, visible first.
+        Biases ``b_l`` of every layer, visible first (dtype as ``coefs_``).
     log_partition_ : float
         Estimate of ``log Z`` for the current parameters; ``log_partition_std_``
         is its standard error (0 when exact). Computed on first access after a
@@ -272,12 +244,13 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     history_ : dict of lists of float
         One scalar per pass, the figures of the verbose line (the last
         ``HISTORY_CAP`` = 10,000 passes are kept):
-        ``reconstruction_error`` (the fit-quality figure: mean over the pass's
-        rows of the cross-entropy, in nats per row, of ``v`` under
-        ``p(v | h^1 = mu_1)`` at the positive-phase mean-field means, computed
-        before each update; lower is better), ``unnormalised_bound`` (mean of
-        Eq. 3 plus ``log Z``; ``log Z`` moves with the parameters, so it is not
-        comparable across passes), ``learning_rate``, ``mean_field_unconverged``
+        ``reconstruction_error`` (the fit-quality figure: mean over the rows of
+        the monitored minibatches, every 10th of a pass from the first, of the
+        cross-entropy, in nats per row, of ``v`` under ``p(v | h^1 = mu_1)`` at
+        the positive-phase mean-field means, computed before the update; lower
+        is better), ``unnormalised_bound`` (mean of Eq. 3 plus ``log Z`` over the
+        same rows; ``log Z`` moves with the parameters, so it is not comparable
+        across passes), ``learning_rate``, ``mean_field_unconverged``
         (the fraction of the pass's rows whose positive-phase mean-field stopped
         at ``n_mean_field`` sweeps before converging), ``mean_field_zeros_start``
         (the fraction whose best fixed point came from the ``"zeros"`` start),
@@ -401,7 +374,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
         tags.non_deterministic = False
-        # the kernels run in float64; transform casts back at the boundary
+        # the model runs in the dtype it was fitted on; transform casts to X's
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
 
@@ -420,7 +393,10 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     def _validate(self, X, reset):
         X = self._validate_input(X, reset=reset, dtype=(np.float64, np.float32), binary=True,
                                  accept_sparse="csr")
-        return X.astype(np.float64, copy=False)
+        # float32 input trains a float32 model (half the memory traffic of every
+        # product); inference casts to the model's dtype at the boundary.
+        dtype = X.dtype if reset or not hasattr(self, "coefs_") else self.coefs_[0].dtype
+        return X.astype(dtype, copy=False)
 
     # ------------------------------------------------------------------ set-up
     def _rng(self):
@@ -438,11 +414,13 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             sizes = list(auto_n_components(d))
         self.n_components_ = tuple(int(s) for s in sizes)
         all_sizes = [d] + sizes
-        self.coefs_ = [rng.normal(0.0, 0.01, (a, b)) for a, b in zip(all_sizes[:-1],
-                                                                        all_sizes[1:])]
+        dtype = X.dtype
+        self.coefs_ = [rng.normal(0.0, 0.01, (a, b)).astype(dtype)
+                       for a, b in zip(all_sizes[:-1], all_sizes[1:])]
         self._base_visible = logit(np.clip(np.asarray(X.mean(axis=0)).ravel(), 1e-3,
                                            1 - 1e-3))
-        self.intercepts_ = [self._base_visible.copy()] + [np.zeros(s) for s in sizes]
+        self.intercepts_ = [self._base_visible.astype(dtype)] + [
+            np.zeros(s, dtype=dtype) for s in sizes]
         self.n_updates_ = 0
         self.pretrain_n_iter_ = 0
         self._start_history()
@@ -456,7 +434,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         rows = rng.integers(0, X.shape[0], self.n_chains)
         start = dense_rows(X, rows)
         mus = _model.mean_field_init(start, self.coefs_, self.intercepts_)
-        layers = [start.copy()] + [bernoulli(m, rng, dtype=np.float64) for m in mus[1:]]
+        layers = [start.copy()] + [bernoulli(m, rng, dtype=start.dtype) for m in mus[1:]]
         betas = self._betas()
         gain = _schedule(self.wl_gain, _WL_T0)
         s = self.sampler
@@ -500,77 +478,64 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return {"coefs_": self.coefs_, "intercepts_": self.intercepts_}, DIVERGENCE_BOUND
 
     def _pretrain(self, X, rng):
-        """Greedy stack of RBMs with doubled weights (Salakhutdinov & Hinton 2009)."""
-        L = len(self.coefs_)
-        data = X
-        bottoms, tops = [], []
+        """Greedy stack of RBMs with doubled weights (``_train.pretrain_stack``)."""
         n_epochs = self.pretrain_n_iter
         if n_epochs == "auto":
             n_epochs = auto_passes(X.shape[0], self.batch_size, _AUTO_PRETRAIN_UPDATES)
         self.pretrain_n_iter_ = int(n_epochs)
+        L = len(self.coefs_)
         t0 = time.perf_counter()
-        for l in range(L):
-            up = 2.0 if l < L - 1 else 1.0
-            down = 2.0 if l > 0 else 1.0
-            W, bv, bh = pretrain_rbm(
-                data, self.coefs_[l].shape[1], up=up, down=down,
-                n_epochs=n_epochs, learning_rate=self.pretrain_learning_rate,
-                batch_size=self.batch_size, rng=rng)
-            self.coefs_[l] = W
-            bottoms.append(bv)
-            tops.append(bh)
-            if self.verbose:
-                err = _reconstruction_error(data, expit(up * (data @ W) + bh), down * W,
-                                           bv) / data.shape[0]
-                elapsed = time.perf_counter() - t0
-                print(f"[{type(self).__name__}] Pre-training RBM {l + 1}/{L} "
-                      f"({W.shape[0]}-{W.shape[1]}, {n_epochs} CD-1 passes): "
-                      f"reconstruction_error = {err:.4f}, time = {elapsed:.2f}s, "
-                      f"time left ~ {elapsed / (l + 1) * (L - l - 1):.1f}s", flush=True)
-            data = bernoulli(expit(up * (data @ W) + bh), rng, dtype=np.float64)
-        # A middle layer is the top of one RBM and the bottom of the next: average.
-        self.intercepts_ = [bottoms[0]] + [
-            0.5 * (tops[l - 1] + bottoms[l]) for l in range(1, L)] + [tops[L - 1]]
+
+        def report(l, data, W, bv, bh, up, down):
+            if not self.verbose:
+                return
+            err = reconstruction_error(data, expit(up * (data @ W) + bh), down * W,
+                                       bv) / data.shape[0]
+            elapsed = time.perf_counter() - t0
+            print(f"[{type(self).__name__}] Pre-training RBM {l + 1}/{L} "
+                  f"({W.shape[0]}-{W.shape[1]}, {n_epochs} CD-1 passes): "
+                  f"reconstruction_error = {err:.4f}, time = {elapsed:.2f}s, "
+                  f"time left ~ {elapsed / (l + 1) * (L - l - 1):.1f}s", flush=True)
+
+        self.coefs_, self.intercepts_ = pretrain_stack(
+            X, [W.shape[1] for W in self.coefs_], n_epochs=n_epochs,
+            learning_rate=self.pretrain_learning_rate, batch_size=self.batch_size,
+            rng=rng, report=report)
 
     # ------------------------------------------------------------------ learning
-    def _update(self, Vb, rng):
-        """One stochastic-approximation step (Sec. 2.2, Eq. 2)."""
-        mf = self._mean_field_info(Vb, self.n_mean_field)
-        mus = mf.mus
-        recon = _reconstruction_error(Vb, mus[1], self.coefs_[0], self.intercepts_[0])
+    def _update(self, Vb, rng, monitor=True):
+        """One stochastic-approximation step (``_train.sa_update``), committed if finite."""
+        res = sa_update(self.coefs_, self.intercepts_, Vb, self._sampler_obj, rng,
+                        learning_rate=float(self._lr_schedule(self.n_updates_)),
+                        n_mean_field=self.n_mean_field, mean_field_tol=self.mean_field_tol,
+                        starts=self._starts(), monitor=monitor)
+        mf = res.mean_field
         from_zeros = np.asarray(self._starts())[mf.start] == "zeros"
         self._mf_counts += (np.count_nonzero(~mf.converged), np.count_nonzero(from_zeros),
                             Vb.shape[0])
-        neg = self._sampler_obj.step(self.coefs_, self.intercepts_, rng)
         if self.sampler != "adaptive_st":   # its negative set changes size every update
             trace = self.__dict__.setdefault("_energy_trace", [])
-            trace.append(_model.energy(neg, self.coefs_, self.intercepts_))
+            trace.append(_model.energy(res.negative, self.coefs_, self.intercepts_))
             del trace[:-_RHAT_WINDOW]
-        nb, nc = Vb.shape[0], neg[0].shape[0]
-        gW = [mus[l].T @ mus[l + 1] / nb - neg[l].T @ neg[l + 1] / nc
-              for l in range(len(self.coefs_))]
-        gb = [mu.mean(axis=0) - x.mean(axis=0) for mu, x in zip(mus, neg)]
         lr = float(self._lr_schedule(self.n_updates_))
-        with np.errstate(over="ignore", invalid="ignore"):  # caught just below
-            new_W = [W + lr * g for W, g in zip(self.coefs_, gW)]
-            new_b = [b + lr * g for b, g in zip(self.intercepts_, gb)]
-        check_finite_params({"coefs_": new_W, "intercepts_": new_b},
+        check_finite_params({"coefs_": res.coefs, "intercepts_": res.intercepts},
                             f"{type(self).__name__} update {self.n_updates_}",
                             bound=DIVERGENCE_BOUND)
-        self.coefs_, self.intercepts_ = new_W, new_b
-        self._sampler_obj.after_update((gW, gb), lr)
+        self.coefs_, self.intercepts_ = res.coefs, res.intercepts
+        self._sampler_obj.after_update(res.grads, lr)
         self.n_updates_ += 1
-        bound = _model.lower_bound_unnormalised(mus, self.coefs_, self.intercepts_)
-        return float(np.sum(bound)), float(np.sum(recon)), lr
+        return res.bound, res.recon, lr
 
     def _one_pass(self, X, rng):
         bound, recon, n_rows = 0.0, 0.0, 0
         lr = float(self._lr_schedule(self.n_updates_))
         self._mf_counts = np.zeros(3, dtype=np.int64)
-        for sl in iter_minibatches(X.shape[0], self.batch_size, rng):
+        for i, sl in enumerate(iter_minibatches(X.shape[0], self.batch_size, rng)):
             Vb = dense_rows(X, sl)
-            b, r, lr = self._update(Vb, rng)
-            bound, recon, n_rows = bound + b, recon + r, n_rows + Vb.shape[0]
+            monitor = i % _MONITOR_EVERY == 0
+            b, r, lr = self._update(Vb, rng, monitor)
+            if monitor:
+                bound, recon, n_rows = bound + b, recon + r, n_rows + Vb.shape[0]
         stats = self._sampler_obj.stats()
         stats.update(self._chain_diagnostics())
         arrays = {k: stats.pop(k) for k in ("temperature_occupancy", "adaptive_log_weights")
@@ -752,8 +717,12 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         check_is_fitted(self)
         odd = sum(self.intercepts_[l].shape[0]
                   for l in _model.odd_layers(len(self.intercepts_)))
+        # log Z in float64 whatever the model's dtype: its sums over states and
+        # AIS weights need the precision, and it is computed once per model
+        coefs = [W.astype(np.float64) for W in self.coefs_]
+        intercepts = [b.astype(np.float64) for b in self.intercepts_]
         if exact or (exact is None and odd <= _EXACT_ODD_UNITS):
-            log_z = float(_model.exact_log_partition(self.coefs_, self.intercepts_))
+            log_z = float(_model.exact_log_partition(coefs, intercepts))
             self._log_z_cache = (self._log_z_key(), self._param_arrays(), (log_z, 0.0))
             return log_z
         n_betas = self.n_ais_betas if n_betas is None else n_betas
@@ -764,13 +733,13 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             self._log_z_cache = (self._log_z_key(), self._param_arrays(),
                                  (float(res.lower), float(res.lower_std_err)))
             return float(res.lower)
-        base = self._ais_base()
+        base = [np.asarray(b, dtype=np.float64) for b in self._ais_base()]
         if self.verbose:
             print(f"[{type(self).__name__}] AIS estimate of log Z: {n_runs} runs x "
                   f"{n_betas} inverse temperatures ...", flush=True)
         t0 = time.perf_counter()
         res = _model.ais_log_partition(
-            self.coefs_, self.intercepts_,
+            coefs, intercepts,
             n_betas=n_betas, n_runs=n_runs,
             base_intercepts=base,
             random_state=self._log_z_seed() if random_state is None else random_state,
@@ -913,7 +882,8 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         -------
         H : ndarray of shape (n_samples, sum(n_components))
             ``[q(h^1 = 1 | v), ..., q(h^L = 1 | v)]``, bottom layer first; computed
-            in float64 and returned in the dtype of ``X`` (float32 or float64).
+            in the model's dtype and returned in the dtype of ``X`` (float32 or
+            float64).
         H_std : ndarray of shape (n_samples, sum(n_components))
             Only with ``return_std=True``.
 

@@ -63,7 +63,7 @@ def _col(beta):
     return beta[:, None] if beta.ndim == 1 else beta
 
 
-def energy(layers, coefs, intercepts):
+def energy(layers, coefs, intercepts, *, first_product=None):
     """Energy ``E(x)`` of Eq. 1 (with biases), one value per row.
 
     Parameters
@@ -72,32 +72,44 @@ def energy(layers, coefs, intercepts):
         States (or mean-field means) of every layer, visible first.
     coefs, intercepts : list of ndarray
         ``W_l`` and ``b_l``.
+    first_product : ndarray of shape (n_rows, n_1), optional
+        ``layers[0] @ coefs[0]`` when the caller already has it (mean-field
+        keeps the bottom-up input of the data).
 
     Returns
     -------
-    E : ndarray of shape (n_rows,)
+    E : ndarray of shape (n_rows,), float64
     """
     e = np.zeros(layers[0].shape[0])
     for l, W in enumerate(coefs):
-        e -= np.einsum("ij,ij->i", layers[l] @ W, layers[l + 1])
+        prod = first_product if (l == 0 and first_product is not None) else layers[l] @ W
+        e -= np.einsum("ij,ij->i", prod, layers[l + 1], dtype=np.float64)
     for l, b in enumerate(intercepts):
         e -= layers[l] @ b
     return e
 
 
-def layer_input(l, layers, coefs, intercepts, beta=1.0, base_intercepts=None):
+def layer_input(l, layers, coefs, intercepts, beta=1.0, base_intercepts=None, *,
+                below=None):
     """Total input to layer ``l`` from its neighbours at inverse temperature ``beta``.
 
     ``beta * (b_l + x_{l-1} W_{l-1} + x_{l+1} W_l^T) + (1 - beta) c_l``, where ``c_l``
     (``base_intercepts``) defaults to ``b_l`` (then the path tempers only the weights
-    and the biases of the base model equal the model's).
+    and the biases of the base model equal the model's). ``below`` is
+    ``x_{l-1} W_{l-1}`` when the caller has it already (mean-field caches the data's
+    ``V W_0``). The result keeps the dtype of the states and weights (float32 models
+    stay float32).
     """
-    n_rows = next(x for x in layers if x is not None).shape[0]
-    a = np.zeros((n_rows, intercepts[l].shape[0])) + intercepts[l]
+    a = None
     if l > 0:
-        a += layers[l - 1] @ coefs[l - 1]
+        a = (layers[l - 1] @ coefs[l - 1]) if below is None else below + 0
     if l + 1 < len(layers):
-        a += layers[l + 1] @ coefs[l].T
+        top = layers[l + 1] @ coefs[l].T
+        a = top if a is None else np.add(a, top, out=a)
+    if a is None:
+        n_rows = next(x for x in layers if x is not None).shape[0]
+        a = np.zeros((n_rows, intercepts[l].shape[0]), dtype=intercepts[l].dtype)
+    a += intercepts[l]
     if np.ndim(beta) == 0 and beta == 1.0:
         return a
     beta = _col(beta)
@@ -163,7 +175,7 @@ def _even_hidden_layers(n_layers):
     return [l for l in even_layers(n_layers) if l > 0]
 
 
-def mean_field_init(V, coefs, intercepts, start="doubled"):
+def mean_field_init(V, coefs, intercepts, start="doubled", *, VW=None):
     """Starting means of the mean-field iteration.
 
     A sweep of :func:`mean_field_update` recomputes the odd layers first, from
@@ -188,6 +200,9 @@ def mean_field_init(V, coefs, intercepts, start="doubled"):
         with ``h^1`` off and ``h^2`` free carries far more entropy than the one the
         bottom-up pass walks into (see :func:`mean_field`).
 
+    VW : ndarray of shape (n_rows, n_1), optional
+        ``V @ coefs[0]``, when the caller has it.
+
     Returns
     -------
     mus : list of ndarray
@@ -198,24 +213,28 @@ def mean_field_init(V, coefs, intercepts, start="doubled"):
     if start == "doubled":
         for l in range(1, L + 1):
             scale = 2.0 if l < L else 1.0
-            mus.append(expit(scale * (mus[l - 1] @ coefs[l - 1]) + intercepts[l]))
+            prod = VW if (l == 1 and VW is not None) else mus[l - 1] @ coefs[l - 1]
+            mus.append(expit(scale * prod + intercepts[l]))
         return mus
     if start == "zeros":
         n = V.shape[0]
-        mus += [np.zeros((n, b.shape[0])) for b in intercepts[1:]]
+        dtype = np.result_type(V, coefs[0])
+        mus += [np.zeros((n, b.shape[0]), dtype=dtype) for b in intercepts[1:]]
+        # the odd layers are off, so an even layer's input is its bias alone
         for l in _even_hidden_layers(L + 1):
-            mus[l] = expit(layer_input(l, mus, coefs, intercepts))
+            mus[l][:] = expit(intercepts[l]).astype(dtype)
         return mus
     raise ValueError(f"start must be one of {MEAN_FIELD_STARTS}, got {start!r}")
 
 
-def _mean_field_sweep(mus, coefs, intercepts):
+def _mean_field_sweep(mus, coefs, intercepts, VW=None):
     # One parity-ordered sweep; returns the new means and each row's largest change.
+    # VW = V W_0, the input of h^1 from the clamped data: the same in every sweep.
     mus = list(mus)
     n = len(mus)
     delta = np.zeros(mus[0].shape[0])
     for l in odd_layers(n) + _even_hidden_layers(n):
-        new = expit(layer_input(l, mus, coefs, intercepts))
+        new = expit(layer_input(l, mus, coefs, intercepts, below=VW if l == 1 else None))
         if new.size:
             np.maximum(delta, np.max(np.abs(new - mus[l]), axis=1), out=delta)
         mus[l] = new
@@ -299,8 +318,12 @@ def mean_field(V, coefs, intercepts, n_iter=5, tol=0.0, starts=MEAN_FIELD_STARTS
         # No even hidden layer (an RBM): the first sweep is exact from any start.
         starts = starts[:1]
     n, S = V.shape[0], len(starts)
-    inits = [mean_field_init(V, coefs, intercepts, s) for s in starts]
+    # The data's bottom-up input V W_0 is computed once per solve: every start and
+    # every sweep reuses it (one product of the largest layer saved per sweep).
+    VW = V @ coefs[0]
+    inits = [mean_field_init(V, coefs, intercepts, s, VW=VW) for s in starts]
     mus = [np.concatenate([m[l] for m in inits]) for l in range(n_layers)]
+    VW_all = np.concatenate([VW] * S) if S > 1 else VW
     delta = np.full(n * S, np.inf)
     active = np.arange(n * S)
     sweeps = 0
@@ -309,13 +332,19 @@ def mean_field(V, coefs, intercepts, n_iter=5, tol=0.0, starts=MEAN_FIELD_STARTS
             break
         # Only rows still moving are swept: a row's result then depends on that row
         # alone, not on which other rows share its batch, and converged rows cost nothing.
-        sub, d = _mean_field_sweep([m[active] for m in mus], coefs, intercepts)
-        for m, x in zip(mus[1:], sub[1:]):
-            m[active] = x
+        every = active.size == n * S
+        sub, d = _mean_field_sweep(mus if every else [m[active] for m in mus], coefs,
+                                   intercepts, VW_all if every else VW_all[active])
+        if every:
+            mus[1:] = sub[1:]
+        else:
+            for m, x in zip(mus[1:], sub[1:]):
+                m[active] = x
         delta[active] = d
         active = active[d > tol]
         sweeps += 1
-    bound = lower_bound_unnormalised(mus, coefs, intercepts).reshape(S, n)
+    bound = lower_bound_unnormalised(mus, coefs, intercepts,
+                                     first_product=VW_all).reshape(S, n)
     best = np.argmax(bound, axis=0)
     rows = best * n + np.arange(n)
     out = [V] + [m[rows] for m in mus[1:]]
@@ -329,17 +358,18 @@ def _entropy(mu):
     # Bernoulli entropy, 0 log 0 = 0.
     with np.errstate(divide="ignore", invalid="ignore"):
         h = -(mu * np.log(mu) + (1 - mu) * np.log1p(-mu))
-    return np.nan_to_num(h, nan=0.0).sum(axis=1)
+    return np.nan_to_num(h, nan=0.0).sum(axis=1, dtype=np.float64)
 
 
-def lower_bound_unnormalised(mus, coefs, intercepts):
+def lower_bound_unnormalised(mus, coefs, intercepts, *, first_product=None):
     """``sum_h Q log P*(v, h) + H(Q)`` of Eq. 3, i.e. the bound plus ``log Z``.
 
     Under a fully factorised ``Q`` the expected energy is the energy at the means
     (layers interact bilinearly and are independent under ``Q``).
+    ``first_product`` is ``mus[0] @ coefs[0]`` when the caller has it.
     """
     h = sum(_entropy(mu) for mu in mus[1:])
-    return -energy(mus, coefs, intercepts) + h
+    return -energy(mus, coefs, intercepts, first_product=first_product) + h
 
 
 def log_marginal_odd(odd_states, coefs, intercepts, beta=1.0, base_intercepts=None,

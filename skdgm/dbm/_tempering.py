@@ -184,7 +184,7 @@ class GibbsChains:
     """``sampler="sap"``: persistent Gibbs chains, one sweep per update (Sec. 2.2)."""
 
     def __init__(self, layers):
-        self.layers = [np.array(a, dtype=float) for a in layers]
+        self.layers = [np.array(a) for a in layers]   # copies, in the model's dtype
         self.n_steps = 0
 
     def _sweep(self, coefs, intercepts, rng):
@@ -268,7 +268,7 @@ class _WangLandau:
     """Adaptive ST state of a set of chains: temperatures ``k``, weights ``log g``."""
 
     def __init__(self, layers, betas, gain, kernel=st_temperature_moves):
-        self.fast = [np.array(a, dtype=float) for a in layers]
+        self.fast = [np.array(a) for a in layers]
         self.betas = np.asarray(betas, dtype=float)
         self.k = np.zeros(self.fast[0].shape[0], dtype=np.intp)
         self.log_g = np.zeros(len(self.betas))

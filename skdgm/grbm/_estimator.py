@@ -7,56 +7,44 @@ import time
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
-from threadpoolctl import ThreadpoolController
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._core.ais import annealed_importance_sampling, beta_schedule, log_mean_exp
 from .._core.bdmc import check_bounds_args, choose_n_betas
 from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
                           check_finite_params, dense_rows, float_dtype as _float_dtype,
                           iter_minibatches, map_row_chunks)
-from .._core.mcmc import normalised_weights as _normalised_weights
 from .._core.random import (RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for,
                             spawn_seeds)
-from .._core.optim import Adam
 from .._core.posterior import IterateKeeper, check_missing, check_n_sweeps
-from .._core.schedules import Cosine
 from ._model import (
     EXACT_MAX_HIDDEN,
     GRBMParams,
-    StatsAccumulator,
-    ais_callables,
-    exact_log_partition,
     free_energy,
-    hidden_activation,
-    sigmoid,
 )
-from ._samplers import SAMPLERS, bernoulli, run_annealed_chain, run_chain
 from . import _bounds
 from ._impute import gibbs_impute
 from ._posterior import hidden_moments
+from ._samplers import SAMPLERS
+from ._train import (TrainSettings, auto_passes, blas_limit, draw_samples,
+                     learning_rate_at, log_partition_estimate, modified_cd_update)
 
 __all__ = ["GaussianBernoulliRBM"]
 
-# Below this many multiply-adds per matrix product, BLAS threads cost more than
-# they save (measured on the shared 2-core box: a 100x64x128 product took 2.4 ms
-# with OpenBLAS threads and 0.17 ms with one), so small models run single-threaded.
-_SMALL_GEMM = 1 << 22
 
+def _blas_scope(est, X):
+    """The BLAS thread limit of one ``fit`` / ``partial_fit`` call, entered once per call.
 
-_CONTROLLER = []
-
-
-def _blas_limit(n_rows, n_features, n_components):
-    if n_rows * n_features * n_components < _SMALL_GEMM:
-        # One controller for the process: building one (as threadpool_limits does
-        # on every call) scans the loaded libraries, ~5 ms, as much as a small
-        # partial_fit call's own work (benchmarks/bench_streaming_cost.py).
-        if not _CONTROLLER:
-            _CONTROLLER.append(ThreadpoolController())
-        return _CONTROLLER[0].limit(limits=1, user_api="blas")
-    return contextlib.nullcontext()
+    Sized from ``X`` before validation; input without a 2-D shape gets no limit
+    (validation then rejects it or the call is too small to matter).
+    """
+    try:
+        shape = getattr(X, "shape", None)
+        n_rows, n_features = np.shape(X) if shape is None else shape
+        n_components = int(est.n_components)
+    except (TypeError, ValueError):
+        return contextlib.nullcontext()
+    return blas_limit(min(int(est.batch_size), n_rows), n_features, n_components)
 
 
 # Parameters only some samplers read (in training and in ``sample``); setting one
@@ -72,28 +60,6 @@ _OPTION_READS = {"sampler": {
 # history_ keeps the latest entries only, so an endless stream of partial_fit calls
 # runs in constant memory (the cap is documented under ``history_``).
 _MAX_HISTORY = 10_000
-
-# n_iter="auto": the number of updates (minibatches) comes from a budget of work,
-# _AUTO_WORK multiply-adds of the sampler, batch_size * cd_steps * n_components *
-# n_features per update, kept within [_MIN_UPDATES, _MAX_UPDATES]; then enough
-# passes for it, at least _MIN_PASSES. Measured (user guide, "Defaults"): on
-# digits (64 features, 256 hidden) the test likelihood still improved from 720 to
-# 2,000 updates; the 2-D mixtures need ~3,000 updates to leave the single-Gaussian
-# saddle and ~6,000 to get within 0.5 nats of the truth, which costs little there.
-_AUTO_WORK = 1e11
-_MIN_UPDATES = 1000
-_MAX_UPDATES = 6000
-_MIN_PASSES = 2
-
-
-def _auto_passes(n_samples, n_features, batch_size, cd_steps, n_components):
-    """Passes of ``n_iter="auto"`` (see ``_AUTO_WORK``)."""
-    batch = max(1, min(batch_size, n_samples))
-    work = float(batch) * cd_steps * n_components * n_features
-    updates = int(np.clip(_AUTO_WORK / work, _MIN_UPDATES, _MAX_UPDATES))
-    n_batches = -(-n_samples // batch)
-    return max(_MIN_PASSES, -(-updates // n_batches))
-
 
 # negative_phase="auto" anneals up to this many features (visible units).
 _ANNEALED_MAX_FEATURES = 10
@@ -433,7 +399,8 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         -------
         self
         """
-        return super().fit(X, y)
+        with _blas_scope(self, X):
+            return super().fit(X, y)
 
     def partial_fit(self, X, y=None):
         """One pass of minibatch modified CD over the rows of ``X``.
@@ -445,7 +412,8 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         -------
         self
         """
-        return super().partial_fit(X, y)
+        with _blas_scope(self, X):
+            return super().partial_fit(X, y)
 
     # The hooks of the training skeleton (BaseGenerativeModel.fit / partial_fit).
     def _is_initialized(self):
@@ -466,7 +434,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
             # the cosine schedule spans the whole fit
             n_batches = -(-X.shape[0] // min(self.batch_size, X.shape[0]))
             self._passes_total = (
-                _auto_passes(X.shape[0], X.shape[1], self.batch_size, self.cd_steps,
+                auto_passes(X.shape[0], X.shape[1], self.batch_size, self.cd_steps,
                              self.n_components)
                 if self.n_iter == "auto" else self.n_iter)
             self._lr_total = self._passes_total * n_batches
@@ -525,8 +493,8 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
             print(f"[{type(self).__name__}] {head}, " + ", ".join(parts), flush=True)
 
     def _pass(self, X, ctx):
-        with _blas_limit(min(self.batch_size, X.shape[0]), X.shape[1], self.n_components):
-            self._one_pass(X)
+        # (the BLAS thread limit is entered once per fit / partial_fit call)
+        self._one_pass(X)
         self._keep_iterate()
 
     def _keep_iterate(self):
@@ -570,94 +538,41 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
             metrics["negative_ess"] = float(np.mean(ess))
         self._log_iteration(**metrics)
 
+    def _settings(self, n_steps):
+        return TrainSettings(
+            self.sampler, self.cd_steps, self.burn_in, self.objective, self.negative_phase_,
+            self.langevin_step_size, self.langevin_steps, self.langevin_inner,
+            bool(self.metropolis_adjust), self._adjust_after(n_steps), self.optimizer,
+            self.clip_grad_norm, self.min_variance)
+
     def _update(self, V, rng):
-        """One modified-CD update on the minibatch ``V`` (Alg. 3 or 4)."""
-        params = self._params()
-        W = params.W
-        var = params.var
-        dtype = W.dtype
-        # Positive phase from the data (Alg. 3 l. 3-5, Alg. 4 l. 3-4).
-        a_pos = hidden_activation(V, params, var)
-        p_pos = sigmoid(a_pos)
-        h_pos = bernoulli(p_pos, rng) if self.objective == "joint" else p_pos
-        pos = StatsAccumulator(params).add(V, h_pos).mean()
-        # Negative phase from N(0, I) noise (modified CD, Alg. 3 l. 6-8).
-        v0 = rng.standard_normal(V.shape, dtype=dtype)
-        neg_acc = StatsAccumulator(params)
-        ess = loglik = float("nan")
-        if self.negative_phase_ == "annealed":
-            res = self._anneal(params, v0, self.cd_steps, rng)
-            w = _normalised_weights(res.log_weights)
-            ess = float(1.0 / np.sum(w * w) / w.shape[0])
-            # The annealing weights estimate log Z for free: the path starts at
-            # N(0, I) times uniform hiddens, normaliser (2 pi)^(N/2) 2^M. With
-            # the minibatch's free energies (its activations are at hand) that
-            # is a training log-likelihood estimate; with cd_steps temperatures
-            # and batch_size runs it is rough and, like all AIS, biased upwards
-            # in log p (log Z low), so it is a progress figure, not a score.
-            N, M = V.shape[1], W.shape[0]
-            log_z = (0.5 * N * np.log(2.0 * np.pi) + M * np.log(2.0)
-                     + log_mean_exp(res.log_weights))
-            loglik = float(-np.mean(free_energy(V, params, a_pos)) - log_z)
-            p_neg = sigmoid(hidden_activation(res.v, params, var))
-            h_neg = bernoulli(p_neg, rng) if self.objective == "joint" else p_neg
-            neg_acc.add(res.v, h_neg, weights=w.astype(dtype))
-        else:
-            res = run_chain(
-                params, v0, rng, sampler=self.sampler, n_steps=self.cd_steps,
-                step_size=self.langevin_step_size, langevin_steps=self.langevin_steps,
-                inner=self.langevin_inner, metropolis_adjust=self.metropolis_adjust,
-                adjust_after=self._adjust_after(self.cd_steps), stats=neg_acc,
-                objective=self.objective, burn_in=self.burn_in,
-            )
-        neg = neg_acc.mean()
-        grads = [np.asarray(p - n, dtype=np.float64) for p, n in zip(pos, neg)]
-        gnorm = float(np.sqrt(sum(np.sum(g * g) for g in grads)))
-        scale = 1.0
-        if self.clip_grad_norm is not None and gnorm > self.clip_grad_norm:
-            scale = self.clip_grad_norm / gnorm
-        if self._lr_total is not None:
-            lr = float(Cosine(self.learning_rate, self._lr_total)(self._n_updates))
-        else:
-            lr = float(self.learning_rate)
-        # Ascent on the mean log-likelihood (Eq. 13 / 18), clipped.
-        saved = None
-        if self.optimizer == "adam":
-            if self._adam is None:
-                self._adam = Adam(params, maximize=True)
-            saved = (list(self._adam.m), list(self._adam.v), self._adam.t)
-            cand = self._adam.step(list(params), [scale * g for g in grads], learning_rate=lr)
-            cand = [c.astype(dtype) for c in cand]
-        else:
-            cand = [(p + lr * scale * g).astype(dtype) for p, g in zip(params, grads)]
-        floor = np.log(self.min_variance)
-        cand[3] = np.maximum(cand[3], dtype.type(floor))
-        # The samplers and the likelihood use sigma^2 and 1 / sigma^2, not
-        # log sigma^2: a finite log-variance above ~88.7 (float32) or ~709.8
-        # (float64) overflows to an infinite variance, and one below the range
-        # of the dtype to a zero variance (infinite precision). Both are checked
-        # as derived parameters, so such an update diverges like any other.
-        with np.errstate(over="ignore", under="ignore", divide="ignore"):
-            cand_var = np.exp(cand[3])
-            cand_prec = np.divide(1, cand_var, dtype=dtype)
+        """One modified-CD update (``_train.modified_cd_update``), committed if finite."""
+        saved = None if self._adam is None else (list(self._adam.m), list(self._adam.v),
+                                                  self._adam.t)
+        res = modified_cd_update(
+            self._params(), V, rng, self._settings(self.cd_steps), adam=self._adam,
+            learning_rate=learning_rate_at(self.learning_rate, self._n_updates,
+                                           self._lr_total))
+        cand = res.params
+        where = f"{type(self).__name__}.partial_fit (update {self._n_updates + 1})"
         try:
+            # the bounded check covers finiteness too: each array is read once
             check_finite_params(
-                {"components_": cand[0], "intercept_hidden_": cand[1], "mean_": cand[2],
-                 "log_variance_": cand[3], "variance_": cand_var,
-                 "1 / variance_": cand_prec},
-                f"{type(self).__name__}.partial_fit (update {self._n_updates + 1})")
+                {"components_": cand.W, "intercept_hidden_": cand.b, "mean_": cand.mu},
+                where, bound=self._divergence_bound())
             check_finite_params(
-                {"components_": cand[0], "intercept_hidden_": cand[1], "mean_": cand[2]},
-                f"{type(self).__name__}.partial_fit (update {self._n_updates + 1})",
-                bound=self._divergence_bound())
+                {"log_variance_": cand.log_var, "variance_": res.variance,
+                 "1 / variance_": res.precision}, where)
         except FloatingPointError:
             if saved is not None:
                 self._adam.m, self._adam.v, self._adam.t = saved
             raise
+        self._adam = res.adam
         (self.components_, self.intercept_hidden_, self.mean_, self.log_variance_) = cand
-        self.variance_ = cand_var
+        self.variance_ = res.variance
         self._n_updates += 1
-        return gnorm, p_pos, res.n_accepted, res.n_proposed, ess, loglik
+        return (res.grad_norm, res.p_pos, res.n_accepted, res.n_proposed, res.ess,
+                res.loglik)
 
     def _divergence_bound(self):
         return DIVERGENCE_BOUND * max(1.0, getattr(self, "_x_scale", 1.0))
@@ -670,14 +585,6 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
                              "variance_": self.variance_}, type(self).__name__)
         return ({"components_": self.components_, "intercept_hidden_": self.intercept_hidden_,
                  "mean_": self.mean_}, bound)
-
-    def _anneal(self, params, v0, n_steps, rng, metropolis_adjust=None):
-        """Chains annealed from the noise ``v0`` to the model over ``n_steps`` steps."""
-        adjust = self.metropolis_adjust if metropolis_adjust is None else metropolis_adjust
-        return run_annealed_chain(
-            params, v0, rng, betas=beta_schedule(n_steps + 1), sampler=self.sampler,
-            step_size=self.langevin_step_size, langevin_steps=self.langevin_steps,
-            inner=self.langevin_inner, metropolis_adjust=adjust)
 
     # ------------------------------------------------------------------
     # inference
@@ -798,26 +705,15 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         if (cache is not None and cache[0] == key and (exact or seeded)
                 and all(a is b for a, b in zip(cache[1], params))):
             return cache[2]
-        if exact:
-            out = (exact_log_partition(params), 0.0)
-        elif self.n_ais_betas == "auto":
+        if not exact and self.n_ais_betas == "auto":
             # the forward half of the last BDMC round is an ordinary AIS estimate
             res = self.log_likelihood_bounds(self.n_ais_runs, "auto")
             out = (float(res.lower), float(res.lower_std_err))
         else:
-            log_density, transition, sample_base, log_z0 = ais_callables(params)
-            t0 = time.perf_counter()
-            if self.verbose:
-                print(f"[{type(self).__name__}] AIS for log Z: {self.n_ais_runs} runs x "
-                      f"{self.n_ais_betas} temperatures ...", flush=True)
-            res = annealed_importance_sampling(
-                log_density, transition, sample_base, log_z0,
-                beta_schedule(self.n_ais_betas, "sigmoid"), self.n_ais_runs,
-                random_state=self._score_seed(), n_jobs=self.n_jobs)
-            out = (float(res.log_z), float(res.std_err))
-            if self.verbose:
-                print(f"[{type(self).__name__}] AIS log Z = {out[0]:.3f} +- {out[1]:.3f} "
-                      f"(standard error), time = {time.perf_counter() - t0:.1f}s", flush=True)
+            out = log_partition_estimate(
+                params, exact=exact, n_runs=self.n_ais_runs, n_betas=self.n_ais_betas,
+                random_state=None if exact else self._score_seed(), n_jobs=self.n_jobs,
+                verbose_name=type(self).__name__ if self.verbose else None)
         self._log_z_cache = (key, tuple(params), out)
         return out
 
@@ -964,19 +860,9 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         params = self._params()
         v0 = rng.standard_normal((int(n_samples), self.n_features_in_),
                                  dtype=params.W.dtype)
-        with _blas_limit(v0.shape[0], v0.shape[1], self.n_components):
-            if self.negative_phase_ == "annealed":
-                res = self._anneal(params, v0, n_steps, rng,
-                                   metropolis_adjust=bool(metropolis_adjust))
-                w = _normalised_weights(res.log_weights)
-                return res.v[rng.choice(w.shape[0], size=w.shape[0], p=w)]
-            res = run_chain(
-                params, v0, rng, sampler=self.sampler, n_steps=n_steps,
-                step_size=self.langevin_step_size, langevin_steps=self.langevin_steps,
-                inner=self.langevin_inner, metropolis_adjust=bool(metropolis_adjust),
-                adjust_after=self._adjust_after(n_steps),
-            )
-        return res.v
+        with blas_limit(v0.shape[0], v0.shape[1], self.n_components):
+            return draw_samples(params, v0, rng, self._settings(n_steps), n_steps,
+                                bool(metropolis_adjust))
 
     @property
     def _n_features_out(self):

@@ -146,7 +146,8 @@ class StatsAccumulator:
     def mean(self):
         """The averaged statistics as a ``GRBMParams``-shaped tuple."""
         n = max(self.n, 1e-300)
-        log_var = self.log_var - np.sum(self.params.W * self.W, axis=0)   # Eq. (16)
+        # Eq. (16); einsum forms sum_j W_ji S_ji without an M x N temporary
+        log_var = self.log_var - np.einsum("ji,ji->i", self.params.W, self.W)
         return GRBMParams(self.W / n, self.b / n, self.mu / n, log_var / n)
 
 

@@ -1,0 +1,142 @@
+"""Training a DBM: greedy pre-training and one stochastic-approximation update.
+
+Salakhutdinov & Hinton (2009), Sec. 3.1 (the greedy stack of RBMs with doubled
+weights) and Salakhutdinov (2010), Sec. 2.2 (the stochastic-approximation update of
+Eq. 2: data-dependent statistics from mean-field, model statistics from persistent
+chains). Module-level functions of arrays, settings and an explicit random
+generator; the estimator validates, keeps the chains and commits.
+
+Every function keeps the dtype of its inputs: a float32 model trains in float32
+(the estimator's dtype follows its training input).
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+from scipy.special import expit, logit
+
+from .._core.base import dense_rows, iter_minibatches
+from .._core.mcmc import bernoulli
+from .._core.numerics import softplus
+from . import _model
+
+__all__ = ["SAUpdate", "pretrain_rbm", "reconstruction_error", "sa_update"]
+
+
+def reconstruction_error(V, mu_h, W, b_v):
+    """Cross-entropy of ``V`` under ``p(v | h = mu_h) = sigma(mu_h W^T + b_v)``, summed over rows.
+
+    Nats; the verbose figure of training (one matrix product).
+    """
+    a = mu_h @ W.T + b_v
+    return float(np.sum(softplus(a) - V * a, dtype=np.float64))
+
+
+def pretrain_rbm(X, n_hidden, *, up, down, n_epochs, learning_rate, batch_size, rng):
+    """CD-1 training of one RBM of the greedy stack, with scaled directions.
+
+    ``up`` and ``down`` multiply the weights in ``p(h | v)`` and ``p(v | h)``:
+    2 where the DBM layer will receive input from both sides but the RBM sees
+    only one (Salakhutdinov & Hinton 2009, Sec. 3.1). The parameters take the
+    dtype of ``X`` (a float32 ``X`` draws the same random numbers as a float64
+    one). Returns ``W, b_v, b_h``.
+    """
+    n, d = X.shape
+    dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.dtype(np.float64)
+    W = rng.normal(0.0, 0.01, (d, n_hidden)).astype(dtype)
+    bv = logit(np.clip(np.asarray(X.mean(axis=0)).ravel(), 1e-3, 1 - 1e-3)).astype(dtype)
+    bh = np.zeros(n_hidden, dtype=dtype)
+    for _ in range(int(n_epochs)):
+        for sl in iter_minibatches(n, batch_size, rng):
+            v0 = dense_rows(X, sl)   # one minibatch at a time from a CSR X
+            ph0 = expit(up * (v0 @ W) + bh)
+            h0 = bernoulli(ph0, rng, dtype=dtype)
+            pv1 = expit(down * (h0 @ W.T) + bv)
+            ph1 = expit(up * (pv1 @ W) + bh)
+            m = v0.shape[0]
+            W += learning_rate * (v0.T @ ph0 - pv1.T @ ph1) / m
+            bv += learning_rate * (v0 - pv1).mean(axis=0)
+            bh += learning_rate * (ph0 - ph1).mean(axis=0)
+    return W, bv, bh
+
+
+def pretrain_stack(X, sizes, *, n_epochs, learning_rate, batch_size, rng, report=None):
+    """The greedy stack of :func:`pretrain_rbm` (Salakhutdinov & Hinton 2009, Sec. 3.1).
+
+    Returns ``(coefs, intercepts)``: one weight matrix per RBM and one bias per
+    layer, a middle layer's the average of the two RBMs it belongs to.
+    ``report(l, data, W, b_v, b_h, up, down)`` is called after each RBM (verbose).
+    """
+    L = len(sizes)
+    data = X
+    coefs, bottoms, tops = [], [], []
+    for l in range(L):
+        up = 2.0 if l < L - 1 else 1.0
+        down = 2.0 if l > 0 else 1.0
+        W, bv, bh = pretrain_rbm(data, sizes[l], up=up, down=down, n_epochs=n_epochs,
+                                 learning_rate=learning_rate, batch_size=batch_size,
+                                 rng=rng)
+        coefs.append(W)
+        bottoms.append(bv)
+        tops.append(bh)
+        if report is not None:
+            report(l, data, W, bv, bh, up, down)
+        data = bernoulli(expit(up * (data @ W) + bh), rng, dtype=W.dtype)
+    intercepts = [bottoms[0]] + [0.5 * (tops[l - 1] + bottoms[l]) for l in range(1, L)] \
+        + [tops[L - 1]]
+    return coefs, intercepts
+
+
+class SAUpdate(NamedTuple):
+    """One stochastic-approximation step, not committed."""
+
+    coefs: list                 # candidate W_l
+    intercepts: list            # candidate b_l
+    grads: tuple                # (gW, gb), for samplers that adapt to them (FPCD)
+    mean_field: object          # the positive phase's MeanFieldResult
+    negative: list              # the chains' states after their step
+    bound: float                # summed unnormalised bound of the batch, or NaN
+    recon: float                # summed reconstruction error, or NaN
+
+
+def sa_update(coefs, intercepts, V, chains, rng, *, learning_rate, n_mean_field,
+              mean_field_tol, starts, monitor=True):
+    """One stochastic-approximation update (Salakhutdinov 2010, Sec. 2.2, Eq. 2).
+
+    Parameters
+    ----------
+    coefs, intercepts : list of ndarray
+        The current parameters (not modified).
+    V : ndarray of shape (batch, n_features)
+    chains : object with ``step(coefs, intercepts, rng) -> layers``
+        The persistent negative-phase sampler (``_tempering``); advanced here.
+    rng : numpy.random.Generator
+    learning_rate : float
+    n_mean_field, mean_field_tol, starts
+        The positive phase's mean-field (:func:`._model.mean_field`).
+    monitor : bool, default=True
+        Also compute the unnormalised bound of the batch under the new
+        parameters and the reconstruction error (verbose figures; three more
+        products). The estimator asks for them every few updates only.
+
+    Returns
+    -------
+    SAUpdate
+    """
+    mf = _model.mean_field(V, coefs, intercepts, n_mean_field, mean_field_tol,
+                           starts=starts, return_info=True)
+    mus = mf.mus
+    recon = (reconstruction_error(V, mus[1], coefs[0], intercepts[0]) if monitor
+             else float("nan"))
+    neg = chains.step(coefs, intercepts, rng)
+    nb, nc = V.shape[0], neg[0].shape[0]
+    gW = [mus[l].T @ mus[l + 1] / nb - neg[l].T @ neg[l + 1] / nc
+          for l in range(len(coefs))]
+    gb = [mu.mean(axis=0) - x.mean(axis=0) for mu, x in zip(mus, neg)]
+    with np.errstate(over="ignore", invalid="ignore"):  # the caller checks finiteness
+        new_W = [W + learning_rate * g for W, g in zip(coefs, gW)]
+        new_b = [b + learning_rate * g for b, g in zip(intercepts, gb)]
+    bound = float("nan")
+    if monitor:
+        bound = float(np.sum(_model.lower_bound_unnormalised(mus, new_W, new_b)))
+    return SAUpdate(new_W, new_b, (gW, gb), mf, neg, bound, recon)
