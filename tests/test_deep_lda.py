@@ -358,7 +358,12 @@ def test_fitted_attributes_and_sample():
     np.testing.assert_allclose(m.components_.sum(1), 1.0)
     assert [t.shape for t in m.topics_] == [(X.shape[1], 4), (4, 3), (3, 2)]
     assert [lr.shape for lr in m.learning_rates_] == [(4,), (3,), (2,), (1,)]
-    assert m.n_iter_ == 4 and len(m.history_["rate_layer3"]) == 4
+    # n_iter_ counts passes, n_updates_ global updates (2 minibatches per pass);
+    # history_ has one entry per pass with a finite training perplexity
+    assert m.n_iter_ == 2 and m.n_updates_ == 4 and len(m.history_["rate_layer3"]) == 2
+    assert m.history_["n_updates"] == [2, 4]
+    assert np.all(np.isfinite(m.history_["train_perplexity"]))
+    assert 1 < m.history_["train_perplexity"][-1] < X.shape[1]
     S = m.sample(7, random_state=0)
     assert sp.issparse(S) and S.shape == (7, X.shape[1]) and S.dtype == np.int64
     assert (m.sample(7, random_state=0) != S).nnz == 0
@@ -634,8 +639,9 @@ def test_estimator_step_follows_equations(sampler):
     m = DeepLDA((4, 3), sampler=sampler, total_samples=600, local_burn_in=3, local_samples=2,
                 random_state=0).partial_fit(X[:50])
     phis = [p.copy() for p in m.topics_]
-    r, M, M_top = m.r_.copy(), [a.copy() for a in m._M], m._M_top
-    phihat = [p.copy() for p in m._phihat]
+    st = m._sg_state
+    r, M, M_top = m.r_.copy(), [a.copy() for a in st["M"]], st["M_top"]
+    phihat = [p.copy() for p in st["phihat"]]
     ss = m._train_seed
     seed = np.random.SeedSequence(ss.entropy, spawn_key=ss.spawn_key,
                                   n_children_spawned=ss.n_children_spawned)

@@ -3,6 +3,7 @@
 from collections import deque
 import math
 import numbers
+import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -17,8 +18,8 @@ from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeMod
 from .._core.chains import even_chunks, run_chains
 from .._core.random import RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for
 from .._core.schedules import Polynomial
-from . import _generate, _gibbs, _global
-from ._local import MAX_TOTAL_COUNT, local_task
+from . import _evaluate, _generate, _gibbs, _global
+from ._local import MAX_TOTAL_COUNT, local_task, merge_chunks, words_loglik
 
 __all__ = ["DeepLDA"]
 
@@ -29,6 +30,17 @@ _CHUNK_DOCS = 100
 # history_ keeps the latest entries only, so a stream of partial_fit calls runs in
 # constant memory.
 _MAX_HISTORY = 10_000
+
+# Multiplicative EM steps that start each document's local chain near its
+# words' topics (see _local.upward_downward): a few sweeps of burn-in then suffice.
+_EM_STEPS = 5
+
+# n_iter="auto": passes enough for about _AUTO_UPDATES global updates, within
+# [_AUTO_MIN_PASSES, _AUTO_MAX_PASSES]; batch Gibbs makes _AUTO_GIBBS_SWEEPS sweeps.
+_AUTO_UPDATES = 100
+_AUTO_MIN_PASSES = 2
+_AUTO_MAX_PASSES = 20
+_AUTO_GIBBS_SWEEPS = 100
 
 _SAMPLER_DEFAULTS = {  # (learning_rate, learning_decay): the authors' settings
     "tlasgr": (1.0, 0.7),
@@ -43,6 +55,23 @@ _SAMPLER_DEFAULTS = {  # (learning_rate, learning_decay): the authors' settings
 _SG_READS = {"batch_size", "total_samples", "learning_rate", "learning_offset", "learning_decay"}
 _OPTION_READS = {"sampler": {"tlasgr": _SG_READS, "tlfsgr": _SG_READS, "sgrld": _SG_READS,
                              "gibbs": set()}}
+
+
+class _PassLog:
+    """What one pass (or one ``partial_fit`` call) reports: the own-words
+    log-likelihood of its minibatches under their collected local samples,
+    and the step size and rates of its last update."""
+
+    def __init__(self):
+        self.loglik, self.n_words, self.eps, self.rates = 0.0, 0.0, float("nan"), []
+
+    def add(self, loglik, n_words, eps, rates):
+        self.loglik += loglik
+        self.n_words += n_words
+        self.eps, self.rates = eps, rates
+
+    def perplexity(self):
+        return float(np.exp(-self.loglik / self.n_words)) if self.n_words else float("nan")
 
 
 def _round_counts(X):
@@ -148,7 +177,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         "sampler": [StrOptions({"tlasgr", "tlfsgr", "sgrld", "gibbs"})],
         "link": [StrOptions({"poisson", "bernoulli"})],
         "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_iter": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "total_samples": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "learning_rate": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "learning_offset": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -160,8 +189,8 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         "b0": [Interval(numbers.Real, 0, None, closed="neither")],
         "e0": [Interval(numbers.Real, 0, None, closed="neither")],
         "f0": [Interval(numbers.Real, 0, None, closed="neither")],
-        "local_burn_in": [Interval(numbers.Integral, 0, None, closed="left"), None],
-        "local_samples": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "local_burn_in": [Interval(numbers.Integral, 0, None, closed="left")],
+        "local_samples": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_posterior_samples": [Interval(numbers.Integral, 1, None, closed="left")],
         "posterior_thin": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": RANDOM_STATE_CONSTRAINT,
@@ -175,9 +204,9 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     }
 
     def __init__(self, n_components=(128, 64, 32), *, sampler="tlasgr", link="poisson",
-                 batch_size=200, n_iter=10, total_samples=None, learning_rate=None,
+                 batch_size=200, n_iter="auto", total_samples=None, learning_rate=None,
                  learning_offset=20.0, learning_decay=None, eta=None, gamma0=1.0, c0=1.0,
-                 a0=0.01, b0=0.01, e0=1.0, f0=1.0, local_burn_in=None, local_samples=None,
+                 a0=0.01, b0=0.01, e0=1.0, f0=1.0, local_burn_in=5, local_samples=5,
                  n_posterior_samples=5, posterior_thin=1, random_state=None, verbose=0,
                  n_jobs=None, round_counts=False):
         self.n_components = n_components
@@ -265,10 +294,18 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return sp.csr_matrix(X, dtype=np.float64)
 
     def _sweeps(self):
-        L = len(self._layers())
-        burn = 20 * L if self.local_burn_in is None else int(self.local_burn_in)
-        coll = 10 * L if self.local_samples is None else int(self.local_samples)
-        return burn, coll
+        """Local sweeps (burn-in, collected) per minibatch and in transform / score."""
+        return int(self.local_burn_in), int(self.local_samples)
+
+    def _resolve_n_iter(self, n_samples):
+        """Passes of ``fit`` over ``n_samples`` documents (``n_iter="auto"`` resolved)."""
+        if self.n_iter != "auto":
+            return int(self.n_iter)
+        if self.sampler == "gibbs":
+            return _AUTO_GIBBS_SWEEPS
+        per_pass = math.ceil(n_samples / self.batch_size)
+        return max(_AUTO_MIN_PASSES, min(_AUTO_MAX_PASSES,
+                                         math.ceil(_AUTO_UPDATES / per_pass)))
 
     def _schedule(self):
         a0, c0 = _SAMPLER_DEFAULTS[self.sampler]
@@ -289,21 +326,11 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             local_task, tasks, seeds=seeds, n_jobs=self.n_jobs, phis=phis, r=r,
             a0=self.a0, b0=self.b0, e0=self.e0, f0=self.f0, n_burn=n_burn,
             n_collect=n_collect, link=self.link, collect_topics=collect_topics,
+            compact_words=True, em_steps=_EM_STEPS,
         )
 
-    @staticmethod
-    def _merge(results):
-        L = len(results[0]["theta"])
-        out = {
-            "top_tables": sum(res["top_tables"] for res in results),
-            "q_top": float(sum(res["q_top"] for res in results)),
-            "n_collect": results[0]["n_collect"],
-        }
-        if results[0]["topic_counts"] is not None:
-            out["topic_counts"] = [sum(res["topic_counts"][l] for res in results) for l in range(L)]
-        for key in ("theta_sum", "theta_norm_sum"):
-            out[key] = [np.vstack([res[key][l] for res in results]) for l in range(L)]
-        return out
+    def _merge(self, results):
+        return merge_chunks(results, self.n_features_in_)
 
     # --------------------------------------------------------------- fitting
     def _reset(self, n_features, X=None):
@@ -311,31 +338,24 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         root = seed_for(self.random_state)
         self._train_seed, global_seed, self._order_seed = root.spawn(3)
         self._rng = as_generator(global_seed)
-        dims = (n_features,) + Ks
         self._etas_ = self._etas(Ks)
-        # Dir(1) start for each topic; r at the gamma-process mean gamma0/(K_L c0).
-        self.topics_ = [self._rng.dirichlet(np.ones(dims[l]), size=dims[l + 1]).T.copy()
-                        for l in range(len(Ks))]
-        if X is not None and X.nnz:
-            # Seed each layer-1 topic on one random document (plus an equal weight of
-            # Dir(1) noise): topics start apart, which avoids most merged-topic modes.
-            rows = self._rng.choice(X.shape[0], size=Ks[0], replace=X.shape[0] < Ks[0])
-            docs = X[rows].toarray().T
-            lengths = np.maximum(docs.sum(axis=0), 1.0)
-            start = docs / lengths + self.topics_[0]
-            self.topics_[0] = start / start.sum(axis=0)
-        self._phihat = [t * dims[l] for l, t in enumerate(self.topics_)]
+        self.topics_ = _global.initial_topics(n_features, Ks, X, self._rng)
         self.r_ = np.full(Ks[-1], self.gamma0 / (Ks[-1] * self.c0))
-        self._M = [np.zeros(K) for K in Ks]
-        self._M_top = 0.0
-        self._t = 0
+        self._sg_state = {"M": [np.zeros(K) for K in Ks], "M_top": 0.0, "t": 0,
+                          "phihat": [t * t.shape[0] for t in self.topics_]}
         self._posterior = deque(maxlen=self.n_posterior_samples)
         self._gibbs_state = None
         # the lengths of every document trained on, as a histogram (for sample)
         self._length_values = np.zeros(0, dtype=np.int64)
         self._length_counts = np.zeros(0, dtype=np.int64)
         self.learning_rates_ = []
+        self.n_updates_ = 0
         self._start_history()
+
+    @property
+    def _t(self):
+        """Global updates made (the step-size schedule's ``t``)."""
+        return self._sg_state["t"]
 
     def fit(self, X, y=None):
         """Reset and run ``n_iter`` passes of minibatch updates (or Gibbs sweeps).
@@ -357,6 +377,9 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
         ``rho = total_samples / len(X)``. Memory does not grow with the number
         of calls: only the latest ``n_posterior_samples`` global samples are kept.
+        Each call adds one to ``n_iter_`` and to ``n_updates_`` (as
+        :class:`~sklearn.neural_network.MLPClassifier` counts its
+        ``partial_fit`` calls) and one entry to ``history_``.
 
         Returns
         -------
@@ -365,8 +388,8 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return super().partial_fit(X, y)
 
     # The hooks of the training skeleton (BaseGenerativeModel.fit / partial_fit).
-    # The unit is one global update (_step): fit runs it on every minibatch of
-    # every pass, partial_fit on its input as one minibatch.
+    # The unit is the pass: fit runs n_iter_ passes of one global update
+    # (_update) per minibatch, partial_fit one update on its whole input.
     def _is_initialized(self):
         return hasattr(self, "topics_")
 
@@ -379,104 +402,106 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     def _initialize(self, X, *, fit):
         self._reset(X.shape[1], X)
         self._record_lengths(X)
+        # passes of this fit (0: partial_fit, whose time left is unknown)
+        self._fit_passes = self._resolve_n_iter(X.shape[0]) if fit else 0
         return {}
 
     def _resume(self, X):
         self._record_lengths(X)
+        self._fit_passes = 0
         return {}
+
+    def _n_passes(self):
+        return self._fit_passes
 
     def _fit_pass(self, X, ctx):
         n = X.shape[0]
+        log = _PassLog()
         if self.sampler == "gibbs":
-            self._step(X, n)
-            return
-        total = n if self.total_samples is None else self.total_samples
-        if "order_rng" not in ctx:   # one shuffling stream for the whole fit
-            ctx["order_rng"] = as_generator(self._order_seed)
-        for idx in iter_minibatches(n, self.batch_size, ctx["order_rng"]):
-            self._step(X[idx], total)
+            self._update(X, n, log)
+        else:
+            total = n if self.total_samples is None else self.total_samples
+            if "order_rng" not in ctx:   # one shuffling stream for the whole fit
+                ctx["order_rng"] = as_generator(self._order_seed)
+            for idx in iter_minibatches(n, self.batch_size, ctx["order_rng"]):
+                self._update(X[idx], total, log)
+        self._log_pass(log)
 
     def _partial_step(self, X, ctx):
         total = X.shape[0] if self.total_samples is None else self.total_samples
-        self._step(X, total)
+        log = _PassLog()
+        self._update(X, total, log)
+        self._log_pass(log)
 
     def _record_lengths(self, X):
         self._length_values, self._length_counts = _generate.merge_lengths(
             self._length_values, self._length_counts, np.asarray(X.sum(axis=1)).ravel())
 
-    def _step(self, X, total):
-        """Alg. 1: local sampling on the minibatch, then every global update."""
+    def _update(self, X, total, log):
+        """Alg. 1 on one minibatch: local sampling, then every global update."""
         n = X.shape[0]
         rho = total / n
-        L = len(self.topics_)
-        # read at every step, so that set_params(eta=...) between calls holds
+        # read at every update, so that set_params(eta=...) between calls holds
         self._etas_ = self._etas(tuple(t.shape[1] for t in self.topics_))
         eps = float(self._schedule()(self._t))
         phis, r = self.topics_, self.r_
         if self.sampler == "gibbs":
-            # Batch Gibbs keeps each document's hidden units between sweeps (the
-            # chunking, and so the state's layout, depends only on n).
-            state = self._gibbs_state
-            slices = even_chunks(n, math.ceil(n / _CHUNK_DOCS))
-            thetas = [None] * len(slices) if state is None or state[0] != n else state[1]
-
-            def map_chunks(func, tasks, **kwargs):
-                return run_chains(func, tasks, seeds=self._train_seed.spawn(len(tasks)),
-                                  n_jobs=self.n_jobs, **kwargs)
-
-            new_phis, new_r, thetas = _gibbs.gibbs_sweep(
-                [X[sl] for sl in slices], thetas, phis=phis, r=r, etas=self._etas_,
-                gamma0=self.gamma0, c0=self.c0, a0=self.a0, b0=self.b0, e0=self.e0,
-                f0=self.f0, link=self.link, rng=self._rng, map_chunks=map_chunks)
-            new_state = (n, thetas)
-            rates = []
+            new_phis, new_r, gibbs_state, ll, nw = self._gibbs_update(X, phis, r)
+            sg_state, rates = dict(self._sg_state, t=self._t + 1), []
         else:
             burn, coll = self._sweeps()
             stats = self._merge(self._local(X, self._train_seed, phis, r, n_burn=burn,
                                             n_collect=coll, collect_topics=True))
-            new_phis, rates = [], []
-            w = 1.0 if self._t == 0 else min(eps, 1.0)  # Eq. 18: M starts at its first estimate
-            new_M = [_global.update_metric(self._M[l], stats["topic_counts"][l].sum(axis=0),
-                                           rho, w) for l in range(L)]
-            new_M_top = float(_global.update_metric(self._M_top, stats["q_top"], rho, w))
-            for l in range(L):
-                noise = self._rng.standard_normal(phis[l].shape)
-                xbar = stats["topic_counts"][l]
-                if self.sampler == "sgrld":
-                    phihat, phi = _global.sgrld_step(self._phihat[l], eps, xbar, rho,
-                                                     self._etas_[l], noise)
-                    rate = np.full(phi.shape[1], eps)
-                    self._phihat[l] = phihat
-                else:
-                    if self.sampler == "tlasgr":
-                        rate = eps / np.maximum(new_M[l], np.finfo(float).tiny)
-                    else:  # tlfsgr: one rate from the mean layer-1 metric
-                        rate = eps / max(new_M[0].mean(), np.finfo(float).tiny)
-                    phi, rate = _global.simplex_step(phis[l], rate, xbar, rho,
-                                                     self._etas_[l], noise)
-                new_phis.append(phi)
-                rates.append(np.array(rate, dtype=float, copy=True))
-            new_r, r_rate = _global.r_step(r, eps / max(new_M_top, np.finfo(float).tiny),
-                                           stats["top_tables"], stats["q_top"], rho,
-                                           self.gamma0, self.c0,
-                                           self._rng.standard_normal(r.shape))
-            rates.append(np.array([r_rate]))
-        check_finite_params({"topics": new_phis, "r": new_r}, "DeepLDA.partial_fit")
-        self.topics_ = new_phis
-        self.r_ = new_r
-        if self.sampler == "gibbs":
-            self._gibbs_state = new_state
-        else:
-            self._M, self._M_top = new_M, new_M_top
+            new_phis, new_r, sg_state, rates = _global.sg_update(
+                phis, r, self._sg_state, stats, sampler=self.sampler, eps=eps, rho=rho,
+                etas=self._etas_, gamma0=self.gamma0, c0=self.c0, rng=self._rng)
+            gibbs_state, ll, nw = self._gibbs_state, stats["loglik"], stats["n_words"]
+        check_finite_params({"topics": new_phis, "r": new_r, "expanded mean":
+                             sg_state["phihat"]}, "DeepLDA.partial_fit")
+        self.topics_, self.r_ = new_phis, new_r
+        self._sg_state, self._gibbs_state = sg_state, gibbs_state
         self.learning_rates_ = rates
         if self._posterior.maxlen != self.n_posterior_samples:   # changed by set_params
             self._posterior = deque(self._posterior, maxlen=self.n_posterior_samples)
-        if self._t % self.posterior_thin == 0 or not self._posterior:
+        if (self._t - 1) % self.posterior_thin == 0 or not self._posterior:
             self._posterior.append(([p.copy() for p in new_phis], new_r.copy()))
-        self._t += 1
-        metrics = {"step_size": eps}
-        for l, rt in enumerate(rates[:L]):
+        self.n_updates_ += 1
+        log.add(ll, nw, eps, rates[:len(new_phis)])
+
+    def _gibbs_update(self, X, phis, r):
+        """One batch Gibbs sweep over ``X`` (the documents' hidden units are kept)."""
+        n = X.shape[0]
+        # the chunking, and so the state's layout, depends only on n
+        state = self._gibbs_state
+        slices = even_chunks(n, math.ceil(n / _CHUNK_DOCS))
+        thetas = [None] * len(slices) if state is None or state[0] != n else state[1]
+
+        def map_chunks(func, tasks, **kwargs):
+            return run_chains(func, tasks, seeds=self._train_seed.spawn(len(tasks)),
+                              n_jobs=self.n_jobs, **kwargs)
+
+        chunks = [X[sl] for sl in slices]
+        new_phis, new_r, thetas = _gibbs.gibbs_sweep(
+            chunks, thetas, phis=phis, r=r, etas=self._etas_, gamma0=self.gamma0,
+            c0=self.c0, a0=self.a0, b0=self.b0, e0=self.e0, f0=self.f0, link=self.link,
+            rng=self._rng, map_chunks=map_chunks)
+        ll, nw = 0.0, 0.0
+        for chunk, th in zip(chunks, thetas):
+            a, b = words_loglik(chunk, new_phis[0], th[0])
+            ll, nw = ll + a, nw + b
+        return new_phis, new_r, (n, thetas), ll, nw
+
+    def _log_pass(self, log):
+        """One ``history_`` entry (and verbose line) for the pass just made."""
+        metrics = {"train_perplexity": log.perplexity(), "step_size": log.eps}
+        for l, rt in enumerate(log.rates):
             metrics[f"rate_layer{l + 1}"] = float(np.mean(rt))
+        metrics["n_updates"] = self.n_updates_
+        passes = getattr(self, "_fit_passes", 0)
+        done = getattr(self, "n_iter_", 0) + 1
+        elapsed = time.perf_counter() - self._t_start
+        metrics["time_left"] = (float(elapsed / done * (passes - done))
+                                if passes and done < passes else 0.0)
         self._log_iteration(**metrics)
         # Keep memory bounded over endless partial_fit streams.
         for values in self.history_.values():
@@ -488,7 +513,8 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         # Topics live on the simplex; r_ scales like the documents' counts.
         longest = float(self._length_values.max()) if self._length_values.size else 1.0
         # SGRLD's expanded mean scales like the corpus' counts.
-        return ({"topics_": self.topics_, "r_": self.r_, "expanded mean": self._phihat},
+        return ({"topics_": self.topics_, "r_": self.r_,
+                 "expanded mean": self._sg_state["phihat"]},
                 DIVERGENCE_BOUND * max(1.0, longest))
 
     # ------------------------------------------------------------ properties
@@ -559,38 +585,17 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return out if all_layers else out[0]
 
     def _heldout_loglik(self, X_obs, X_held, *, point, n_burn, n_collect, seed):
-        """Per document: sum of log predictive probabilities of the held-out words, and their count.
-
-        Sec. 5 protocol: the local variables are sampled from the observed
-        words under each kept global sample in turn, the chains continuing from
-        one global sample to the next (the paper's test chains run alongside
-        training), so only the first sample pays the burn-in; the layer-1
-        Poisson rates ``Phi^(1) theta^(1)`` are accumulated over every collected
-        sweep under every kept global sample, normalised per document and scored
-        on the held-out words.
-        """
+        """Per document: log predictive probability of its held-out words, and their count
+        (:func:`._evaluate.heldout_loglik` under the kept global samples, or the
+        latest one with ``point=True``)."""
         samples = [(self.topics_, self.r_)] if point else list(self._posterior)
-        n = X_obs.shape[0]
-        Xh = sp.csr_matrix(X_held)
-        rows = np.repeat(np.arange(n), np.diff(Xh.indptr))
-        cols = Xh.indices
-        num = np.zeros(cols.size)
-        den = np.zeros(n)
-        seeds = seed.spawn(len(samples))
-        thetas = None
-        for i, ((phis, r), s) in enumerate(zip(samples, seeds)):
-            res = self._local(X_obs, s, phis, r, n_burn=n_burn if i == 0 else 0,
-                              n_collect=n_collect, collect_topics=False, thetas=thetas)
-            thetas = [part["theta"] for part in res]
-            st = self._merge(res)
-            th = st["theta_sum"][0]
-            num += np.einsum("ek,ek->e", phis[0][cols], th[rows])
-            den += th.sum(axis=1)  # columns of Phi^(1) sum to one
-        with np.errstate(divide="ignore"):
-            logp = np.log(num / den[rows])
-        ll = np.bincount(rows, weights=Xh.data * logp, minlength=n)
-        cnt = np.asarray(Xh.sum(axis=1)).ravel()
-        return ll, cnt
+
+        def run_local(X, s, phis, r, *, n_burn, n_collect, thetas):
+            return self._local(X, s, phis, r, n_burn=n_burn, n_collect=n_collect,
+                               collect_topics=False, thetas=thetas)
+
+        return _evaluate.heldout_loglik(X_obs, X_held, samples, run_local, n_burn=n_burn,
+                                        n_collect=n_collect, seed=seed)
 
     def perplexity(self, X_observed, X_heldout, *, point=False, n_burn=None, n_samples=None):
         """Per-held-out-word perplexity (Cong et al. 2017, Sec. 5).
@@ -630,14 +635,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     def _split(self, X):
         """Seeded 80/20 split of every document's tokens (binomial thinning)."""
-        rng = as_generator(self._eval_seed(2))
-        held = X.copy()
-        held.data = rng.binomial(X.data.astype(np.int64), 0.2).astype(np.float64)
-        obs = X.copy()
-        obs.data = X.data - held.data
-        held.eliminate_zeros()
-        obs.eliminate_zeros()
-        return obs, held
+        return _evaluate.split_tokens(X, 0.2, as_generator(self._eval_seed(2)))
 
     def _score_parts(self, X):
         check_is_fitted(self, "topics_")
@@ -693,32 +691,12 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         X : scipy.sparse.csr_matrix of shape (n_samples, n_features), int64
         """
         check_is_fitted(self, "topics_")
-        if (not isinstance(n_samples, numbers.Integral) or isinstance(n_samples, bool)
-                or n_samples < 0):
-            raise ValueError(f"n_samples must be a non-negative int, got {n_samples!r}")
-        n_samples = int(n_samples)
-        if isinstance(lengths, str):
-            if lengths != "empirical":
-                raise ValueError(
-                    f"lengths must be 'empirical' or an array of {n_samples} non-negative "
-                    f"ints, got {lengths!r}")
-            N = None
-        else:
-            N = np.asarray(lengths)
-            if N.shape != (n_samples,):
-                raise ValueError(f"lengths must have shape ({n_samples},) (one per sample), "
-                                 f"got shape {N.shape}")
-            if N.size and (not np.all(np.isfinite(N)) or np.any(N < 0)
-                           or np.any(N != np.floor(N)) or np.any(N > MAX_TOTAL_COUNT)):
-                raise ValueError("lengths must be non-negative integers (at most 2**63 - 1)")
-            if self.link == "bernoulli" and N.size and N.max() > self.n_features_in_:
-                raise ValueError(f"with link='bernoulli' a length counts distinct words: at "
-                                 f"most n_features_in_ = {self.n_features_in_}")
-            N = N.astype(np.int64)
+        N = _generate.check_lengths(n_samples, lengths, link=self.link,
+                                    n_features=self.n_features_in_, max_count=MAX_TOTAL_COUNT)
         rng = as_generator(check_seed_sequence(random_state))
         if N is None:
             N = _generate.sample_lengths(self._length_values, self._length_counts,
-                                         n_samples, rng)
+                                         int(n_samples), rng)
         X = _generate.sample_documents(self.topics_, self.r_, N, e0=self.e0, f0=self.f0,
                                        link=self.link, rng=rng)
         return sp.csr_matrix(X)
