@@ -112,8 +112,11 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         ``"bernoulli"`` models 0/1 data as ``b = 1(x > 0)`` (Bernoulli-Poisson link).
     batch_size : int, default=200
         Documents per minibatch in :meth:`fit`.
-    n_iter : int, default=10
+    n_iter : int or "auto", default="auto"
         Passes over the data in :meth:`fit` (sweeps for ``sampler="gibbs"``).
+        ``"auto"``: enough passes for about 100 global updates, at least 2 and
+        at most 20 (2,000 documents in minibatches of 200: 10 passes; 11,284:
+        2; 100 batch-Gibbs sweeps). The passes made are ``n_iter_``.
     total_samples : int, optional
         Corpus size ``|X|`` for ``rho = |X| / |minibatch|`` in :meth:`partial_fit`;
         ``None`` means the size of the data given to :meth:`fit` (in ``fit``) and
@@ -130,9 +133,13 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         ``p_j^(2) ~ Beta(a0, b0)``.
     e0, f0 : float, default=1.0
         ``c_j^(l) ~ Gam(e0, 1 / f0)``.
-    local_burn_in, local_samples : int, optional
+    local_burn_in, local_samples : int, default=5
         Local Gibbs sweeps discarded / collected per minibatch (and in
-        :meth:`transform` and :meth:`perplexity`); ``None`` is ``20 L`` / ``10 L``.
+        :meth:`transform` and :meth:`perplexity`). Each document's chain starts
+        from a few multiplicative EM steps of its topic proportions given the
+        current topics, which spares most of the burn-in (the authors use
+        ``20 L`` / ``10 L`` sweeps from a flat start: the ``"paper"`` preset
+        of the user guide).
     n_posterior_samples : int, default=5
         Global samples kept (the latest ones) for :meth:`perplexity` and :meth:`score`.
     posterior_thin : int, default=1
@@ -142,6 +149,8 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         minibatches, which thinning approximates at a bounded memory.
     random_state : int, RandomState, Generator or None, default=None
     verbose : int, default=0
+        ``1``: one line per pass with ``history_``'s figures, the elapsed time
+        and an estimate of the time left.
     n_jobs : int, optional
         Parallel local sampling over fixed chunks of documents (joblib; results
         do not depend on it).
@@ -164,9 +173,22 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         The rates ``eps_t / M_k^(l)`` actually applied in the last update, per
         layer and topic (the paper's Fig. 2), then the rate of ``r``.
     history_ : dict of lists
-        Per global update: ``step_size`` (the step size eps_t), ``rate_layer{l}`` and ``time``.
+        One entry per pass of :meth:`fit` and per :meth:`partial_fit` call (the
+        latest 10,000 kept), the figures of the ``verbose=1`` line:
+        ``train_perplexity`` (the fit-quality figure: per-word perplexity of the
+        pass's own training words under each document's rates
+        ``Phi^(1) theta^(1)`` averaged over its collected local samples, taken
+        before each global update; an in-sample estimate, lower is better, not
+        comparable with the held-out :meth:`perplexity`), ``step_size``
+        (``eps_t`` of the pass's last update), ``rate_layer{l}`` (mean rate
+        ``eps_t / M_k^(l)`` of that update), ``n_updates``, ``time_left`` (an
+        estimate of the rest of :meth:`fit`, in seconds; 0 in
+        :meth:`partial_fit`) and ``time`` (seconds since the fit started).
     n_iter_ : int
-        Number of global updates (minibatches, or Gibbs sweeps).
+        Passes over the data made by :meth:`fit` (``n_iter`` with ``"auto"``
+        resolved), plus one per :meth:`partial_fit` call.
+    n_updates_ : int
+        Global updates made (minibatches, or Gibbs sweeps).
     n_features_in_ : int
     """
 
