@@ -1,21 +1,31 @@
-"""Shared loader for the deep-LDA benchmarks: the paper's 20News split."""
+"""Shared loader for the deep-LDA benchmarks: the paper's 20News split, via skdgm.datasets.
 
+The folder is ``--data-home`` where a script offers it, else the ``SKDGM_SHARED_DATA``
+environment variable, else a ``shared/data`` folder beside or above this checkout
+(the team's layout), else :func:`skdgm.datasets.get_data_home` (``SKDGM_DATA`` or
+``~/skdgm_data``, where a missing file is downloaded).
+"""
+
+import os
 from pathlib import Path
 
-import numpy as np
-import scipy.sparse as sp
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "20news_2000.npz"
+def data_home(explicit=None):
+    """The folder to read ``20news_2000.npz`` from (see the module docstring)."""
+    if explicit:
+        return Path(explicit)
+    env = os.environ.get("SKDGM_SHARED_DATA")
+    if env:
+        return Path(env)
+    for parent in Path(__file__).resolve().parents:
+        if (parent / "shared" / "data" / "20news_2000.npz").exists():
+            return parent / "shared" / "data"
+    return None   # skdgm.datasets' own default
 
 
-def load_20news(path=DATA):
+def load_20news(home=None):
     """train, test_observed, test_heldout (CSR counts) and the vocabulary."""
-    if not Path(path).exists():
-        raise SystemExit(f"{path} not found: the benchmark needs ../shared/data/20news_2000.npz")
-    d = np.load(path)
+    from skdgm.datasets import fetch_20newsgroups_bow
 
-    def part(p):
-        return sp.csr_matrix((d[p + "_data"], d[p + "_indices"], d[p + "_indptr"]),
-                             shape=tuple(d[p + "_shape"]))
-
-    return part("train"), part("test_observed"), part("test_heldout"), d["vocabulary"]
+    d = fetch_20newsgroups_bow(data_home=data_home(home))
+    return d.train, d.test_observed, d.test_heldout, d.vocabulary

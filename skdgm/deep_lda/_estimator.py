@@ -37,9 +37,9 @@ _EM_STEPS = 5
 
 # n_iter="auto": passes enough for about _AUTO_UPDATES global updates, within
 # [_AUTO_MIN_PASSES, _AUTO_MAX_PASSES]; batch Gibbs makes _AUTO_GIBBS_SWEEPS sweeps.
-_AUTO_UPDATES = 100
-_AUTO_MIN_PASSES = 2
-_AUTO_MAX_PASSES = 20
+_AUTO_UPDATES = 500
+_AUTO_MIN_PASSES = 1
+_AUTO_MAX_PASSES = 10
 _AUTO_GIBBS_SWEEPS = 100
 
 _SAMPLER_DEFAULTS = {  # (learning_rate, learning_decay): the authors' settings
@@ -114,9 +114,10 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         Documents per minibatch in :meth:`fit`.
     n_iter : int or "auto", default="auto"
         Passes over the data in :meth:`fit` (sweeps for ``sampler="gibbs"``).
-        ``"auto"``: enough passes for about 100 global updates, at least 2 and
-        at most 20 (2,000 documents in minibatches of 200: 10 passes; 11,284:
-        2; 100 batch-Gibbs sweeps). The passes made are ``n_iter_``.
+        ``"auto"``: enough passes for about 500 global updates, at least 1 and
+        at most 10 (in minibatches of 200: 2,000 documents get 10 passes,
+        11,284 get 9, 100,000 get 1; 100 sweeps for ``sampler="gibbs"``). The
+        passes made are ``n_iter_``.
     total_samples : int, optional
         Corpus size ``|X|`` for ``rho = |X| / |minibatch|`` in :meth:`partial_fit`;
         ``None`` means the size of the data given to :meth:`fit` (in ``fit``) and
