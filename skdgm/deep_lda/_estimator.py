@@ -19,7 +19,7 @@ from .._core.chains import even_chunks, run_chains
 from .._core.random import RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for
 from .._core.schedules import Polynomial
 from . import _evaluate, _generate, _gibbs, _global
-from ._local import MAX_TOTAL_COUNT, local_task, merge_chunks, words_loglik
+from ._local import MAX_TOTAL_COUNT, local_task, merge_chunks, round_counts
 
 __all__ = ["DeepLDA"]
 
@@ -72,16 +72,6 @@ class _PassLog:
 
     def perplexity(self):
         return float(np.exp(-self.loglik / self.n_words)) if self.n_words else float("nan")
-
-
-def _round_counts(X):
-    """``X`` rounded to the nearest integers (a new array or CSR matrix)."""
-    if sp.issparse(X):
-        X = X.copy()
-        X.data = np.rint(X.data)
-        X.eliminate_zeros()
-        return X
-    return np.rint(X)
 
 
 class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
@@ -271,49 +261,24 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     # ------------------------------------------------------------ validation
     def _layers(self):
-        K = self.n_components
-        if isinstance(K, numbers.Integral):
-            K = (int(K),)
-        K = tuple(int(k) for k in K)
-        if len(K) == 0 or any(k < 1 for k in K):
-            raise ValueError(f"n_components must be positive ints, got {self.n_components!r}")
-        return K
+        return _global.layer_sizes(self.n_components)
 
     def _etas(self, Ks):
-        if self.eta is None:
-            return [1.0 / k for k in Ks]
-        if isinstance(self.eta, numbers.Real):
-            return [float(self.eta)] * len(Ks)
-        etas = [float(e) for e in self.eta]
-        if len(etas) != len(Ks) or any(e <= 0 for e in etas):
-            raise ValueError(f"eta must be one positive value per layer ({len(Ks)}), got {self.eta!r}")
-        return etas
+        return _global.layer_etas(self.eta, Ks)
 
     def _check_X(self, X, *, reset):
-        # validate_data(reset=True) records the input's features on the estimator
-        # before our own checks run: put them back if the input is then rejected.
-        saved = {k: self.__dict__[k] for k in ("n_features_in_", "feature_names_in_")
-                 if k in self.__dict__}
-        try:
-            X = self._validate_input(X, reset=reset, accept_sparse="csr")
-            if self.round_counts:
-                X = _round_counts(X)
-            check_non_negative(
-                X, f"{type(self).__name__} (counts must be non-negative integers)")
-            if self.link == "bernoulli":
-                check_binary(X, what=f"{type(self).__name__}(link='bernoulli')")
-            else:
-                check_counts(
-                    X, what=type(self).__name__, max_total=MAX_TOTAL_COUNT,
-                    limit_name="2**63 - 1, the largest int64, the type its samplers count in")
-        except ValueError:
-            if reset:
-                for k in ("n_features_in_", "feature_names_in_"):
-                    if k in saved:
-                        self.__dict__[k] = saved[k]
-                    else:
-                        self.__dict__.pop(k, None)
-            raise
+        # (a rejected training input leaves no trace: fit and partial_fit restore
+        # the estimator's state on any exception)
+        X = self._validate_input(X, reset=reset, accept_sparse="csr")
+        if self.round_counts:
+            X = round_counts(X)
+        what = type(self).__name__
+        check_non_negative(X, f"{what} (counts must be non-negative integers)")
+        if self.link == "bernoulli":
+            check_binary(X, what=f"{what}(link='bernoulli')")
+        else:
+            check_counts(X, what=what, max_total=MAX_TOTAL_COUNT, limit_name="2**63 - 1, "
+                         "the largest int64, the type its samplers count in")
         return sp.csr_matrix(X, dtype=np.float64)
 
     def _sweeps(self):
@@ -404,6 +369,12 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         :class:`~sklearn.neural_network.MLPClassifier` counts its
         ``partial_fit`` calls) and one entry to ``history_``.
 
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            One minibatch of word counts (or 0/1 for ``link="bernoulli"``).
+        y : Ignored
+
         Returns
         -------
         self
@@ -493,26 +464,14 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     def _gibbs_update(self, X, phis, r):
         """One batch Gibbs sweep over ``X`` (the documents' hidden units are kept)."""
-        n = X.shape[0]
-        # the chunking, and so the state's layout, depends only on n
-        state = self._gibbs_state
-        slices = even_chunks(n, math.ceil(n / _CHUNK_DOCS))
-        thetas = [None] * len(slices) if state is None or state[0] != n else state[1]
-
         def map_chunks(func, tasks, **kwargs):
             return run_chains(func, tasks, seeds=self._train_seed.spawn(len(tasks)),
                               n_jobs=self.n_jobs, **kwargs)
 
-        chunks = [X[sl] for sl in slices]
-        new_phis, new_r, thetas = _gibbs.gibbs_sweep(
-            chunks, thetas, phis=phis, r=r, etas=self._etas_, gamma0=self.gamma0,
+        return _gibbs.gibbs_update(
+            X, self._gibbs_state, phis=phis, r=r, etas=self._etas_, gamma0=self.gamma0,
             c0=self.c0, a0=self.a0, b0=self.b0, e0=self.e0, f0=self.f0, link=self.link,
-            rng=self._rng, map_chunks=map_chunks)
-        ll, nw = 0.0, 0.0
-        for chunk, th in zip(chunks, thetas):
-            a, b = words_loglik(chunk, new_phis[0], th[0])
-            ll, nw = ll + a, nw + b
-        return new_phis, new_r, (n, thetas), ll, nw
+            rng=self._rng, map_chunks=map_chunks, chunk_docs=_CHUNK_DOCS)
 
     def _log_pass(self, log):
         """One ``history_`` entry (and verbose line) for the pass just made."""

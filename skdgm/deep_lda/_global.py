@@ -10,6 +10,8 @@ columns ``phi_k`` on the simplex; ``xbar`` the minibatch counts
 ``rho = |X| / |X_minibatch|``.
 """
 
+import numbers
+
 import numpy as np
 
 __all__ = [
@@ -22,6 +24,8 @@ __all__ = [
     "gibbs_r",
     "sg_update",
     "initial_topics",
+    "layer_sizes",
+    "layer_etas",
 ]
 
 from ._local import FLOOR
@@ -235,3 +239,25 @@ def initial_topics(n_features, n_components, X, rng):
         start = docs / lengths + phis[0]
         phis[0] = start / start.sum(axis=0)
     return phis
+
+
+def layer_sizes(n_components):
+    """``n_components`` (an int or a sequence, bottom layer first) as a tuple of ints."""
+    K = (n_components,) if isinstance(n_components, numbers.Integral) else n_components
+    K = tuple(int(k) for k in K)
+    if len(K) == 0 or any(k < 1 for k in K):
+        raise ValueError(f"n_components must be positive ints, got {n_components!r}")
+    return K
+
+
+def layer_etas(eta, Ks):
+    """Each layer's Dirichlet concentration: ``None`` is ``1/K_l`` (the paper), a
+    number is shared by every layer, a sequence gives one per layer."""
+    if eta is None:
+        return [1.0 / k for k in Ks]
+    if isinstance(eta, numbers.Real):
+        return [float(eta)] * len(Ks)
+    etas = [float(e) for e in eta]
+    if len(etas) != len(Ks) or any(e <= 0 for e in etas):
+        raise ValueError(f"eta must be one positive value per layer ({len(Ks)}), got {eta!r}")
+    return etas

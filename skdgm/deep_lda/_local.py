@@ -38,6 +38,7 @@ __all__ = [
     "local_task",
     "merge_chunks",
     "words_loglik",
+    "round_counts",
 ]
 
 _TINY = np.finfo(np.float64).tiny
@@ -586,3 +587,13 @@ def words_loglik(X, phi, theta):
     """
     lay = _Layout(X, [phi], np.ones(phi.shape[1]), "poisson")
     return _own_words_loglik(lay, np.asarray(theta, dtype=np.float64))
+
+
+def round_counts(X):
+    """``X`` rounded to the nearest integers (a new array or CSR matrix)."""
+    if sp.issparse(X):
+        X = X.copy()
+        X.data = np.rint(X.data)
+        X.eliminate_zeros()
+        return X
+    return np.rint(X)
