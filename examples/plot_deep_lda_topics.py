@@ -1,7 +1,7 @@
 """
-===============================================
+================================================
 Deep LDA: the topic hierarchy as a tree of words
-===============================================
+================================================
 
 :class:`skdgm.DeepLDA` learns topics at several layers: each topic of layer
 ``l + 1`` is a distribution over the topics of layer ``l``, so it groups related
