@@ -970,3 +970,20 @@ def test_gibbs_n_jobs_gives_identical_results():
     for a, b in zip(ref.topics_, thr.topics_):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(ref.r_, thr.r_)
+
+
+# ------------------------------------------------- no subnormal arithmetic
+def test_draws_stay_above_the_floor_and_products_stay_normal():
+    """theta, Phi and r never go below FLOOR = 1e-100, so that the partitions'
+    products theta * phi are normal doubles (subnormal arithmetic made K = 512 cost
+    56x K = 32 on some CPUs). With the former floor (the smallest normal double)
+    batch Gibbs with a small eta put Dirichlet entries near 1e-300."""
+    assert _local.FLOOR ** 2 >= np.finfo(np.float64).tiny
+    rng = np.random.default_rng(0)
+    th = _local_fast.gamma_theta(np.full((50, 40), 1e-3), np.zeros((50, 40), dtype=np.int64),
+                                 np.ones(50), rng, _local.FLOOR)
+    assert th.min() == _local.FLOOR          # tiny shapes do reach the floor...
+    X, _ = _pgbn_corpus(6, K=(4,), n_docs=60)
+    m = DeepLDA((6, 3), sampler="gibbs", n_iter=5, eta=0.001, random_state=0).fit(X)
+    for arr in m.topics_ + [m.r_] + [t for t in m._gibbs_state[1][0]]:
+        assert arr.min() >= _local.FLOOR     # ...and nothing goes below it

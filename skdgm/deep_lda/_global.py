@@ -110,7 +110,7 @@ def sgrld_step(phihat, eps, xbar, rho, eta, noise):
     drift = (rho * xbar + eta) - (rho * xbar.sum(axis=0) + phihat.sum(axis=0)) * phi
     new = np.abs(phihat + eps * drift + np.sqrt(2.0 * eps * phihat) * noise)
     new = np.maximum(new, FLOOR)
-    return new, new / new.sum(axis=0, keepdims=True)
+    return new, np.maximum(new / new.sum(axis=0, keepdims=True), FLOOR)
 
 
 def r_step(r, rate, x_top, q_top, rho, gamma0, c0, noise):
@@ -132,7 +132,9 @@ def gibbs_phi(xbar, eta, rng):
     """Batch Gibbs draw ``phi_k ~ Dir(eta + x_{1k.}, ..., eta + x_{Vk.})`` (Sec. 3.2)."""
     g = rng.standard_gamma(eta + np.asarray(xbar, dtype=np.float64))
     g = np.maximum(g, FLOOR)
-    return g / g.sum(axis=0, keepdims=True)
+    # floored after normalising too (a column's sum can exceed 1); the columns
+    # then sum to 1 within V * 1e-100
+    return np.maximum(g / g.sum(axis=0, keepdims=True), FLOOR)
 
 
 def gibbs_r(x_top, q_top, gamma0, c0, rng):
