@@ -987,3 +987,16 @@ def test_draws_stay_above_the_floor_and_products_stay_normal():
     m = DeepLDA((6, 3), sampler="gibbs", n_iter=5, eta=0.001, random_state=0).fit(X)
     for arr in m.topics_ + [m.r_] + [t for t in m._gibbs_state[1][0]]:
         assert arr.min() >= _local.FLOOR     # ...and nothing goes below it
+
+
+def test_verbose_prints_one_line_per_pass(capsys):
+    X, _ = _pgbn_corpus(7, K=(3,), n_docs=90)
+    m = DeepLDA((4, 2), n_iter=3, batch_size=30, local_burn_in=2, local_samples=2,
+                random_state=0, verbose=1).fit(X)
+    lines = [l for l in capsys.readouterr().out.splitlines() if l.startswith("[DeepLDA]")]
+    assert len(lines) == 3 == m.n_iter_ and m.n_updates_ == 9
+    assert all("train_perplexity = " in l and "time_left = " in l for l in lines)
+    # the estimate of the time left ends at 0 with the fit; partial_fit has none
+    assert m.history_["time_left"][-1] == 0.0
+    m.partial_fit(X[:30])
+    assert m.history_["time_left"][-1] == 0.0 and len(m.history_["time"]) == 4
