@@ -1000,3 +1000,45 @@ def test_verbose_prints_one_line_per_pass(capsys):
     assert m.history_["time_left"][-1] == 0.0
     m.partial_fit(X[:30])
     assert m.history_["time_left"][-1] == 0.0 and len(m.history_["time"]) == 4
+
+
+@pytest.mark.parametrize("V, K", [(7, 3), (300, 16), (50, 1)])
+def test_fused_simplex_step_matches_twin(V, K):
+    """The Cython TLASGR step draws its normals inside, in the order of
+    rng.standard_normal(phi.shape), and computes Eq. 15 as the NumPy twin does."""
+    from skdgm.deep_lda import _global_fast
+
+    rng = np.random.default_rng(V)
+    phi = rng.dirichlet(np.ones(V), K).T.copy()
+    xbar = rng.poisson(0.3, (V, K)).astype(float)
+    rate = rng.uniform(1e-4, 1e-1, K)
+    a, ra = _global_fast.simplex_step(phi, rate, xbar, 7.0, 0.05,
+                                      np.random.default_rng(1), _local.FLOOR)
+    b, rb = _global.simplex_step(phi, rate, xbar, 7.0, 0.05,
+                                 np.random.default_rng(1).standard_normal((V, K)))
+    np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-300)
+    np.testing.assert_array_equal(ra, rb)
+    np.testing.assert_allclose(a.sum(axis=0), 1.0)
+    # the stream is left where the twin's draw leaves it
+    g1, g2 = np.random.default_rng(1), np.random.default_rng(1)
+    _global_fast.simplex_step(phi, rate, xbar, 7.0, 0.05, g1, _local.FLOOR)
+    g2.standard_normal((V, K))
+    assert g1.random() == g2.random()
+
+
+@pytest.mark.parametrize("sampler", ["tlasgr", "tlfsgr", "sgrld"])
+def test_sg_update_cython_equals_numpy(sampler):
+    rng = np.random.default_rng(3)
+    phis = [rng.dirichlet(np.ones(40), 6).T.copy(), rng.dirichlet(np.ones(6), 3).T.copy()]
+    stats = {"topic_counts": [rng.poisson(0.5, (40, 6)).astype(float),
+                              rng.poisson(0.5, (6, 3)).astype(float)],
+             "top_tables": np.ones(3), "q_top": 2.0}
+    state = {"M": [np.ones(6), np.ones(3)], "M_top": 1.0, "t": 3,
+             "phihat": [p * p.shape[0] for p in phis]}
+    out = [_global.sg_update(phis, np.ones(3), state, stats, sampler=sampler, eps=0.3,
+                             rho=10.0, etas=[0.1, 0.2], gamma0=1.0, c0=1.0,
+                             rng=np.random.default_rng(5), kernels=k)
+           for k in ("cython", "numpy")]
+    for a, b in zip(out[0][0], out[1][0]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    np.testing.assert_allclose(out[0][1], out[1][1], rtol=1e-12)

@@ -28,6 +28,7 @@ __all__ = [
     "layer_etas",
 ]
 
+from . import _global_fast
 from ._local import FLOOR
 
 _TINY = np.finfo(np.float64).tiny
@@ -144,7 +145,8 @@ def gibbs_r(x_top, q_top, gamma0, c0, rng):
     return np.maximum(g / (c0 + q_top), FLOOR)
 
 
-def sg_update(phis, r, state, stats, *, sampler, eps, rho, etas, gamma0, c0, rng):
+def sg_update(phis, r, state, stats, *, sampler, eps, rho, etas, gamma0, c0, rng,
+              kernels="cython"):
     """One global update of Alg. 1 (lines 4-9) from a minibatch's local statistics.
 
     For every layer the metric (Eq. 18) and the topics, by TLASGR (Eq. 15 with
@@ -177,6 +179,10 @@ def sg_update(phis, r, state, stats, *, sampler, eps, rho, etas, gamma0, c0, rng
     rng : numpy.random.Generator
         The standard normals of every layer's noise (``phi.shape``, C order,
         bottom layer first), then those of ``r``.
+    kernels : {"cython", "numpy"}
+        ``"cython"`` runs the TLASGR / TLFSGR step of each layer as one fused
+        kernel (:func:`._global_fast.simplex_step`, normals drawn inside);
+        ``"numpy"`` its twin :func:`simplex_step` on a drawn noise array.
 
     Returns
     -------
@@ -197,17 +203,24 @@ def sg_update(phis, r, state, stats, *, sampler, eps, rho, etas, gamma0, c0, rng
     phihat = list(state["phihat"])
     new_phis, rates = [], []
     for l in range(L):
-        noise = rng.standard_normal(phis[l].shape)
         xbar = stats["topic_counts"][l]
         if sampler == "sgrld":
-            phihat[l], phi = sgrld_step(phihat[l], eps, xbar, rho, etas[l], noise)
+            phihat[l], phi = sgrld_step(phihat[l], eps, xbar, rho, etas[l],
+                                        rng.standard_normal(phis[l].shape))
             rate = np.full(phi.shape[1], eps)
         else:
             if sampler == "tlasgr":
                 rate = eps / np.maximum(M[l], tiny)
             else:  # tlfsgr: one rate from the mean layer-1 metric
-                rate = eps / max(M[0].mean(), tiny)
-            phi, rate = simplex_step(phis[l], rate, xbar, rho, etas[l], noise)
+                rate = np.full(phis[l].shape[1], eps / max(M[0].mean(), tiny))
+            if kernels == "cython":
+                phi, rate = _global_fast.simplex_step(
+                    np.ascontiguousarray(phis[l]), np.ascontiguousarray(rate, dtype=np.float64),
+                    np.ascontiguousarray(xbar, dtype=np.float64), float(rho),
+                    float(etas[l]), rng, FLOOR)
+            else:
+                phi, rate = simplex_step(phis[l], rate, xbar, rho, etas[l],
+                                         rng.standard_normal(phis[l].shape))
         new_phis.append(phi)
         rates.append(np.array(rate, dtype=float, copy=True))
     new_r, r_rate = r_step(r, eps / max(M_top, tiny), stats["top_tables"], stats["q_top"],
