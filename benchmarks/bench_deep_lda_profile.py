@@ -20,7 +20,7 @@ from skdgm import DeepLDA
 from skdgm.deep_lda import _local
 
 from _deep_lda_data import load_20news
-from bench_defaults import header
+from _common import header
 
 TIMES = defaultdict(float)
 

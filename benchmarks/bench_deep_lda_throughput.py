@@ -31,7 +31,7 @@ from skdgm import DeepLDA
 from skdgm.deep_lda._local import upward_downward
 
 from _deep_lda_data import load_20news
-from bench_defaults import header
+from _common import header
 
 
 def cpu(fn, *args, **kwargs):

@@ -17,48 +17,18 @@ it under ``benchmarks/results/defaults.txt``.
 
 import argparse
 import os
-import platform
-import subprocess
 import sys
-import time
 
 import numpy as np
 from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import cpu_timed, header, shown  # noqa: E402
+import _common  # noqa: E402
+
+DATA_HOME = None  # --data-home
 N_TRAIN = 1200  # the rest of the 1,797 digits (597) is the test set
-
-
-def header():
-    def run(cmd):
-        try:
-            return subprocess.run(cmd, capture_output=True, text=True, check=True,
-                                  cwd=os.path.dirname(__file__)).stdout.strip()
-        except Exception:  # noqa: BLE001 - a header field must never stop the benchmark
-            return "unknown"
-
-    cpu = "unknown"
-    try:
-        with open("/proc/cpuinfo") as f:
-            cpu = next(line.split(":", 1)[1].strip() for line in f
-                       if line.startswith("model name"))
-    except (OSError, StopIteration):
-        cpu = platform.processor() or "unknown"
-    threads = {k: os.environ.get(k, "unset")
-               for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
-    print(f"# command: python {' '.join(sys.argv)}")
-    print(f"# commit: {run(['git', 'rev-parse', '--short', 'HEAD'])}"
-          f"{' (dirty)' if run(['git', 'status', '--porcelain', '--untracked-files=no']) else ''}")
-    print(f"# date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}")
-    print(f"# cpu: {cpu}; threads: {threads}")
-    print(flush=True)
-
-
-def cpu_timed(fn, *args, **kwargs):
-    """``(result, CPU seconds of this process)`` of one call."""
-    t = time.process_time()
-    out = fn(*args, **kwargs)
-    return out, time.process_time() - t
 
 
 def digits_split(seed=0):
@@ -180,14 +150,12 @@ def grbm_mnist_subset(seed):
     """The same defaults on 2,000 MNIST training images (1,000 test), dequantised."""
     from skdgm.datasets import fetch_mnist
 
-    home = os.environ.get("SKDGM_SHARED_DATA",
-                          os.path.join(os.path.dirname(__file__), "..", "..", "..",
-                                       "shared", "data"))
+    home = _common.data_home(DATA_HOME)
     try:
         X, _ = fetch_mnist(data_home=home, subset="all", download_if_missing=False,
                            return_X_y=True)
     except OSError as exc:
-        print(f"grbm_mnist_subset skipped: MNIST not found under {home} ({exc})")
+        print(f"grbm_mnist_subset skipped: MNIST not found under {shown(home)} ({type(exc).__name__})")
         return
     rng = np.random.default_rng(seed)
     idx = rng.choice(60000, 3000, replace=False)
@@ -279,28 +247,15 @@ def dbm_digits(seed):
                   exact_rows=100, rbm=True)
 
 
-def _shared_data():
-    """``shared/data`` beside or above this checkout (``SKDGM_SHARED_DATA`` overrides)."""
-    from pathlib import Path
-
-    env = os.environ.get("SKDGM_SHARED_DATA")
-    if env:
-        return Path(env)
-    for parent in Path(__file__).resolve().parents:
-        if (parent / "shared" / "data").is_dir():
-            return parent / "shared" / "data"
-    return None
-
-
 @section("dbm_mnist")
 def dbm_mnist(seed, n_train=2000, n_test=1000):
     """The same defaults on a binarised-MNIST subset (Larochelle's fixed binarisation)."""
     from skdgm.datasets import fetch_binarized_mnist
 
-    data = _shared_data()
+    data = _common.data_home(DATA_HOME)
     if data is None or not (data / "binarized_mnist_larochelle.npz").exists():
         print("dbm_mnist      skipped: shared/data/binarized_mnist_larochelle.npz not found "
-              "(set SKDGM_SHARED_DATA)", flush=True)
+              "(set SKDGM_DATA)", flush=True)
         return
     tr = fetch_binarized_mnist(data_home=data, subset="train",
                                download_if_missing=False).data.astype(np.float64)
@@ -318,6 +273,96 @@ def dbm_mnist(seed, n_train=2000, n_test=1000):
 
 # --- BayesianSBN ------------------------------------------------------------------------
 
+def _sbn_defaults(section_name, seed, Xtr, Xte, *, budget=None):
+    """BayesianSBN(random_state=seed) against independent pixels and BernoulliRBM(16).
+
+    The SBN's score is exact when its resolved width is at most 16 units (enumeration),
+    else an AIS estimate (its ``score_samples`` defaults). The RBM is the DBMCAST
+    section's tuned one, scored exactly by enumerating its 2^16 hidden states.
+    """
+    from sklearn.neural_network import BernoulliRBM
+
+    from skdgm import BayesianSBN
+    from skdgm._core.exact import MAX_EXACT_UNITS
+
+    ind, cpu = cpu_timed(_independent_bernoulli, Xtr, Xte)
+    report(section_name, "independent Bernoulli pixels", ind, "nats/image", cpu)
+
+    def fit_rbm():
+        m = BernoulliRBM(n_components=16, learning_rate=0.05, n_iter=200,
+                         batch_size=20, random_state=seed).fit(Xtr)
+        return _rbm_exact_loglik(m, Xte)
+    rbm, cpu = cpu_timed(fit_rbm)
+    report(section_name, "BernoulliRBM(16) 200 it, lr .05, b 20", rbm, "nats/image", cpu,
+           "exact (hidden units enumerated)")
+
+    m, cpu_fit = cpu_timed(BayesianSBN(random_state=seed).fit, Xtr)
+    score, cpu_score = cpu_timed(m.score, Xte)
+    cpu = cpu_fit + cpu_score
+    exact = sum(m.n_components_) <= MAX_EXACT_UNITS
+    sizes = "-".join(map(str, (Xtr.shape[1],) + m.n_components_))
+    report(section_name, f"BayesianSBN(random_state={seed}) {sizes}", score, "nats/image",
+           cpu, f"{'exact' if exact else 'AIS'}; fit {cpu_fit:.1f} + score {cpu_score:.1f} "
+           f"CPU-s; n_iter_ = {m.n_iter_}, burn_in_ = {m.burn_in_}, "
+           f"active units {m.n_active_units_}")
+    ok = score >= rbm - 0.5 and (budget is None or cpu <= budget)
+    within = "" if budget is None else f" in <= {budget:g} CPU-s"
+    print(f"{section_name:14s} target: BayesianSBN >= BernoulliRBM(16) - 0.5 nats "
+          f"({rbm - 0.5:.3f}){within}: {'PASS' if ok else 'FAIL'} "
+          f"({score - rbm:+.3f} nats vs RBM, {score - ind:+.3f} vs independent, "
+          f"{cpu:.1f} CPU-s)", flush=True)
+
+
+@section("sbn_digits")
+def sbn_digits(seed):
+    """BayesianSBN at its defaults on binarised digits (pixels > 7 -> 1), 1,200 / 597."""
+    Xtr, Xte, _, _ = digits_split(seed)
+    _sbn_defaults("sbn_digits", seed, _dbm_binarise(Xtr), _dbm_binarise(Xte), budget=60.0)
+
+
+def _subset(tr, te, seed, n_train, n_test):
+    rng = np.random.default_rng(seed)
+    return (tr[rng.choice(tr.shape[0], n_train, replace=False)].astype(np.float64),
+            te[rng.choice(te.shape[0], n_test, replace=False)].astype(np.float64))
+
+
+@section("sbn_mnist")
+def sbn_mnist(seed, n_train=2000, n_test=500):
+    """The same defaults on a binarised-MNIST subset (Larochelle's fixed binarisation)."""
+    from skdgm.datasets import fetch_binarized_mnist
+
+    data = _common.data_home(DATA_HOME)
+    if data is None or not (data / "binarized_mnist_larochelle.npz").exists():
+        print("sbn_mnist      skipped: binarized_mnist_larochelle.npz not found "
+              "(set SKDGM_DATA or --data-home)", flush=True)
+        return
+    get = lambda part: fetch_binarized_mnist(data_home=data, subset=part,  # noqa: E731
+                                             download_if_missing=False).data
+    Xtr, Xte = _subset(get("train"), get("test"), seed, n_train, n_test)
+    print(f"sbn_mnist      binarized MNIST subset: {n_train} train / {n_test} test images",
+          flush=True)
+    _sbn_defaults("sbn_mnist", seed, Xtr, Xte)
+
+
+@section("sbn_caltech")
+def sbn_caltech(seed, n_train=2000, n_test=500):
+    """The same defaults on CalTech-101 silhouettes (seeded split of the 8,671 images)."""
+    from skdgm.datasets import fetch_caltech101_silhouettes
+
+    data = _common.data_home(DATA_HOME)
+    if data is None or not (data / "caltech101_silhouettes_28_full.npz").exists():
+        print("sbn_caltech    skipped: caltech101_silhouettes_28_full.npz not found "
+              "(set SKDGM_DATA or --data-home)", flush=True)
+        return
+    X = fetch_caltech101_silhouettes(data_home=data, download_if_missing=False).data
+    order = np.random.default_rng(seed).permutation(X.shape[0])
+    tr, te = X[order[:6364]], X[order[6364:]]    # the paper's split sizes
+    Xtr, Xte = _subset(tr, te, seed, n_train, n_test)
+    print(f"sbn_caltech    CalTech-101 silhouettes: {n_train} train / {n_test} test images",
+          flush=True)
+    _sbn_defaults("sbn_caltech", seed, Xtr, Xte)
+
+
 
 # --- DeepLDA ----------------------------------------------------------------------------
 
@@ -330,12 +375,12 @@ def _news20(seed, n_train, n_test):
     """
     from skdgm.datasets import fetch_20newsgroups_bow
 
-    data = _shared_data()
+    data = _common.data_home(DATA_HOME)
     try:
         d = fetch_20newsgroups_bow(data_home=data, download_if_missing=False)
-    except OSError as exc:
-        print(f"deep_lda       skipped: 20news_2000.npz not found under {data} "
-              f"(set SKDGM_SHARED_DATA): {exc}", flush=True)
+    except OSError:
+        print(f"deep_lda       skipped: 20news_2000.npz not found under {shown(data)} "
+              f"(pass --data-home or set SKDGM_DATA)", flush=True)
         return None
     rng = np.random.default_rng(seed)
     Xtr = d.train
@@ -434,7 +479,8 @@ def deep_lda_tuned_peer(seed, n_train=2000, n_test=1000):
         return
     Xtr, obs, held = split
     from skdgm.datasets import fetch_20newsgroups_bow
-    full = fetch_20newsgroups_bow(data_home=_shared_data(), download_if_missing=False).train
+    full = fetch_20newsgroups_bow(data_home=_common.data_home(DATA_HOME),
+                                  download_if_missing=False).train
     rng = np.random.default_rng(seed)
     # the same draw as _news20 picks the training rows; validation rows from the rest
     rows = np.sort(rng.choice(full.shape[0], n_train, replace=False))
@@ -469,8 +515,12 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", choices=sorted(SECTIONS), default=None)
     ap.add_argument("--seeds", nargs="*", type=int, default=[0])
+    ap.add_argument("--data-home", default=None,
+                    help="data folder (default: see benchmarks/_common.py: data_home)")
     args = ap.parse_args()
-    header()
+    global DATA_HOME
+    DATA_HOME = args.data_home
+    header([f"data: {shown(_common.data_home(DATA_HOME))}"])
     for name in args.only or sorted(SECTIONS):
         for seed in args.seeds:
             SECTIONS[name](seed)

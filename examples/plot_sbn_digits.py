@@ -9,7 +9,9 @@ normal (horseshoe) prior is trained on binarised 8x8 digits by mean-field VB
 (it can never fall), count the hidden units the shrinkage prior kept, look at
 the learned features and at ancestral samples, compute the exact test
 log-likelihood (16 hidden units can be enumerated), and fill in the missing
-lower half of test digits by posterior sampling and majority vote (Sec. 5.2).
+lower half of test digits by posterior sampling (Sec. 5.2): ``impute`` returns
+each missing pixel's probability, averaged over the sweeps (Rao-Blackwellised),
+which we threshold at 1/2.
 """
 
 import matplotlib.pyplot as plt
@@ -42,13 +44,14 @@ fig.tight_layout()
 # Learned features (columns of W^(1)), ancestral samples, and imputations
 X_missing = X_test[:8].copy()
 X_missing[:, 32:] = np.nan
-filled = sbn.impute(X_missing)
+prob = sbn.impute(X_missing)
+filled = (prob > 0.5).astype(float)
 samples = sbn.sample(8, random_state=0)
 order = np.argsort(-np.abs(sbn.coefs_[0]).max(axis=0))
 
 fig, axes = plt.subplots(4, 8, figsize=(8, 4.4))
 rows = [("features", sbn.coefs_[0][:, order[:8]].T), ("samples", samples),
-        ("lower half hidden", np.nan_to_num(X_missing, nan=0.5)), ("imputed", filled)]
+        ("lower half hidden", np.nan_to_num(X_missing, nan=0.5)), ("P(pixel on)", prob)]
 for r, (name, images) in enumerate(rows):
     for c in range(8):
         axes[r, c].imshow(images[c].reshape(8, 8), cmap="gray_r" if r else "RdBu")

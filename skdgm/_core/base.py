@@ -344,6 +344,96 @@ def map_row_chunks(func, X, chunk_size):
     return np.concatenate(outs)
 
 
+#: The constraints of the early-stopping parameters, shared by all estimators.
+EARLY_STOPPING_CONSTRAINTS = {
+    "early_stopping": ["boolean"],
+    "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
+    "n_iter_no_change": [Interval(numbers.Integral, 1, None, closed="left")],
+    "tol": [Interval(numbers.Real, 0, None, closed="left")],
+}
+
+EARLY_STOPPING_DOC = """early_stopping : bool, default=False
+        Hold out ``validation_fraction`` of the rows given to :meth:`fit`, score
+        them after every pass, stop when the score has not improved by more than
+        ``tol`` for ``n_iter_no_change`` passes, and keep the parameters of the best
+        pass (as :class:`~sklearn.neural_network.MLPClassifier`). The scores are in
+        ``validation_scores_`` and ``history_["validation_score"]``, the best in
+        ``best_validation_score_``. :meth:`partial_fit` ignores it.
+    validation_fraction : float, default=0.1
+        Fraction of the rows held out with ``early_stopping`` (at least one row
+        each side).
+    n_iter_no_change : int, default=5
+        Passes without an improvement of more than ``tol`` before stopping.
+    tol : float, default=1e-3
+        Improvement of the validation score (per-row mean, in nats or the
+        estimator's score units) that counts as progress."""
+
+
+class EarlyStopping:
+    """sklearn-style early stopping over the passes of ``fit`` (one per fit call).
+
+    The held-out rows are chosen from the estimator's ``random_state`` (an int or
+    a ``SeedSequence`` gives the same split every time) and never trained on.
+    """
+
+    def __init__(self, X_val, rows, *, tol, patience):
+        self.X_val, self.rows = X_val, rows
+        self.tol, self.patience = float(tol), int(patience)
+        self.best, self.best_pass, self.best_state = -np.inf, 0, None
+        self.scores, self.stale = [], 0
+
+    @classmethod
+    def from_estimator(cls, est, X):
+        if not getattr(est, "early_stopping", False):
+            return None
+        from .random import as_generator, seed_for
+
+        n = X.shape[0]
+        n_val = int(np.ceil(est.validation_fraction * n))
+        if n < 2 or n_val >= n:
+            raise ValueError(
+                f"early_stopping needs at least one training and one validation row: "
+                f"validation_fraction={est.validation_fraction} of {n} rows leaves "
+                f"{n - n_val} for training")
+        perm = as_generator(seed_for(est.random_state, 0xE5)).permutation(n)
+        val, train = np.sort(perm[:n_val]), np.sort(perm[n_val:])
+        return cls(X[val], train, tol=est.tol, patience=est.n_iter_no_change)
+
+    def training_rows(self, X):
+        return X[self.rows]
+
+    def after_pass(self, est):
+        """Score the held-out rows; ``True`` when training should stop."""
+        score = float(est._validation_score(self.X_val))
+        if not np.isfinite(score):
+            raise FloatingPointError(f"{type(est).__name__}: the validation score is "
+                                     f"{score} (early_stopping)")
+        self.scores.append(score)
+        est.history_.setdefault("validation_score", []).append(score)
+        if score > self.best + self.tol:
+            self.stale = 0
+        else:
+            self.stale += 1
+        if score > self.best:
+            self.best, self.best_pass = score, len(self.scores)
+            self.best_state = copy.deepcopy(est._early_stopping_state())
+        if getattr(est, "verbose", 0):
+            print(f"[{type(est).__name__}] validation_score = {score:.4f} "
+                  f"(best {self.best:.4f} at pass {self.best_pass})", flush=True)
+        return self.stale >= self.patience
+
+    def restore_best(self, est):
+        """Keep the best pass's parameters; the history and scores stay complete."""
+        history, n_iter = est.history_, est.n_iter_
+        if self.best_state is not None and self.best_pass < len(self.scores):
+            est.__dict__.update(self.best_state)
+        est.history_ = history
+        est.n_iter_ = n_iter
+        est.validation_scores_ = list(self.scores)
+        est.best_validation_score_ = self.best
+        est.best_iter_ = self.best_pass
+
+
 class BaseGenerativeModel(TransformerMixin, BaseEstimator):
     """Mixin of the plumbing every skdgm estimator shares, and the training contract.
 
@@ -415,9 +505,16 @@ class BaseGenerativeModel(TransformerMixin, BaseEstimator):
         self
         """
         X = self._validate_training_data(X, reset=True)
+        stopper = EarlyStopping.from_estimator(self, X)
+        if stopper is not None:
+            X = stopper.training_rows(X)
         ctx = self._initialize(X, fit=True)
         for _ in range(self._n_passes()):
             self._fit_pass(X, ctx)
+            if stopper is not None and stopper.after_pass(self):
+                break
+        if stopper is not None:
+            stopper.restore_best(self)
         self._end_call(ctx)
         return self
 
@@ -439,6 +536,19 @@ class BaseGenerativeModel(TransformerMixin, BaseEstimator):
         self._partial_step(X, ctx)
         self._end_call(ctx)
         return self
+
+    def _validation_score(self, X_val):
+        """Held-out figure that early stopping maximises (default: :meth:`score`).
+
+        Estimators whose exact score is costly (an AIS ``log Z`` per pass) override
+        it with a cheaper estimate that is comparable from pass to pass.
+        """
+        return self.score(X_val)
+
+    def _early_stopping_state(self):
+        """The fitted state that early stopping keeps for its best pass (default: all)."""
+        params = set(self._get_param_names())
+        return {k: v for k, v in self.__dict__.items() if k not in params}
 
     def _validate_training_data(self, X, *, reset):
         """The training input, validated (``reset=True`` records its features)."""

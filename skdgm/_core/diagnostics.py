@@ -1,14 +1,21 @@
-"""Convergence diagnostics for scalar MCMC traces: split-R-hat and ESS.
+"""Convergence diagnostics for scalar MCMC traces: R-hat and effective sample size.
 
-Both follow the rank-free definitions of Gelman et al., *Bayesian Data Analysis*
-(3rd ed., Sec. 11.4-11.5): chains are split in halves for R-hat, and the
-effective sample size sums the multi-chain autocorrelation estimate with Geyer's
-initial monotone sequence truncation.
+``split_rhat`` and ``effective_sample_size`` are the classic definitions of Gelman
+et al., *Bayesian Data Analysis* (3rd ed., Sec. 11.4-11.5): chains split in halves
+for R-hat, and the multi-chain autocorrelation summed with Geyer's initial
+monotone sequence truncation. ``rhat``, ``ess_bulk`` and ``ess_tail`` are the
+rank-normalised versions of Vehtari, Gelman, Simpson, Carpenter & Bürkner (2021,
+"Rank-normalization, folding, and localization", Bayesian Analysis 16(2)), the
+current standard, which the estimators report in ``history_``: they also work for
+heavy tails and catch chains that differ in scale but not in location.
 """
 
 import numpy as np
+from scipy.special import ndtri
+from scipy.stats import rankdata
 
-__all__ = ["split_rhat", "effective_sample_size", "autocorrelation"]
+__all__ = ["rhat", "ess_bulk", "ess_tail", "split_rhat", "effective_sample_size",
+           "autocorrelation", "rank_normalize"]
 
 
 def _as_chains(x):
@@ -96,3 +103,69 @@ def effective_sample_size(x):
     tau = -1.0 + 2.0 * pairs.sum()
     tau = max(tau, 1.0 / np.log10(m * n))
     return float(m * n / tau)
+
+
+def rank_normalize(x):
+    """Normal scores of the pooled ranks (Vehtari et al. 2021, Eq. 14).
+
+    Ranks ``r`` over all draws of all chains (ties averaged) become
+    ``Phi^{-1}((r - 3/8) / (S + 1/4))`` with ``S`` the number of draws, keeping the
+    shape ``(n_chains, n_draws)``.
+    """
+    x = _as_chains(x)
+    r = rankdata(x, method="average").reshape(x.shape)
+    return ndtri((r - 0.375) / (x.size + 0.25))
+
+
+def rhat(x):
+    """Rank-normalised split-R-hat (Vehtari et al. 2021, Sec. 4.2).
+
+    The larger of the split-R-hat of the rank-normalised draws (bulk: differences
+    in location) and of the rank-normalised folded draws ``|x - median(x)|``
+    (tails: differences in scale). Values above 1.01 flag chains that disagree.
+
+    Parameters
+    ----------
+    x : array-like of shape (n_chains, n_draws) or (n_draws,)
+
+    Returns
+    -------
+    rhat : float
+    """
+    x = _as_chains(x)
+    folded = np.abs(x - np.median(x))
+    return float(max(split_rhat(rank_normalize(x)), split_rhat(rank_normalize(folded))))
+
+
+def ess_bulk(x):
+    """Bulk effective sample size: the ESS of the rank-normalised split chains.
+
+    Parameters
+    ----------
+    x : array-like of shape (n_chains, n_draws) or (n_draws,)
+
+    Returns
+    -------
+    ess : float
+    """
+    return effective_sample_size(rank_normalize(x))
+
+
+def ess_tail(x, prob=(0.05, 0.95)):
+    """Tail effective sample size: the smaller ESS of the 5 % and 95 % quantile indicators.
+
+    Parameters
+    ----------
+    x : array-like of shape (n_chains, n_draws) or (n_draws,)
+    prob : pair of float, default=(0.05, 0.95)
+
+    Returns
+    -------
+    ess : float
+    """
+    x = _as_chains(x)
+    out = []
+    for q in np.quantile(x, prob):
+        ind = (x <= q).astype(float)
+        out.append(effective_sample_size(ind) if ind.std() > 0 else float(x.size))
+    return float(min(out))

@@ -11,22 +11,27 @@ import time
 import warnings
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import expit, logit
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
+from .._core.bdmc import check_bounds_args, choose_n_betas
 from .._core.numerics import softplus
 from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
                           check_finite_params, dense_rows, float_dtype as _float_dtype,
                           iter_minibatches, map_row_chunks)
-from .._core.diagnostics import effective_sample_size, split_rhat
+from .._core.diagnostics import ess_bulk, rhat
 from .._core.mcmc import bernoulli
 from .._core.random import (RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for,
                             spawn_seeds)
 from .._core.schedules import InverseTime, make_schedule
-from . import _model, _tempering
+from .._core.posterior import IterateKeeper, check_missing, check_n_sweeps
+from . import _bounds, _model, _tempering
+from ._impute import gibbs_impute
+from ._posterior import hidden_moments
 
 __all__ = ["DBMCAST"]
 
@@ -215,12 +220,29 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         (``max(1, ceil(600 / ceil(n_samples / batch_size)))``); the number used
         is in ``pretrain_n_iter_``.
     pretrain_learning_rate : float, default=0.05
-    n_ais_betas : int, default=1000
+    n_ais_betas : int or "auto", default=1000
         Inverse temperatures of the AIS estimate of ``log Z``, made lazily when
         ``log_partition_`` (or :meth:`score_samples`) first needs it after an
         update, and cached against the parameters (exact enumeration instead
-        when the odd layers have at most 16 units).
+        when the odd layers have at most 16 units). ``"auto"``: doubled from 100
+        (up to 12,800) until the bidirectional Monte Carlo gap on ``log Z``
+        (:meth:`log_likelihood_bounds`) is below ``ais_tol``, with a
+        ``ConvergenceWarning`` naming the gap reached when the cap stops it; the
+        forward run of the last round is then the estimate.
     n_ais_runs : int, default=100
+    ais_tol : float, default=0.5
+        The BDMC gap on ``log Z``, in nats, that ``n_ais_betas="auto"`` aims for
+        (``|gap| + 2 standard errors < ais_tol``).
+    n_posterior_samples : int, default=1
+        Parameter states kept for :meth:`transform` and :meth:`impute`, which
+        average over them: the parameters at the end of each of the last
+        ``n_posterior_samples`` passes of stochastic approximation (of
+        :meth:`fit`, or one per :meth:`partial_fit` call). Stochastic
+        approximation is an optimiser of the likelihood, not a posterior sampler:
+        these are an *iterate ensemble* whose spread reflects the noise of the
+        updates and the learning rate, not posterior uncertainty. ``1`` keeps
+        only the current parameters (no extra memory), the behaviour before this
+        option existed.
     random_state : None, int, SeedSequence or Generator, default=None
     verbose : int, default=0
         ``1``: one line per pass (see ``history_``) with the elapsed time and an
@@ -268,8 +290,8 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         which alone form the negative phase) and ``n_fallback`` (adaptive ST:
         updates with none, which reused the previous set);
         ``energy_split_rhat`` and ``energy_ess`` (every sampler but adaptive ST,
-        whose negative set changes size: split-R-hat and effective sample size,
-        :mod:`skdgm._core.diagnostics`, of the negative chains' energy over the
+        whose negative set changes size: the rank-normalised split-R-hat and bulk
+        effective sample size of Vehtari et al. (2021), :mod:`skdgm._core.diagnostics`, of the negative chains' energy over the
         last 50 updates, NaN before the fourth update; the parameters move
         within that window, so an R-hat above 1 mixes slow mixing with the drift
         of the model); ``time_left`` (an
@@ -290,6 +312,10 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         :meth:`partial_fit`).
     n_updates_ : int
         Parameter updates made so far.
+    posterior_samples_ : list of (coefs, intercepts)
+        The kept parameter states, oldest first (``n_posterior_samples``; the
+        current parameters alone by default). An iterate ensemble, not posterior
+        samples.
     """
 
     # which parameters each option reads (warned about once per call when unused)
@@ -319,8 +345,11 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         "pretrain_n_iter": [Interval(numbers.Integral, 0, None, closed="left"),
                             StrOptions({"auto"})],
         "pretrain_learning_rate": [Interval(numbers.Real, 0, None, closed="left")],
-        "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left")],
+        "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left"),
+                        StrOptions({"auto"})],
+        "ais_tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "n_ais_runs": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_posterior_samples": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": RANDOM_STATE_CONSTRAINT,
         "verbose": ["verbose"],
         "n_jobs": N_JOBS_CONSTRAINT,
@@ -336,8 +365,8 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                  mean_field_starts="best", learning_rate=0.05, fpcd_learning_rate=0.005,
                  fpcd_decay=0.95, batch_size=100, n_iter="auto",
                  pretrain=True, pretrain_n_iter="auto", pretrain_learning_rate=0.05,
-                 n_ais_betas=1000, n_ais_runs=100, random_state=None, verbose=0,
-                 n_jobs=None, binarize=None):
+                 n_ais_betas=1000, n_ais_runs=100, ais_tol=0.5, n_posterior_samples=1,
+                 random_state=None, verbose=0, n_jobs=None, binarize=None):
         self.n_components = n_components
         self.sampler = sampler
         self.n_temperatures = n_temperatures
@@ -360,6 +389,8 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         self.pretrain_learning_rate = pretrain_learning_rate
         self.n_ais_betas = n_ais_betas
         self.n_ais_runs = n_ais_runs
+        self.ais_tol = ais_tol
+        self.n_posterior_samples = n_posterior_samples
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
@@ -418,6 +449,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         self.sampler_history_ = {}
         self._sampler_obj = None
         self._energy_trace = []
+        self._iterates = IterateKeeper(self.n_posterior_samples)
         return rng
 
     def _init_chains(self, X, rng):
@@ -570,7 +602,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         if len(trace) < 4:
             return {"energy_split_rhat": float("nan"), "energy_ess": float("nan")}
         x = np.stack(trace, axis=1)
-        return {"energy_split_rhat": split_rhat(x), "energy_ess": effective_sample_size(x)}
+        return {"energy_split_rhat": rhat(x), "energy_ess": ess_bulk(x)}
 
     def _time_left(self):
         """Seconds left in this fit, extrapolated from the passes so far (0 in partial_fit)."""
@@ -660,6 +692,11 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     def _pass(self, X, rng):
         self._one_pass(X, rng)
+        # one state per pass, the last n_posterior_samples of them (read at every
+        # pass, so set_params between partial_fit calls holds)
+        keeper = self.__dict__.setdefault("_iterates", IterateKeeper(1))
+        keeper.set_size(self.n_posterior_samples)
+        keeper.keep((self.coefs_, self.intercepts_))
 
     # ------------------------------------------------------------------ log Z
     def _param_arrays(self):
@@ -719,9 +756,15 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             log_z = float(_model.exact_log_partition(self.coefs_, self.intercepts_))
             self._log_z_cache = (self._log_z_key(), self._param_arrays(), (log_z, 0.0))
             return log_z
-        base = [self._base_visible] + list(self.intercepts_[1:])
         n_betas = self.n_ais_betas if n_betas is None else n_betas
         n_runs = self.n_ais_runs if n_runs is None else n_runs
+        if n_betas == "auto":
+            # the forward half of the last BDMC round is an ordinary AIS estimate
+            res = self.log_likelihood_bounds(n_runs, "auto", random_state=random_state)
+            self._log_z_cache = (self._log_z_key(), self._param_arrays(),
+                                 (float(res.lower), float(res.lower_std_err)))
+            return float(res.lower)
+        base = self._ais_base()
         if self.verbose:
             print(f"[{type(self).__name__}] AIS estimate of log Z: {n_runs} runs x "
                   f"{n_betas} inverse temperatures ...", flush=True)
@@ -740,6 +783,64 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                   f"{time.perf_counter() - t0:.2f}s", flush=True)
         return float(res.log_z)
 
+    def _ais_base(self):
+        # the AIS base model: the data's base rate on v, the model's biases elsewhere
+        return [self._base_visible] + list(self.intercepts_[1:])
+
+    def log_likelihood_bounds(self, n_samples=None, n_betas=None, random_state=None, *,
+                              tol=None):
+        """Sandwich bounds on ``log Z`` by bidirectional Monte Carlo (Grosse et al. 2015).
+
+        Forward AIS along :meth:`log_partition`'s path gives a stochastic lower
+        bound on ``log Z`` (so an upper bound on every ``log p(v)``); reverse AIS
+        started from ``n_samples`` draws of the odd layers from the model a
+        stochastic upper bound. The draws are exact when the odd layers hold at
+        most 16 units (enumerated, even layers summed out); above that they are
+        the states after 1,000 blocked Gibbs sweeps from the base model, and the
+        upper bound is only approximate: the result says so with
+        ``exact_start=False``. The gap ``upper - lower`` bounds the error of the
+        AIS ``log Z`` at this many temperatures; it says nothing about the
+        mean-field part of :meth:`score_samples`.
+
+        Parameters
+        ----------
+        n_samples : int, optional
+            Model draws starting the reverse runs, and forward runs (default
+            ``n_ais_runs``).
+        n_betas : int or "auto", optional
+            Inverse temperatures (default ``n_ais_betas``). ``"auto"``: doubled
+            from 100 up to 12,800 until ``|gap| + 2 std err < tol``, with a
+            ``ConvergenceWarning`` naming the gap when the cap stops it.
+        random_state : None, int, SeedSequence, Generator or RandomState
+            Default: derived from the estimator's ``random_state`` (the same int
+            gives the same bounds).
+        tol : float, optional
+            Target gap for ``"auto"``, in nats (default ``ais_tol``).
+
+        Returns
+        -------
+        result : skdgm._core.bdmc.BDMCResult
+            ``target="log_partition"``: ``lower``, ``upper``, ``gap`` on ``log Z``
+            and their standard errors, ``n_betas``, ``exact_start``, and ``exact``
+            (the enumerated ``log Z`` when the odd layers hold at most 16 units).
+        """
+        check_is_fitted(self)
+        n_samples = self.n_ais_runs if n_samples is None else n_samples
+        n_betas = self.n_ais_betas if n_betas is None else n_betas
+        tol = self.ais_tol if tol is None else tol
+        check_bounds_args(n_samples, n_betas, tol)
+        seed = seed_for(self.random_state if random_state is None else random_state, 0xBD3C)
+        base = self._ais_base()
+
+        def run(n):
+            return _bounds.log_partition_bounds(self.coefs_, self.intercepts_, n_betas=n,
+                                                n_runs=n_samples, base_intercepts=base,
+                                                random_state=seed, n_jobs=self.n_jobs)
+
+        if n_betas == "auto":
+            return choose_n_betas(run, tol, what=type(self).__name__)
+        return run(n_betas)
+
     # ------------------------------------------------------------------ inference
     def _starts(self):
         return _MF_STARTS[self.mean_field_starts]
@@ -751,17 +852,25 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                                  self.mean_field_tol, starts=self._starts(),
                                  return_info=True)
 
-    def _mean_field(self, X):
+    def _mean_field(self, X, states=None, return_std=False):
         """Mean-field for inference: up to ``n_mean_field_eval`` sweeps, with a warning.
 
         Returns the hidden means (all layers side by side) and the bound of every
-        row; a CSR ``X`` is densified ``batch_size`` rows at a time.
+        row (then their standard deviation with ``return_std``), averaged over the
+        parameter ``states`` (default: the current parameters only); a CSR ``X``
+        is densified ``batch_size`` rows at a time.
         """
-        def rows(V):
-            mf = self._mean_field_info(V, self.n_mean_field_eval)
-            return np.hstack(mf.mus[1:]), mf.bound, mf.converged
+        def mf(V, coefs, intercepts):
+            info = _model.mean_field(V, coefs, intercepts, self.n_mean_field_eval,
+                                     self.mean_field_tol, starts=self._starts(),
+                                     return_info=True)
+            return np.hstack(info.mus[1:]), info.bound, info.converged
 
-        hidden, bound, converged = map_row_chunks(rows, X, self.batch_size)
+        states = [(self.coefs_, self.intercepts_)] if states is None else states
+        out = map_row_chunks(
+            lambda V: hidden_moments(V, states, mf, return_std=return_std), X,
+            self.batch_size)
+        hidden, bound, converged = out[:3]
         n_bad = int(np.count_nonzero(~converged))
         if n_bad:
             warnings.warn(
@@ -770,20 +879,43 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                 f"by more than mean_field_tol={self.mean_field_tol:g}); their bound and "
                 f"means are not at a fixed point. Increase n_mean_field_eval.",
                 ConvergenceWarning, stacklevel=3)
-        return hidden, bound
+        return (hidden, bound) + ((out[3],) if return_std else ())
 
-    def transform(self, X):
+    @property
+    def posterior_samples_(self):
+        """The kept parameter states ``(coefs, intercepts)``, oldest first (see ``n_posterior_samples``)."""
+        if "coefs_" not in self.__dict__:
+            raise AttributeError("posterior_samples_ is available after fit or partial_fit")
+        keeper = self.__dict__.get("_iterates") or IterateKeeper(1)
+        return keeper.states((self.coefs_, self.intercepts_))
+
+    def transform(self, X, *, return_std=False):
         """Mean-field posterior means of every hidden layer, concatenated.
 
         Each row's means are the fixed point with the highest bound among the
         ``mean_field_starts``, iterated for up to ``n_mean_field_eval`` sweeps
-        (the same fixed point :meth:`score_samples` scores).
+        (the same fixed point :meth:`score_samples` scores), averaged over
+        ``posterior_samples_`` (the current parameters with the default
+        ``n_posterior_samples=1``).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features), binary
+        return_std : bool, default=False
+            Also return the standard deviation of each hidden unit under the
+            mixture of the mean-field posteriors ``q_s(h | v)`` over the kept
+            states: ``sqrt(mubar (1 - mubar))`` with ``mubar`` the returned mean,
+            i.e. ``sqrt(mean_s mu_s (1 - mu_s) + var_s mu_s)`` (not the mean of the
+            per-state standard deviations). No latent draws enter. It describes the
+            mean-field approximation, not the exact posterior.
 
         Returns
         -------
         H : ndarray of shape (n_samples, sum(n_components))
             ``[q(h^1 = 1 | v), ..., q(h^L = 1 | v)]``, bottom layer first; computed
             in float64 and returned in the dtype of ``X`` (float32 or float64).
+        H_std : ndarray of shape (n_samples, sum(n_components))
+            Only with ``return_std=True``.
 
         Warns
         -----
@@ -793,9 +925,54 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         """
         dtype = _float_dtype(X)
         X = self._validate(X, reset=False)
-        return self._mean_field(X)[0].astype(dtype, copy=False)
+        out = self._mean_field(X, self.posterior_samples_, return_std=return_std)
+        if return_std:
+            return out[0].astype(dtype, copy=False), out[2].astype(dtype, copy=False)
+        return out[0].astype(dtype, copy=False)
 
-    def score_samples(self, X):
+    def impute(self, X, n_sweeps=50):
+        """Fill the ``NaN`` entries of binary ``X`` with estimates of ``P(v_miss = 1 | v_obs)``.
+
+        A blocked Gibbs chain per row alternates the odd layers given the even
+        ones and the even layers given the odd ones, redrawing only the missing
+        visible entries, under each kept parameter state in turn (the chain
+        continuing from one state to the next). The estimate is the conditional
+        probability ``sigmoid(b_0 + W_0 h^1)`` averaged over the second half of
+        the sweeps of every state (Rao-Blackwellised: the 0/1 draws never enter).
+        Threshold it at 0.5 for a 0/1 completion. Re-seeded from
+        ``random_state`` on every call (deterministic for an int).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            0/1 entries (after ``binarize``), ``NaN`` where missing; every row
+            needs at least one observed entry.
+        n_sweeps : int, default=50
+            Gibbs sweeps per kept parameter state; the first half are discarded.
+
+        Returns
+        -------
+        X_filled : ndarray of shape (n_samples, n_features)
+            The observed entries unchanged, the missing ones in ``[0, 1]`` (float64).
+        """
+        check_is_fitted(self)
+        n_sweeps = check_n_sweeps(n_sweeps)
+        X = self._validate_input(X, reset=False, dtype=np.float64, binary=True,
+                                 allow_nan=True, accept_sparse="csr")
+        X = X.toarray() if sp.issparse(X) else X    # the answer is dense anyway
+        missing = check_missing(X, f"{type(self).__name__}.impute")
+        if not missing.any():
+            return X.copy()
+        rng = as_generator(seed_for(self.random_state, 0x1317))
+        total, state = np.zeros(X.shape), None
+        states = self.posterior_samples_
+        for coefs, intercepts in states:
+            state, est = gibbs_impute(coefs, intercepts, X, missing, rng, n_sweeps=n_sweeps,
+                                      n_burn=n_sweeps // 2, state=state)
+            total += est
+        return np.where(missing, total / len(states), X)
+
+    def score_samples(self, X, *, return_std=False):
         """Variational lower bound of Eq. 3 on ``log p(v)``, per row.
 
         ``sum_h Q log P*(v, h) + H(Q) - log Z`` with the mean-field ``Q`` and
@@ -804,6 +981,21 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         ``Q`` is, per row, the mean-field fixed point with the highest bound among
         the ``mean_field_starts`` (up to ``n_mean_field_eval`` sweeps).
 
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+        return_std : bool, default=False
+            Also return each row's Monte-Carlo standard error: that of ``log Z``
+            (``log_partition_std_``, 0 when exact), the same for every row. The
+            mean-field part is deterministic; its KL gap is a bias no standard
+            error shows.
+
+        Returns
+        -------
+        bound : ndarray of shape (n_samples,)
+        std_err : ndarray of shape (n_samples,)
+            Only with ``return_std=True``.
+
         Warns
         -----
         ConvergenceWarning
@@ -811,7 +1003,19 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             ``n_mean_field_eval`` sweeps.
         """
         X = self._validate(X, reset=False)
-        return self._mean_field(X)[1] - self.log_partition_
+        out = self._mean_field(X)[1] - self.log_partition_
+        return (out, np.full(out.shape, self.log_partition_std_)) if return_std else out
+
+    def score(self, X, y=None, *, return_std=False):
+        """Mean variational bound over the rows of ``X`` (see :meth:`score_samples`).
+
+        With ``return_std=True`` also its Monte-Carlo standard error, that of
+        ``log Z`` (shared by every row). It is not the sampling error over rows
+        (``std(score_samples(X)) / sqrt(n)``).
+        """
+        out, se = self.score_samples(X, return_std=True)
+        mean = float(np.mean(out))
+        return (mean, float(se[0]) if se.size else 0.0) if return_std else mean
 
     def sample(self, n_samples=1, *, sampler="gibbs", n_steps=1000, random_state=None):
         """Visible samples from chains started at random states.

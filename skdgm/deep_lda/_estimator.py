@@ -15,11 +15,14 @@ from sklearn.utils.validation import check_is_fitted, check_non_negative
 from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
                           check_binary, check_counts, check_finite_params,
                           float_dtype as _float_dtype, iter_minibatches)
-from .._core.chains import even_chunks, run_chains
+from .._core.chains import chain_pool, even_chunks, run_chains
+from .._core.posterior import check_missing, check_n_sweeps
 from .._core.random import RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for
 from .._core.schedules import Polynomial
-from . import _evaluate, _generate, _gibbs, _global
+from . import _bounds, _evaluate, _generate, _gibbs, _global
 from ._local import MAX_TOTAL_COUNT, local_task, merge_chunks, round_counts
+from ._posterior import theta_moments
+from ._impute import gibbs_impute as impute_counts
 
 __all__ = ["DeepLDA"]
 
@@ -132,7 +135,8 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         ``20 L`` / ``10 L`` sweeps from a flat start: the ``"paper"`` preset
         of the user guide).
     n_posterior_samples : int, default=5
-        Global samples kept (the latest ones) for :meth:`perplexity` and :meth:`score`.
+        Global samples kept (the latest ones) for :meth:`perplexity`,
+        :meth:`score` and :meth:`transform`, which average over them.
     posterior_thin : int, default=1
         Keep every ``posterior_thin``-th global sample, so that the kept samples
         span ``n_posterior_samples * posterior_thin`` updates. Consecutive SG-MCMC
@@ -181,6 +185,8 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     n_updates_ : int
         Global updates made (minibatches, or Gibbs sweeps).
     n_features_in_ : int
+    posterior_samples_ : list of (topics, r)
+        The kept global samples, oldest first (see ``n_posterior_samples``).
     """
 
     # which parameters each option reads (warned about once per call when unused)
@@ -536,8 +542,22 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         """Per-call streams from ``random_state`` (deterministic for an int), apart from training."""
         return seed_for(self.random_state).spawn(4 + k)[3 + k]
 
-    def transform(self, X, *, all_layers=False):
+    @property
+    def posterior_samples_(self):
+        """The kept global samples ``(topics, r)``, oldest first (see ``n_posterior_samples``)."""
+        if "topics_" not in self.__dict__:
+            raise AttributeError("posterior_samples_ is available after fit or partial_fit")
+        kept = list(self.__dict__.get("_posterior") or ())
+        return kept or [(self.topics_, self.r_)]
+
+    def transform(self, X, *, all_layers=False, return_std=False):
         """Posterior mean of each document's normalised hidden units ``theta^(1)``.
+
+        The local sampler runs under each kept global sample
+        (``posterior_samples_``, the latest ``n_posterior_samples``) in turn, the
+        chains carried over from one to the next; ``local_burn_in`` sweeps are
+        discarded under the first and ``ceil(local_samples / n_kept)`` collected
+        under each, so the cost stays about that of one sample.
 
         Parameters
         ----------
@@ -546,10 +566,16 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             Return one array per layer instead of layer 1 only (plain arrays: not
             available under ``set_output(transform="pandas")`` or ``"polars"``,
             which wrap the layer-1 output only).
+        return_std : bool, default=False
+            Also return the standard deviation of the normalised ``theta^(l)`` over
+            every collected local sweep under every kept global sample: the local
+            posterior spread plus the spread between global samples (law of total
+            variance), a Monte-Carlo estimate from that many draws.
 
         Returns
         -------
         doc_topic : ndarray of shape (n_samples, K_1), or list of such per layer
+        doc_topic_std : same as ``doc_topic``, only with ``return_std=True``
         """
         check_is_fitted(self, "topics_")
         dtype = _float_dtype(X)
@@ -560,16 +586,86 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                 "transform='default') first, or use all_layers=False")
         X = self._check_X(X, reset=False)
         burn, coll = self._sweeps()
-        stats = self._merge(self._local(X, self._eval_seed(0), self.topics_, self.r_,
-                                        n_burn=burn, n_collect=coll, collect_topics=False))
-        out = [(t / stats["n_collect"]).astype(dtype, copy=False)
-               for t in stats["theta_norm_sum"]]
-        return out if all_layers else out[0]
+        with chain_pool(self.n_jobs):     # the calls, one per sweep, share workers
+            out = theta_moments(self._local, self._merge, X, self.posterior_samples_,
+                                self._eval_seed(0), n_burn=burn, n_collect=coll,
+                                return_std=return_std)
+        parts = out if return_std else (out,)
+        parts = [[t.astype(dtype, copy=False) for t in part] for part in parts]
+        parts = parts if all_layers else [part[0] for part in parts]
+        return tuple(parts) if return_std else parts[0]
 
-    def _heldout_loglik(self, X_obs, X_held, *, point, n_burn, n_collect, seed):
+    def impute(self, X, n_sweeps=20):
+        """Fill the ``NaN`` entries of ``X`` with the expected counts ``E[x_miss | x_obs]``.
+
+        Held-out word completion: a ``NaN`` marks a word whose count in that
+        document is unknown. Under each kept global sample in turn
+        (``posterior_samples_``), the local upward-downward chain runs on the
+        document with its missing counts at their current fill, which are then
+        redrawn from ``Pois(Phi^(1) theta^(1))`` (data augmentation); the estimate
+        averages the conditional means ``(Phi^(1) theta^(1))_miss`` over the second
+        half of the sweeps of every sample (Rao-Blackwellised). With
+        ``link="bernoulli"`` it is ``P(b_miss = 1 | b_obs)``, the average of
+        ``1 - exp(-(Phi^(1) theta^(1))_miss)``. Re-seeded from ``random_state`` on
+        every call (deterministic for an int).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            Counts (after ``round_counts``), ``NaN`` where missing (a CSR matrix
+            with ``NaN`` stored entries is densified: the answer is dense); every
+            document needs at least one observed entry.
+        n_sweeps : int, default=20
+            Local sweeps per kept global sample; the first half are discarded.
+
+        Returns
+        -------
+        X_filled : ndarray of shape (n_samples, n_features)
+            The observed entries unchanged, the missing ones non-negative reals (float64).
+        """
+        check_is_fitted(self, "topics_")
+        n_sweeps = check_n_sweeps(n_sweeps)
+        X = self._validate_input(X, reset=False, dtype=np.float64, allow_nan=True,
+                                 accept_sparse="csr")
+        X = X.toarray() if sp.issparse(X) else X    # the answer is dense anyway
+        missing = check_missing(X, f"{type(self).__name__}.impute")
+        obs = np.where(missing, 0.0, X)
+        if self.round_counts:
+            obs = round_counts(obs)
+        if self.link == "bernoulli":
+            check_binary(obs, what=f"{type(self).__name__}(link='bernoulli')")
+        else:
+            check_counts(obs, what=type(self).__name__, max_total=MAX_TOTAL_COUNT)
+        X = np.where(missing, np.nan, obs)
+        if not missing.any():
+            return X.copy()
+        samples = self.posterior_samples_
+        root = self._eval_seed(4)
+        rng = as_generator(root.spawn(1)[0])
+        seeds = root.spawn(len(samples) * n_sweeps)
+        total, state = np.zeros(X.shape), None
+        with chain_pool(self.n_jobs):     # the calls, one per sweep, share workers
+            for i, (phis, r) in enumerate(samples):
+                def sweep(Xc, seed, thetas, phis=phis, r=r):
+                    res = self._local(Xc, seed, phis, r, n_burn=0, n_collect=1,
+                                      collect_topics=False, thetas=thetas)
+                    return ([part["theta"] for part in res],
+                            self._merge(res)["theta_sum"][0])
+
+                state, est = impute_counts(sweep, phis[0], X, missing, rng,
+                                           seeds[i * n_sweeps:(i + 1) * n_sweeps],
+                                           n_sweeps=n_sweeps, n_burn=n_sweeps // 2,
+                                           link=self.link, state=state)
+                total += est
+        return np.where(missing, total / len(samples), X)
+
+    def _heldout_loglik(self, X_obs, X_held, *, point, n_burn, n_collect, seed,
+                        return_parts=False):
         """Per document: log predictive probability of its held-out words, and their count
         (:func:`._evaluate.heldout_loglik` under the kept global samples, or the
-        latest one with ``point=True``)."""
+        latest one with ``point=True``). ``return_parts=True`` also returns each
+        global sample's accumulated rates, for the jackknife of
+        :func:`skdgm.deep_lda._bounds.jackknife_heldout`."""
         samples = [(self.topics_, self.r_)] if point else list(self._posterior)
 
         def run_local(X, s, phis, r, *, n_burn, n_collect, thetas):
@@ -577,7 +673,8 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                                collect_topics=False, thetas=thetas)
 
         return _evaluate.heldout_loglik(X_obs, X_held, samples, run_local, n_burn=n_burn,
-                                        n_collect=n_collect, seed=seed)
+                                        n_collect=n_collect, seed=seed,
+                                        return_parts=return_parts)
 
     def perplexity(self, X_observed, X_heldout, *, point=False, n_burn=None, n_samples=None):
         """Per-held-out-word perplexity (Cong et al. 2017, Sec. 5).
@@ -619,30 +716,85 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         """Seeded 80/20 split of every document's tokens (binomial thinning)."""
         return _evaluate.split_tokens(X, 0.2, as_generator(self._eval_seed(2)))
 
-    def _score_parts(self, X):
+    def _score_parts(self, X, return_parts=False):
         check_is_fitted(self, "topics_")
         X = self._check_X(X, reset=False)
         obs, held = self._split(X)
         burn, coll = self._sweeps()
         return self._heldout_loglik(obs, held, point=False, n_burn=burn, n_collect=coll,
-                                    seed=self._eval_seed(3))
+                                    seed=self._eval_seed(3), return_parts=return_parts)
 
-    def score_samples(self, X):
+    def _score_with_std(self, X):
+        ll, cnt, (num_parts, den_parts, rows, weights) = self._score_parts(
+            X, return_parts=True)
+        _, doc_se, _, pooled_se = _bounds.jackknife_heldout(num_parts, den_parts, rows,
+                                                            weights, len(cnt))
+        return ll, cnt, doc_se, pooled_se
+
+    def score_samples(self, X, *, return_std=False):
         """Per-document mean log-likelihood of held-out words on a seeded 80/20 token split.
 
         Documents with no held-out token score 0.
-        """
-        ll, cnt = self._score_parts(X)
-        return np.where(cnt > 0, ll / np.maximum(cnt, 1), 0.0)
 
-    def score(self, X, y=None):
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        return_std : bool, default=False
+            Also return each document's Monte-Carlo standard error: the delete-one
+            jackknife over the ``n_posterior_samples`` kept global samples, each
+            sample's collected local sweeps one block
+            (:func:`skdgm.deep_lda._bounds.jackknife_heldout`). It measures how much
+            the score would move with other posterior and local draws *for this
+            split*; the local chains run on from one global sample to the next, so
+            it is a batch-means estimate, low when they mix slowly. NaN with a
+            single kept global sample. 0 for documents with no held-out token.
+
+        Returns
+        -------
+        scores : ndarray of shape (n_samples,)
+        std_err : ndarray of shape (n_samples,)
+            Only with ``return_std=True``.
+        """
+        if not return_std:
+            ll, cnt = self._score_parts(X)
+            return np.where(cnt > 0, ll / np.maximum(cnt, 1), 0.0)
+        ll, cnt, doc_se, _ = self._score_with_std(X)
+        return (np.where(cnt > 0, ll / np.maximum(cnt, 1), 0.0),
+                np.where(cnt > 0, doc_se, 0.0))
+
+    def score(self, X, y=None, *, return_std=False):
         """Per-held-out-word log-likelihood over all documents (``-log`` perplexity).
 
         Pooled over every held-out token of the seeded 80/20 split (not the mean
         of :meth:`score_samples`, which would weight short documents as long ones).
+        With ``return_std=True`` also its Monte-Carlo standard error, the jackknife
+        of :meth:`score_samples` applied to the pooled figure (NaN with a single
+        kept global sample). It is not the sampling error over documents.
         """
-        ll, cnt = self._score_parts(X)
-        return float(ll.sum() / max(cnt.sum(), 1))
+        if not return_std:
+            ll, cnt = self._score_parts(X)
+            return float(ll.sum() / max(cnt.sum(), 1))
+        ll, cnt, _, pooled_se = self._score_with_std(X)
+        return float(ll.sum() / max(cnt.sum(), 1)), pooled_se
+
+    def log_likelihood_bounds(self, n_samples=100, n_betas=None, random_state=None, *,
+                              tol=None):
+        """Not available for DeepLDA: raises ``NotImplementedError`` saying why.
+
+        The other estimators bound ``log p(x)`` or ``log Z`` by bidirectional Monte
+        Carlo. The PGBN is directed, so exact ``(x, theta)`` pairs exist, but AIS
+        needs a sampler for the *tempered* posterior ``p(theta) p(x | theta)^beta``,
+        and the upward-downward Gibbs sampler's count augmentations exist only at
+        ``beta = 1`` (see :mod:`skdgm.deep_lda._bounds`). Use
+        ``score(X, return_std=True)`` for the Monte-Carlo error of the held-out
+        score.
+        """
+        raise NotImplementedError(
+            "DeepLDA has no log_likelihood_bounds: bidirectional Monte Carlo needs a "
+            "sampler of the tempered posterior p(theta) p(x | theta)^beta, and the "
+            "upward-downward Gibbs sampler's count augmentations exist only at beta = 1 "
+            "(see skdgm.deep_lda._bounds). Use score(X, return_std=True) for the "
+            "Monte-Carlo error of the held-out score.")
 
     # ------------------------------------------------------------- sampling
     def sample(self, n_samples=1, *, lengths="empirical", random_state=None):

@@ -14,7 +14,8 @@ import scipy.sparse as sp
 __all__ = ["heldout_loglik", "split_tokens"]
 
 
-def heldout_loglik(X_obs, X_held, samples, run_local, *, n_burn, n_collect, seed):
+def heldout_loglik(X_obs, X_held, samples, run_local, *, n_burn, n_collect, seed,
+                   return_parts=False):
     """Per document: the log predictive probability of its held-out words, and their count.
 
     Sec. 5 protocol: the local variables are sampled from the observed words
@@ -42,6 +43,8 @@ def heldout_loglik(X_obs, X_held, samples, run_local, *, n_burn, n_collect, seed
         each sample.
     seed : numpy.random.SeedSequence
         One child per kept sample is spawned from it.
+    return_parts : bool, default=False
+        Also return each kept sample's accumulated rates.
 
     Returns
     -------
@@ -49,6 +52,11 @@ def heldout_loglik(X_obs, X_held, samples, run_local, *, n_burn, n_collect, seed
         ``sum_v x_held[j, v] log p_j(v)``.
     n_held : ndarray of shape (n_docs,)
         Held-out tokens per document.
+    parts : tuple, only with ``return_parts=True``
+        ``(num_parts, den_parts, rows, weights)``: per kept sample, the rates of
+        every held-out entry and their per-document normalisers (arrays of
+        shape ``(n_kept, n_entries)`` and ``(n_kept, n_docs)``), each entry's
+        document and count (for :func:`skdgm.deep_lda._bounds.jackknife_heldout`).
     """
     n = X_obs.shape[0]
     Xh = sp.csr_matrix(X_held)
@@ -57,17 +65,25 @@ def heldout_loglik(X_obs, X_held, samples, run_local, *, n_burn, n_collect, seed
     num = np.zeros(cols.size)
     den = np.zeros(n)
     thetas = None
+    num_parts, den_parts = [], []
     for i, ((phis, r), s) in enumerate(zip(samples, seed.spawn(len(samples)))):
         res = run_local(X_obs, s, phis, r, n_burn=n_burn if i == 0 else 0,
                         n_collect=n_collect, thetas=thetas)
         thetas = [part["theta"] for part in res]
         th = np.vstack([part["theta_sum"][0] for part in res])
-        num += np.einsum("ek,ek->e", phis[0][cols], th[rows])
-        den += th.sum(axis=1)  # columns of Phi^(1) sum to one
+        num_s = np.einsum("ek,ek->e", phis[0][cols], th[rows])
+        den_s = th.sum(axis=1)  # columns of Phi^(1) sum to one
+        num += num_s
+        den += den_s
+        if return_parts:
+            num_parts.append(num_s)
+            den_parts.append(den_s)
     with np.errstate(divide="ignore"):
         logp = np.log(num / den[rows])
     ll = np.bincount(rows, weights=Xh.data * logp, minlength=n)
     cnt = np.asarray(Xh.sum(axis=1)).ravel()
+    if return_parts:
+        return ll, cnt, (np.array(num_parts), np.array(den_parts), rows, Xh.data)
     return ll, cnt
 
 

@@ -5,12 +5,14 @@ import numbers
 import time
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
 from threadpoolctl import ThreadpoolController
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.ais import annealed_importance_sampling, beta_schedule, log_mean_exp
+from .._core.bdmc import check_bounds_args, choose_n_betas
 from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
                           check_finite_params, dense_rows, float_dtype as _float_dtype,
                           iter_minibatches, map_row_chunks)
@@ -18,6 +20,7 @@ from .._core.mcmc import normalised_weights as _normalised_weights
 from .._core.random import (RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for,
                             spawn_seeds)
 from .._core.optim import Adam
+from .._core.posterior import IterateKeeper, check_missing, check_n_sweeps
 from .._core.schedules import Cosine
 from ._model import (
     EXACT_MAX_HIDDEN,
@@ -30,6 +33,9 @@ from ._model import (
     sigmoid,
 )
 from ._samplers import SAMPLERS, bernoulli, run_annealed_chain, run_chain
+from . import _bounds
+from ._impute import gibbs_impute
+from ._posterior import hidden_moments
 
 __all__ = ["GaussianBernoulliRBM"]
 
@@ -222,16 +228,33 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         benchmarks); Adam leaves it at once.
     min_variance : float, default=1e-6
         Floor of every variance ``sigma_d^2`` (on ``log sigma^2``).
+    n_posterior_samples : int, default=1
+        Parameter states kept for :meth:`transform` and :meth:`impute`, which
+        average over them: the parameters at the end of each of the last
+        ``n_posterior_samples`` passes (of :meth:`fit`, or one per
+        :meth:`partial_fit` call). Modified CD with Adam or SGD is a stochastic
+        optimiser, not a posterior sampler: these are an *iterate ensemble*
+        whose spread reflects the noise of the updates and the learning rate
+        (small at the end of the cosine schedule of :meth:`fit`), not posterior
+        uncertainty. ``1`` keeps only the current parameters (no extra memory),
+        the behaviour before this option existed.
     n_ais_runs : int, default=100
         AIS runs for ``log Z`` when ``n_components > 16`` (exact otherwise).
-    n_ais_betas : int, default=3000
+    n_ais_betas : int or "auto", default=3000
         Inverse temperatures of the AIS path. On a GRBM fitted to digits at
         the defaults (64 features, 256 hidden units) two seeds at 1,000
         differed by 0.35 nats and sat 0.4-1.2 below the estimates at 5,000;
         at 3,000 the reported standard error was 0.37 (for ~4 s of CPU).
         Check :meth:`log_partition`'s standard error before comparing models
         closer than a few times it. With ``verbose`` the AIS run is announced
-        and its result printed.
+        and its result printed. ``"auto"``: doubled from 100 (up to 12,800)
+        until the bidirectional Monte Carlo gap on ``log Z``
+        (:meth:`log_likelihood_bounds`) is within ``ais_tol``, with a
+        ``ConvergenceWarning`` naming the gap reached when the cap stops it; the
+        forward run of the last round is then the ``log Z`` estimate.
+    ais_tol : float, default=0.5
+        The BDMC gap on ``log Z``, in nats, that ``n_ais_betas="auto"`` aims for
+        (``|gap| + 2 standard errors < ais_tol``).
     random_state : int, RandomState, Generator or None, default=None
         Seeds initialisation and training; :meth:`score_samples` re-seeds from
         it on every call (deterministic for an int).
@@ -271,6 +294,10 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         model was initialised). Only the latest 10,000 epochs are kept, so
         endless ``partial_fit`` streams run in constant memory.
     n_features_in_ : int
+    posterior_samples_ : list of GRBMParams
+        The kept parameter states, oldest first (``n_posterior_samples``; the
+        current parameters alone by default). An iterate ensemble, not posterior
+        samples.
 
     Notes
     -----
@@ -307,8 +334,11 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_iter": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "min_variance": [Interval(numbers.Real, 0, None, closed="neither")],
+        "n_posterior_samples": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_ais_runs": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left")],
+        "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left"),
+                        StrOptions({"auto"})],
+        "ais_tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "random_state": RANDOM_STATE_CONSTRAINT,
         "verbose": ["verbose"],
         "n_jobs": N_JOBS_CONSTRAINT,
@@ -319,8 +349,9 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
                  langevin_steps=10, langevin_inner="closed_form", langevin_step_size=0.5,
                  objective="joint", optimizer="adam", learning_rate=0.01, clip_grad_norm=10.0,
                  batch_size=100,
-                 n_iter="auto", init_std=0.01, min_variance=1e-6, n_ais_runs=100,
-                 n_ais_betas=3000, random_state=None, verbose=0, n_jobs=None):
+                 n_iter="auto", init_std=0.01, min_variance=1e-6, n_posterior_samples=1,
+                 n_ais_runs=100, n_ais_betas=3000, ais_tol=0.5, random_state=None, verbose=0,
+                 n_jobs=None):
         self.n_components = n_components
         self.sampler = sampler
         self.metropolis_adjust = metropolis_adjust
@@ -339,8 +370,10 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         self.n_iter = n_iter
         self.init_std = init_std
         self.min_variance = min_variance
+        self.n_posterior_samples = n_posterior_samples
         self.n_ais_runs = n_ais_runs
         self.n_ais_betas = n_ais_betas
+        self.ais_tol = ais_tol
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
@@ -381,6 +414,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         self._lr_total = None
         self._log_z_cache = None
         self._adam = None
+        self._iterates = IterateKeeper(self.n_posterior_samples)
         self._start_history()
 
     # ------------------------------------------------------------------
@@ -493,6 +527,14 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
     def _pass(self, X, ctx):
         with _blas_limit(min(self.batch_size, X.shape[0]), X.shape[1], self.n_components):
             self._one_pass(X)
+        self._keep_iterate()
+
+    def _keep_iterate(self):
+        # one state per pass, the last n_posterior_samples of them (read at every
+        # pass, so set_params between partial_fit calls holds)
+        keeper = self.__dict__.setdefault("_iterates", IterateKeeper(1))
+        keeper.set_size(self.n_posterior_samples)
+        keeper.keep(self._params())
 
     def _one_pass(self, X):
         # The scale of the data seen so far, against which runaway growth of the
@@ -646,17 +688,84 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
                           accept_sparse="csr")
         return X.astype(self.components_.dtype, copy=False)
 
-    def transform(self, X):
-        """``P(h = 1 | v)`` of Eq. (4), shape ``(n_samples, n_components)``.
+    @property
+    def posterior_samples_(self):
+        """The kept parameter states (``GRBMParams``), oldest first (see ``n_posterior_samples``)."""
+        if "components_" not in self.__dict__:
+            raise AttributeError("posterior_samples_ is available after fit or partial_fit")
+        keeper = self.__dict__.get("_iterates") or IterateKeeper(1)
+        return keeper.states(self._params())
 
-        Computed in the dtype the model was fitted in, returned in that of ``X``.
+    def transform(self, X, *, return_std=False):
+        """``P(h = 1 | v)`` of Eq. (4), averaged over ``posterior_samples_``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        return_std : bool, default=False
+            Also return the standard deviation of each hidden unit under the
+            mixture of the conditionals ``p(h | v, theta_s)`` over the kept states:
+            ``sqrt(pbar (1 - pbar))`` with ``pbar`` the returned mean, which is
+            ``sqrt(mean_s p_s (1 - p_s) + var_s p_s)`` (the Bernoulli spread
+            within a state plus the spread between states; not the mean of the
+            per-state standard deviations). The conditional means are exact, so
+            no latent draws enter. With ``n_posterior_samples=1`` it is the
+            Bernoulli standard deviation of the current model's unit.
+
+        Returns
+        -------
+        H : ndarray of shape (n_samples, n_components)
+            Computed in the dtype the model was fitted in, returned in that of ``X``.
+        H_std : ndarray of shape (n_samples, n_components)
+            Only with ``return_std=True``.
         """
         dtype = _float_dtype(X)
         X = self._check_X(X)
-        params = self._params()
-        out = map_row_chunks(lambda V: sigmoid(hidden_activation(V, params)), X,
+        states = self.posterior_samples_
+        out = map_row_chunks(lambda V: hidden_moments(V, states, return_std=return_std), X,
                              self.batch_size)
+        if return_std:
+            return tuple(o.astype(dtype, copy=False) for o in out)
         return out.astype(dtype, copy=False)
+
+    def impute(self, X, n_sweeps=50):
+        """Fill the ``NaN`` entries of ``X`` with estimates of ``E[v_miss | v_obs]``.
+
+        A Gibbs chain per row alternates ``h ~ p(h | v)`` (Eq. 4) and
+        ``v_miss ~ N(mu + W^T h, sigma^2)`` (Eq. 3) under each kept parameter state
+        in turn (the chain continuing from one state to the next); the estimate is
+        the conditional mean ``mu + W^T h`` averaged over the second half of the
+        sweeps of every state (Rao-Blackwellised: the visible noise never enters).
+        Re-seeded from ``random_state`` on every call (deterministic for an int).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            ``NaN`` marks a missing entry; every row needs at least one observed one.
+        n_sweeps : int, default=50
+            Gibbs sweeps per kept parameter state; the first half are discarded.
+
+        Returns
+        -------
+        X_filled : ndarray of shape (n_samples, n_features)
+            The observed entries unchanged, the missing ones imputed (float64).
+        """
+        check_is_fitted(self)
+        n_sweeps = check_n_sweeps(n_sweeps)
+        X = validate_data(self, X, reset=False, dtype=np.float64,
+                          ensure_all_finite="allow-nan", accept_sparse="csr")
+        X = X.toarray() if sp.issparse(X) else X    # the answer is dense anyway
+        missing = check_missing(X, f"{type(self).__name__}.impute")
+        if not missing.any():
+            return X.copy()
+        rng = as_generator(seed_for(self.random_state, 0x1317))
+        total, state = np.zeros(X.shape), None
+        states = self.posterior_samples_
+        for p in states:
+            state, est = gibbs_impute(p.astype(np.float64), X, missing, rng,
+                                      n_sweeps=n_sweeps, n_burn=n_sweeps // 2, state=state)
+            total += est
+        return np.where(missing, total / len(states), X)
 
     def free_energy(self, X):
         """Marginal energy ``E~(v)`` of Eq. (5) per row (``log p(v) = -E~(v) - log Z``)."""
@@ -684,13 +793,17 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         # so the key holds all of them. Without an int seed every call draws
         # fresh randomness, as score_samples promises, and nothing is reused.
         key = (self._n_updates, exact, int(rs) if seeded else None, self.n_ais_runs,
-               self.n_ais_betas)
+               self.n_ais_betas, self.ais_tol)
         cache = getattr(self, "_log_z_cache", None)
         if (cache is not None and cache[0] == key and (exact or seeded)
                 and all(a is b for a, b in zip(cache[1], params))):
             return cache[2]
         if exact:
             out = (exact_log_partition(params), 0.0)
+        elif self.n_ais_betas == "auto":
+            # the forward half of the last BDMC round is an ordinary AIS estimate
+            res = self.log_likelihood_bounds(self.n_ais_runs, "auto")
+            out = (float(res.lower), float(res.lower_std_err))
         else:
             log_density, transition, sample_base, log_z0 = ais_callables(params)
             t0 = time.perf_counter()
@@ -713,17 +826,95 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         # every call so that an int random_state gives the same estimate.
         return seed_for(self.random_state, 0x5C0E)
 
-    def score_samples(self, X):
+    def score_samples(self, X, *, return_std=False):
         """``log p(v)`` per row: ``-E~(v) - log Z`` (Eq. 5).
 
         ``log Z`` is exact when ``n_components <= 16`` (sum over the ``2**M``
         hidden states, Gaussian integral over ``v``), else estimated by AIS (see
         :meth:`log_partition`).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        return_std : bool, default=False
+            Also return each row's Monte-Carlo standard error: that of ``log Z``
+            (0 when exact), the same for every row since ``E~(v)`` is exact.
+
+        Returns
+        -------
+        log_pv : ndarray of shape (n_samples,)
+        std_err : ndarray of shape (n_samples,)
+            Only with ``return_std=True``.
         """
         X = self._check_X(X)
-        log_z, _ = self.log_partition()
+        log_z, se = self.log_partition()
         params = self._params()
-        return -map_row_chunks(lambda V: free_energy(V, params), X, self.batch_size) - log_z
+        out = -map_row_chunks(lambda V: free_energy(V, params), X, self.batch_size) - log_z
+        return (out, np.full(out.shape, se)) if return_std else out
+
+    def score(self, X, y=None, *, return_std=False):
+        """Mean ``log p(v)`` over the rows of ``X``.
+
+        With ``return_std=True`` also its Monte-Carlo standard error, that of
+        ``log Z`` (shared by every row, so it does not shrink with more rows). It
+        is not the sampling error over rows (``std(score_samples(X)) / sqrt(n)``).
+        """
+        out, se = self.score_samples(X, return_std=True)
+        mean = float(np.mean(out))
+        return (mean, float(se[0]) if se.size else 0.0) if return_std else mean
+
+    def log_likelihood_bounds(self, n_samples=None, n_betas=None, random_state=None, *,
+                              tol=None):
+        """Sandwich bounds on ``log Z`` by bidirectional Monte Carlo (Grosse et al. 2015).
+
+        Forward AIS along :meth:`log_partition`'s path gives a stochastic lower
+        bound on ``log Z`` (so an upper bound on every ``log p(v)``); reverse AIS
+        started from ``n_samples`` draws of ``v`` from the model a stochastic
+        upper bound. The draws are exact when ``n_components <= 16`` (the
+        hidden states are enumerated, then ``v | h`` is Gaussian); above that
+        they are the end states of 1,000 Gibbs sweeps from the base
+        ``N(mu, sigma^2)``, and the upper bound is only approximate: the result
+        says so with ``exact_start=False``. The gap ``upper - lower`` bounds the
+        error of the AIS ``log Z``, and so of every :meth:`score_samples` value,
+        at this many temperatures.
+
+        Parameters
+        ----------
+        n_samples : int, optional
+            Model draws starting the reverse runs, and forward runs (default
+            ``n_ais_runs``).
+        n_betas : int or "auto", optional
+            Inverse temperatures (default ``n_ais_betas``). ``"auto"``: doubled
+            from 100 up to 12,800 until ``|gap| + 2 std err < tol``, with a
+            ``ConvergenceWarning`` naming the gap when the cap stops it.
+        random_state : None, int, SeedSequence, Generator or RandomState
+            Default: derived from the estimator's ``random_state`` (the same int
+            gives the same bounds).
+        tol : float, optional
+            Target gap for ``"auto"``, in nats (default ``ais_tol``).
+
+        Returns
+        -------
+        result : skdgm._core.bdmc.BDMCResult
+            ``target="log_partition"``: ``lower``, ``upper``, ``gap`` on ``log Z``
+            and their standard errors, ``n_betas``, ``exact_start``, and ``exact``
+            (the enumerated ``log Z`` when ``n_components <= 16``, else ``None``).
+        """
+        check_is_fitted(self)
+        n_samples = self.n_ais_runs if n_samples is None else n_samples
+        n_betas = self.n_ais_betas if n_betas is None else n_betas
+        tol = self.ais_tol if tol is None else tol
+        check_bounds_args(n_samples, n_betas, tol)
+        seed = seed_for(self.random_state if random_state is None else random_state, 0xBD3C)
+        params = self._params()
+
+        def run(n):
+            return _bounds.log_partition_bounds(params, n_betas=n, n_runs=n_samples,
+                                                random_state=seed, n_jobs=self.n_jobs)
+
+        if n_betas == "auto":
+            return choose_n_betas(run, tol, what=type(self).__name__)
+        return run(n_betas)
 
     def sample(self, n_samples=1, *, n_steps=None, metropolis_adjust=True, random_state=None):
         """Draw visible samples from ``N(0, I)`` noise with the estimator's sampler.

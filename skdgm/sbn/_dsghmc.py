@@ -30,6 +30,7 @@ from .._core.optim import Adam
 from .._core.schedules import make_schedule
 from .._core.sgmcmc import SGHMCState, per_datum_step_size
 from ._dsghmc_fast import collapsed_sweep_layer
+from ._engines import map_rows
 from ._model import SBNParams, activation, gibbs_sweep, log_joint, sample_hidden_prior
 from ._priors import gibbs_update_prior, init_prior_state, prior_precision
 from ..exceptions import DivergenceError
@@ -509,6 +510,25 @@ class _DSGHMCEngine:
                 -self.options["n_posterior_samples"]:]
         return metrics
 
+    def refresh(self, options):
+        """New hyper-parameters between ``partial_fit`` calls (``set_params``).
+
+        The trainer keeps its step schedule (evaluated at its own minibatch counter,
+        so a new one continues from there), friction and step counts: replaced here.
+        """
+        self.options.update(options)
+        trainer = self.trainer
+        if trainer is None:
+            return
+        o = self.options
+        trainer.schedule = make_schedule(o["learning_rate"])
+        trainer.sampler.friction = float(o["friction"])
+        trainer.n_sghmc_steps = int(o["n_sghmc_steps"])
+        trainer.n_samples = int(o["n_samples"])
+        trainer.gibbs_sweeps = int(o["gibbs_sweeps"])
+        if trainer.adam is not None:
+            trainer.adam.learning_rate = float(o["recognition_learning_rate"])
+
     def current_params(self):
         return self.params
 
@@ -521,7 +541,12 @@ class _DSGHMCEngine:
 
     def hidden_sample(self, X, rng):
         """One posterior draw of the hidden layers per row (input of the next
-        pre-training stage): Gibbs sweeps, or SNIS resampling of ``L`` proposals."""
+        pre-training stage): Gibbs sweeps, or SNIS resampling of ``L`` proposals.
+        A CSR ``X`` is read one chunk of rows at a time."""
+        return map_rows(lambda Xc: self._hidden_rows(Xc, rng), X,
+                        self.options.get("chunk_size"))
+
+    def _hidden_rows(self, X, rng):
         if self.proposal == "nais":
             hidden, log_q = sample_recognition(self.trainer.phi, X, self.options["n_samples"],
                                                rng)

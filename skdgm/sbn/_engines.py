@@ -15,7 +15,9 @@ factors, the prior's latent scales, the training data's hidden units) and offers
 ``hidden_sample(X, rng)``
     binary hidden units of the training data (input of the next pre-training stage);
 ``export()``
-    ``(params, prior_states, hidden)``.
+    ``(params, prior_states, hidden)``;
+``refresh(options)``
+    take new hyper-parameters between ``partial_fit`` calls (``set_params``).
 
 ``streaming = True`` marks engines whose ``step`` takes minibatches (``partial_fit``).
 The DSGHMC engines (:mod:`skdgm.sbn._dsghmc`) follow the same protocol; the
@@ -25,13 +27,28 @@ the online-VB step size ``rho_t`` from :class:`skdgm._core.schedules.OnlineVB`.
 """
 
 import numpy as np
+import scipy.sparse as sp
 
 from .._core.base import check_finite_params
 from .._core.mcmc import bernoulli
 from .._core.schedules import OnlineVB
 from . import _gibbs, _model, _vb
 
-__all__ = ["GibbsEngine", "OnlineVBEngine", "VBEngine"]
+__all__ = ["GibbsEngine", "OnlineVBEngine", "VBEngine", "map_rows"]
+
+
+def map_rows(func, X, chunk_size):
+    """``func(rows)`` over consecutive chunks of ``X`` (dense ones), outputs concatenated.
+
+    ``func`` returns a list of arrays with one row per input row (hidden layers); a CSR
+    ``X`` is densified one chunk at a time. A dense ``X`` is one call.
+    """
+    if not sp.issparse(X):
+        return func(np.asarray(X, dtype=float))
+    n = X.shape[0]
+    size = max(1, int(chunk_size or n))
+    outs = [func(X[s:s + size].toarray().astype(float)) for s in range(0, n, size)]
+    return [np.concatenate(parts) for parts in zip(*outs)]
 
 
 class GibbsEngine:
@@ -48,18 +65,27 @@ class GibbsEngine:
 
     def init_data(self, X, rng, hidden=None):
         if hidden is None:
-            hidden = _model.sample_hidden_prior(self.params, (len(X),), rng)
+            hidden = _model.sample_hidden_prior(self.params, (X.shape[0],), rng)
         self.hidden = [np.array(h, dtype=float) for h in hidden]
 
     def step(self, X, rng, frozen_layers=(), n_total=None):
+        # X may be CSR: the iteration reads it ``chunk_size`` rows at a time
+        chunk = self.options.get("chunk_size")
         hidden = [h.copy() for h in self.hidden]
         new, hidden, states = _gibbs.gibbs_iteration(
             self.params, X, hidden, self.prior_states, self.prior, self.prior_params, rng,
-            frozen_layers=frozen_layers, use_cython=self.options.get("use_cython", True))
+            frozen_layers=frozen_layers, kernels=self.options.get("kernels", "cython"),
+            chunk_size=chunk, workspace=self.__dict__.setdefault("_workspace", {}))
         check_finite_params({"weights": new.weights, "biases": new.biases}, "Gibbs step")
         self.params, self.hidden, self.prior_states = new, hidden, states
-        lj = _model.log_joint(self.params, [X] + self.hidden)
-        return {"log_joint": float(np.mean(lj))}
+        return {"log_joint": _gibbs.log_joint_mean(self.params, X, self.hidden, chunk)}
+
+    def refresh(self, options):
+        self.options.update(options)
+
+    def __getstate__(self):
+        # the iteration's scratch buffers are not state: not copied, not pickled
+        return {k: v for k, v in self.__dict__.items() if k != "_workspace"}
 
     def current_params(self):
         return self.params
@@ -93,10 +119,15 @@ class VBEngine:
     def init_data(self, X, rng, hidden=None):
         if hidden is None:
             sizes = _model.layer_sizes(self.template)[1:]
-            hidden = [rng.random((len(X), k)) for k in sizes]
+            hidden = [rng.random((X.shape[0], k)) for k in sizes]
         self.hidden = [np.array(h, dtype=float) for h in hidden]
 
     def step(self, X, rng, frozen_layers=(), n_total=None):
+        if sp.issparse(X):
+            # Batch VB reads the whole data in every coordinate sweep, and its per-row
+            # factors are (n, K) dense already: a CSR input is densified here (the
+            # user guide says so; Gibbs and the streaming options read it by chunks).
+            X = X.toarray()
         M_old = [m.copy() for m in self.state["M"]]
         V_old = [v.copy() for v in self.state["V"]]
         prior_old = list(self.state["prior"])
@@ -114,6 +145,9 @@ class VBEngine:
             out["elbo"] = _vb.mc_bound(self.template, self.state, X, self.hidden, self.prior,
                                        self.prior_params, rng) / n
         return out
+
+    def refresh(self, options):
+        self.options.update(options)
 
     def current_params(self):
         return _vb.params_from_state(self.template, self.state)
@@ -177,10 +211,13 @@ class OnlineVBEngine(VBEngine):
 
     def hidden_sample(self, X, rng):
         sizes = _model.layer_sizes(self.template)[1:]
-        hidden = [np.full((len(X), k), 0.5) for k in sizes]
-        _vb.local_step(self.template, self.state, X, hidden,
-                       n_iter=self.options.get("n_local_iter", 4))
-        return [bernoulli(pi, rng, dtype=float) for pi in hidden]
+
+        def rows(Xc):
+            hidden = [np.full((len(Xc), k), 0.5) for k in sizes]
+            _vb.local_step(self.template, self.state, Xc, hidden,
+                           n_iter=self.options.get("n_local_iter", 4))
+            return [bernoulli(pi, rng, dtype=float) for pi in hidden]
+        return map_rows(rows, X, self.options.get("chunk_size"))
 
     def export(self):
         return self.current_params(), self.state["prior"], None

@@ -1,10 +1,16 @@
 """``BayesianSBN``: the scikit-learn face of the deep sigmoid belief net wing.
 
-Validates, orchestrates and stores; the numerics live in ``_model`` (the model),
-``_gibbs`` / ``_vb`` (the kernels) and ``_engines`` (one training state per method).
+Validates, resolves the ``"auto"`` settings (``_defaults``), runs the training skeleton
+of :class:`skdgm._core.base.BaseGenerativeModel` through its hooks, and stores the
+fitted attributes. The numerics live in module-level functions: ``_model`` (the model,
+stacking of pre-training stages, imputation), ``_gibbs`` / ``_vb`` / ``_dsghmc`` (the
+samplers, with their Cython twins) and ``_engines`` (one training state per
+``inference``).
 """
 
 import numbers
+import time
+from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
@@ -13,27 +19,28 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
+from .._core.bdmc import check_bounds_args, choose_n_betas
 from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
-                          float_dtype as _float_dtype, iter_minibatches)
+                          dense_rows, float_dtype as _float_dtype, iter_minibatches)
 from .._core.exact import MAX_EXACT_UNITS
-from .._core.mcmc import bernoulli
-from .._core.schedules import make_schedule
-from .._core.random import (RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for,
-                            spawn_generators)
-from . import _gibbs, _model
+from .._core.posterior import check_missing, check_n_sweeps
+from .._core.random import (RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence,
+                            seed_for, spawn_generators)
+from . import _bounds, _defaults, _gibbs, _model
 from ._dsghmc import DSGHMCGibbsEngine, DSGHMCNAISEngine, log_marginal_is
 from ._engines import GibbsEngine, OnlineVBEngine, VBEngine
-from ._priors import DEFAULT_PRIOR_PARAMS, init_prior_state
+from ._impute import gibbs_impute
+from ._posterior import hidden_moments
+from ._priors import DEFAULT_PRIOR_PARAMS, init_prior_states, resolve_prior_params
 
 __all__ = ["BayesianSBN"]
 
-# inference name -> engine class (see ``_engines`` for the protocol). Part 2 adds
-# "dsghmc_gibbs" / "dsghmc_nais" here.
+# inference name -> engine class (see ``_engines`` for the protocol)
 _INFERENCE = {
     "gibbs": GibbsEngine,
     "vb": VBEngine,
     "online_vb": OnlineVBEngine,
-    # part 2 (Du, Zhu and Zhang 2018): doubly stochastic SGHMC
+    # Du, Zhu and Zhang (2018): doubly stochastic SGHMC
     "dsghmc_gibbs": DSGHMCGibbsEngine,
     "dsghmc_nais": DSGHMCNAISEngine,
 }
@@ -44,7 +51,7 @@ _INFERENCE = {
 _DSGHMC_READS = {"batch_size", "total_samples", "burn_in", "learning_rate", "friction",
                  "sgmcmc", "n_sghmc_steps", "n_hidden_samples"}
 _INFERENCE_READS = {"inference": {
-    "gibbs": {"burn_in"},
+    "gibbs": {"burn_in", "batch_size"},
     "vb": set(),
     "online_vb": {"batch_size", "total_samples", "learning_offset", "learning_decay",
                   "n_local_iter"},
@@ -55,6 +62,10 @@ _INFERENCE_READS = {"inference": {
 # A unit counts as active when some weight leaving it has |w| above this (the weights
 # of units the shrinkage prior switched off collapse towards 0).
 _ACTIVE_THRESHOLD = 0.1
+# n_ais_betas="auto": points simulated for the BDMC gap, and the purpose key of its
+# streams (apart from training and scoring).
+_AUTO_BDMC_POINTS = 100
+_BDMC_PURPOSE = 0xBD3C
 # transform / impute: sweeps per posterior sample (discarded, then averaged)
 _TRANSFORM_BURN, _TRANSFORM_KEEP = 5, 10
 
@@ -74,9 +85,12 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     Parameters
     ----------
-    n_components : int or tuple of int, default=(200,)
+    n_components : int, tuple of int or "auto", default="auto"
         Units per hidden layer, bottom first (upper bounds: the TPBN prior can switch
-        units off).
+        units off). ``"auto"``: one layer of 16 units below 5,000 training rows (the
+        most whose likelihood ``score_samples`` computes exactly), else one unit per
+        250 rows up to 200 (the paper's width); stored in ``n_components_``. The paper's
+        settings are presets in the user guide.
     inference : {"gibbs", "vb", "online_vb", "dsghmc_gibbs", "dsghmc_nais"}, default="gibbs"
         Pólya-Gamma Gibbs sampling (Eq. 10-14), batch mean-field VB (Eq. 15-17), or
         online VB over minibatches (what ``partial_fit`` runs); or the doubly
@@ -90,16 +104,18 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         ``df = 2.2``) on every parameter, biases included.
     autoregressive : bool, default=False
         Lower-triangular within-layer weights (Eq. 6).
-    n_iter : int, default=100
-        Gibbs iterations / VB sweeps (batch methods) or epochs (online VB), per
-        pre-training stage and again for the global refinement.
+    n_iter : int or "auto", default="auto"
+        Passes over the data: Gibbs iterations / VB sweeps (batch methods) or epochs
+        of minibatches (streaming methods), per pre-training stage and again for the
+        global refinement. ``"auto"``: ``clip(240000 / n_samples, 60, 200)``.
     batch_size : int, default=100
-        Minibatch size of online VB.
-    burn_in : int, default=40
-        Gibbs iterations of the final phase discarded before collecting samples. The
-        defaults collect over ``n_iter - burn_in = 60`` iterations; the paper burns in
-        40 and collects 100 (Sec. 5): ``n_iter=140`` reproduces it. The shorter default
-        keeps a 784-200 fit near ten minutes here (~5 s per iteration).
+        Minibatch size of the streaming methods, and the rows a Gibbs iteration reads
+        (densifies, for sparse input) at a time.
+    burn_in : int or "auto", default="auto"
+        Passes of the final phase discarded before collecting samples (Gibbs;
+        minibatch steps for DSGHMC). ``"auto"``: 40 % of the resolved ``n_iter``,
+        and 40 minibatch steps for the DSGHMC options (stored in ``burn_in_``). The paper burns in 40 and collects 100 (Sec. 5):
+        ``n_iter=140, burn_in=40``.
     n_posterior_samples : int, default=10
         Thinned parameter samples kept (Gibbs), or draws from ``q`` (VB).
         ``transform`` averages over them.
@@ -140,9 +156,20 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         ``"dsghmc_nais"``: Adam step of the recognition network (Eq. 10).
     n_is_samples : int, default=1000
         ``score_samples(method="is")``: proposals per point (the paper used 100,000).
-    n_ais_betas, n_ais_runs : int, default=100, 10
-        AIS schedule length and chains per point in ``score_samples`` (used when the
-        hidden layers have more than 16 units in all; otherwise log p(x) is exact).
+    n_ais_betas : int or "auto", default=100
+        AIS schedule length in ``score_samples`` (used when the hidden layers have
+        more than 16 units in all; otherwise log p(x) is exact). ``"auto"``: the
+        count is doubled from 100 (up to 12,800) until the bidirectional Monte Carlo
+        gap on 100 points simulated from the model (:meth:`log_likelihood_bounds`)
+        is below ``ais_tol``; a ``ConvergenceWarning`` names the gap reached when
+        the cap stops it. The choice is made on first use and kept while the
+        parameters and an int ``random_state`` are unchanged.
+    n_ais_runs : int, default=10
+        AIS chains per point in ``score_samples`` (and per point and direction in
+        :meth:`log_likelihood_bounds`).
+    ais_tol : float, default=0.5
+        The BDMC gap, in nats per point, that ``n_ais_betas="auto"`` aims for
+        (``|gap| + 2 standard errors < ais_tol``).
     random_state : int, RandomState, Generator or None
     verbose : int, default=0
     n_jobs : int, optional
@@ -170,20 +197,29 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     history_ : dict of lists
         Per-iteration metrics (``log_joint`` for Gibbs; ``bound`` and ``elbo`` per
         sample for VB; ``batch_bound`` for online VB; ``step_size`` for DSGHMC, plus
-        ``log_px_is`` and ``ess_ratio`` for ``"dsghmc_nais"``) and ``stage`` (0 = global).
+        ``log_px_is`` and ``ess_ratio`` for ``"dsghmc_nais"``) and ``stage`` (0 = global),
+        one entry per pass over the data.
+    n_components_ : tuple of int
+        The hidden sizes used (``n_components`` with ``"auto"`` resolved).
+    burn_in_ : int
+        The burn-in used (``burn_in`` with ``"auto"`` resolved).
     n_iter_ : int
+        Passes over the data run by the last ``fit`` (pre-training stages included:
+        a full Gibbs iteration or VB sweep, or an epoch of minibatches), plus one per
+        ``partial_fit`` call.
     """
 
     # which parameters each option reads (warned about once per call when unused)
     _option_reads = _INFERENCE_READS
     _parameter_constraints = {
-        "n_components": ["array-like", Interval(numbers.Integral, 1, None, closed="left")],
+        "n_components": ["array-like", Interval(numbers.Integral, 1, None, closed="left"),
+                         StrOptions({"auto"})],
         "inference": [StrOptions(set(_INFERENCE))],
         "prior": [StrOptions({"tpbn", "student_t", "normal"}), None],
         "autoregressive": ["boolean"],
-        "n_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_iter": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
-        "burn_in": [Interval(numbers.Integral, 0, None, closed="left")],
+        "burn_in": [Interval(numbers.Integral, 0, None, closed="left"), StrOptions({"auto"})],
         "n_posterior_samples": [Interval(numbers.Integral, 1, None, closed="left")],
         "pretrain": ["boolean"],
         "prior_params": [dict, None],
@@ -199,8 +235,10 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         "gibbs_sweeps": [Interval(numbers.Integral, 1, None, closed="left")],
         "recognition_learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
         "n_is_samples": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left")],
+        "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left"),
+                        StrOptions({"auto"})],
         "n_ais_runs": [Interval(numbers.Integral, 1, None, closed="left")],
+        "ais_tol": [Interval(numbers.Real, 0, None, closed="neither")],
         "random_state": RANDOM_STATE_CONSTRAINT,
         "verbose": ["verbose"],
         "n_jobs": N_JOBS_CONSTRAINT,
@@ -214,14 +252,14 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                          for k in DEFAULT_PRIOR_PARAMS},
     }
 
-    def __init__(self, n_components=(200,), *, inference="gibbs", prior=None,
-                 autoregressive=False, n_iter=100, batch_size=100, burn_in=40,
+    def __init__(self, n_components="auto", *, inference="gibbs", prior=None,
+                 autoregressive=False, n_iter="auto", batch_size=100, burn_in="auto",
                  n_posterior_samples=10, pretrain=True, prior_params=None,
                  learning_offset=10.0, learning_decay=0.7, n_local_iter=4,
                  total_samples=None, learning_rate=0.01, friction=0.1, sgmcmc="sghmc",
                  n_sghmc_steps=10, n_hidden_samples=5, gibbs_sweeps=5,
-                 recognition_learning_rate=1e-3, n_is_samples=1000, n_ais_betas=100, n_ais_runs=10, random_state=None,
-                 verbose=0, n_jobs=None, binarize=None):
+                 recognition_learning_rate=1e-3, n_is_samples=1000, n_ais_betas=100, n_ais_runs=10, ais_tol=0.5,
+                 random_state=None, verbose=0, n_jobs=None, binarize=None):
         self.n_components = n_components
         self.inference = inference
         self.prior = prior
@@ -246,6 +284,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         self.n_is_samples = n_is_samples
         self.n_ais_betas = n_ais_betas
         self.n_ais_runs = n_ais_runs
+        self.ais_tol = ais_tol
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
@@ -280,33 +319,35 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             return ss
         return np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + (0xC5, chunk))
 
-    def _check_settings(self):
+    def _check_settings(self, n_samples=None, n_features=None):
+        """Validated hidden sizes and prior parameters; ``"auto"`` resolved for ``X``'s shape."""
         self._validate_params()
-        sizes = tuple(int(k) for k in np.atleast_1d(np.asarray(self.n_components,
-                                                                dtype=object)))
+        if isinstance(self.n_components, str):          # "auto"
+            if n_samples is None:
+                return (), {}
+            sizes = _defaults.resolve_n_components(n_samples, n_features, MAX_EXACT_UNITS)
+        else:
+            sizes = tuple(int(k) for k in np.atleast_1d(np.asarray(self.n_components,
+                                                                    dtype=object)))
         if any(k < 1 for k in sizes):
             raise ValueError(f"n_components must hold positive ints, got {sizes}")
         if not sizes and not self.autoregressive:
             raise ValueError("n_components=() needs autoregressive=True (the FVSBN)")
-        pp = dict(DEFAULT_PRIOR_PARAMS)
-        pp.update(getattr(_INFERENCE[self.inference], "default_prior_params", {}))
-        if self.prior_params:
-            unknown = set(self.prior_params) - set(pp)
-            if unknown:
-                raise ValueError(f"unknown prior_params {sorted(unknown)}; "
-                                 f"known: {sorted(pp)}")
-            pp.update(self.prior_params)
-        return sizes, pp
+        return sizes, resolve_prior_params(
+            getattr(_INFERENCE[self.inference], "default_prior_params", {}), self.prior_params)
 
     def _options(self):
         return {"n_local_iter": self.n_local_iter, "learning_offset": self.learning_offset,
                 "learning_decay": self.learning_decay,
-                # DSGHMC (part 2)
+                # DSGHMC (Du et al. 2018)
                 "learning_rate": self.learning_rate, "friction": self.friction,
                 "sampler": self.sgmcmc, "n_sghmc_steps": self.n_sghmc_steps,
                 "n_samples": self.n_hidden_samples, "gibbs_sweeps": self.gibbs_sweeps,
                 "recognition_learning_rate": self.recognition_learning_rate,
-                "burn_in": self.burn_in, "n_posterior_samples": self.n_posterior_samples}
+                "burn_in": getattr(self, "burn_in_", self.burn_in),
+                "n_posterior_samples": self.n_posterior_samples,
+                # rows of a (sparse) training set densified at a time
+                "chunk_size": self.batch_size}
 
     def _prior_kind(self):
         """``prior``, or the inference method's default when it is ``None``."""
@@ -315,9 +356,9 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return getattr(_INFERENCE[self.inference], "default_prior", "tpbn")
 
     def _prior_states(self, params, pp):
-        return [init_prior_state(self._prior_kind(),
-                                 (len(b), _model.row_mask(params, l).shape[1] - 1), pp)
-                for l, b in enumerate(params.biases)]
+        return init_prior_states(self._prior_kind(), [
+            (m.shape[0], m.shape[1] - 1) for m in map(partial(_model.row_mask, params),
+                                                      range(len(params.biases)))], pp)
 
     def _new_engine(self, params, pp, prior_states=None):
         if prior_states is None:
@@ -325,135 +366,220 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return _INFERENCE[self.inference](params, prior_states, self._prior_kind(), pp,
                                           self._options())
 
-    def _run(self, engine, X, rng, n_iter, stage, collect):
-        """``n_iter`` iterations (or epochs) of ``engine`` on ``X``; thinned samples if asked."""
-        samples = []
-        thin = max(1, (n_iter - self.burn_in) // self.n_posterior_samples)
-        for t in range(n_iter):
-            if engine.streaming:
-                metrics = {}
-                for batch in iter_minibatches(len(X), self.batch_size, rng):
-                    metrics = engine.step(X[batch], rng, n_total=len(X))
-            else:
-                metrics = engine.step(X, rng)
-            self._log_iteration(stage=stage, **metrics)
-            done = t + 1 - self.burn_in
-            if collect and engine.keeps_samples and done > 0 and done % thin == 0:
-                samples.append(engine.posterior_draw(rng))
-        if collect:
-            if engine.keeps_samples:
-                samples = samples[-self.n_posterior_samples:] or [engine.posterior_draw(rng)]
-            else:
-                samples = [engine.posterior_draw(rng) for _ in range(self.n_posterior_samples)]
-        return samples
+    def _stage_passes(self, engine, X, rng, n_passes, stage):
+        """``n_passes`` passes of a pre-training stage's engine over ``X`` (logged)."""
+        for _ in range(n_passes):
+            self._log_pass(stage, self._engine_pass(engine, X, rng))
+
+    def _log_pass(self, stage, metrics):
+        """One ``history_`` entry (and verbose line) per pass, with the time still to go."""
+        done = getattr(self, "n_iter_", 0) + 1
+        elapsed = time.perf_counter() - self._t_start
+        left = elapsed / done * max(0, self._total_passes - done)
+        self._log_iteration(stage=stage, **metrics, time_left=left)
+
+    def _engine_pass(self, engine, X, rng):
+        """One pass over ``X``: a full iteration, or an epoch of minibatches (streaming)."""
+        if not engine.streaming:
+            return engine.step(X, rng)
+        metrics = {}
+        for batch in iter_minibatches(X.shape[0], self.batch_size, rng):
+            metrics = engine.step(dense_rows(X, batch).astype(float, copy=False), rng,
+                                  n_total=X.shape[0])
+        return metrics
 
     def _finish(self, engine, samples):
-        if engine.keeps_samples:
-            mean = samples[0].copy()
-            for part in ("weights", "biases") + (("lateral",) if mean.lateral else ()):
-                for i in range(len(getattr(mean, part))):
-                    getattr(mean, part)[i][...] = np.mean(
-                        [getattr(s, part)[i] for s in samples], axis=0)
-        else:
-            mean = engine.current_params()
+        mean = _model.mean_params(samples) if engine.keeps_samples else engine.current_params()
         self.params_ = mean
         self.posterior_samples_ = samples
         self.coefs_ = list(mean.weights)
         self.intercepts_ = list(mean.biases)
         self.lateral_coefs_ = None if mean.lateral is None else list(mean.lateral)
-        self.n_active_units_ = [int(np.sum(np.abs(W).max(axis=0) > _ACTIVE_THRESHOLD))
-                                for W in mean.weights]
+        self.n_active_units_ = _model.active_units(mean, _ACTIVE_THRESHOLD)
         self._engine = engine
 
-    # --------------------------------------------------------------------- fit
-    def _reset(self, X):
-        """What ``fit`` and a first ``partial_fit`` share: checks, fresh streams, history."""
-        X = self._validate_training_data(X, reset=True)
-        return (X,) + self._fresh_start()
-
+    # ------------------------------------------------ the training skeleton's hooks
+    # fit = _initialize (with the greedy pre-training stages of Sec. 3.3 when deep)
+    # + n_iter passes (_fit_pass) + _end_call (posterior mean of the kept samples);
+    # partial_fit = one streaming step on its minibatch (_partial_step).
     def _validate_training_data(self, X, *, reset):
         if reset:
             self._check_settings()
-        # with reset=False, validate_data names a changed feature count
-        return self._validate(X, reset=reset)
+        # CSR stays sparse: the engines read it one chunk of rows at a time
+        return self._validate(X, reset=reset, dense=False)
 
-    def _fresh_start(self):
-        sizes, pp = self._check_settings()
+    def _is_initialized(self):
+        return hasattr(self, "_engine")
+
+    def _fresh_start(self, X, fit):
+        n, D = X.shape
+        if self.total_samples and not fit:
+            n = self.total_samples          # partial_fit: the stream's announced size
+        sizes, pp = self._check_settings(n, D)
+        self.n_components_ = sizes
+        self._n_iter_resolved = (_defaults.resolve_n_iter(n) if self.n_iter == "auto"
+                                 else int(self.n_iter))
+        self.burn_in_ = (int(self.burn_in) if self.burn_in != "auto" else
+                         _defaults.resolve_burn_in(self._n_iter_resolved,
+                                                   streaming_steps=_streaming(self)
+                                                   and self.inference != "online_vb"))
         self._seed_seq = seed_for(self.random_state)
         rng = as_generator(self._seed_seq.spawn(1)[0])
         self._start_history()
         self._n_seen = 0
         return sizes, pp, rng
 
-    def fit(self, X, y=None):
-        """Train on binary ``X`` (n_samples, n_features); greedy pre-training first when deep."""
-        X, sizes, pp, rng = self._reset(X)
+    def _n_passes(self):
+        return self._n_iter_resolved
+
+    def _initialize(self, X, *, fit):
+        sizes, pp, rng = self._fresh_start(X, fit)
+        stages = len(sizes) if (fit and self.pretrain and len(sizes) > 1) else 0
+        self._total_passes = self._n_iter_resolved * (stages + 1)
         D, L = X.shape[1], len(sizes)
-        if self.pretrain and L > 1:
+        if fit and self.pretrain and L > 1:
+            # Sec. 3.3: one single-layer SBN per stage on the previous stage's hidden
+            # units, each run for n_iter passes, then stacked into the deep net
             data, parts = X, []
             for s in range(L):
                 sub = _model.init_params(data.shape[1], sizes[s:s + 1], rng,
                                          autoregressive=self.autoregressive)
                 eng = self._new_engine(sub, pp)
                 eng.init_data(data, rng)
-                self._run(eng, data, rng, self.n_iter, stage=s + 1, collect=False)
+                self._stage_passes(eng, data, rng, self._n_iter_resolved, stage=s + 1)
                 parts.append(eng.export())
                 data = eng.hidden_sample(data, rng)[0]
-            params, states, hidden = self._assemble(D, sizes, parts, pp)
+            params, states, hidden = _model.assemble_stages(
+                D, sizes, parts, self._prior_states, pp, autoregressive=self.autoregressive)
             engine = self._new_engine(params, pp, states)
             engine.init_data(X, rng, hidden)
         else:
             params = _model.init_params(D, sizes, rng, autoregressive=self.autoregressive)
             engine = self._new_engine(params, pp)
             engine.init_data(X, rng)
-        samples = self._run(engine, X, rng, self.n_iter, stage=0, collect=True)
-        self._finish(engine, samples)
-        self._n_seen = len(X)
-        return self
+        n_passes = self._n_passes()
+        return {"engine": engine, "rng": rng, "samples": [], "t": 0, "n_passes": n_passes,
+                "thin": max(1, (n_passes - self.burn_in_) // self.n_posterior_samples),
+                "fit": fit, "n_rows": X.shape[0]}
 
-    def _assemble(self, D, sizes, parts, pp):
-        """Stack the single-layer stages (Sec. 3.3) into one deep SBN."""
-        params = _model.init_params(D, sizes, np.random.default_rng(0),
-                                    autoregressive=self.autoregressive)
-        states = self._prior_states(params, pp)
-        hidden = []
-        for s, (p, st, h) in enumerate(parts):
-            _model.set_layer_rows(params, s, _model.layer_rows(p, 0))
-            states[s] = st[0]
-            hidden.append(None if h is None else h[0])
-        top = parts[-1][0]
-        # the top stage's hidden prior rows [lateral | bias] become the deep top rows
-        _model.set_layer_rows(params, len(sizes), _model.layer_rows(top, 1))
-        states[len(sizes)] = parts[-1][1][1]
-        return params, states, (None if any(h is None for h in hidden) else hidden)
+    def _fit_pass(self, X, ctx):
+        engine, rng = ctx["engine"], ctx["rng"]
+        self._log_pass(0, self._engine_pass(engine, X, rng))
+        ctx["t"] += 1
+        done = ctx["t"] - self.burn_in_
+        if engine.keeps_samples and done > 0 and done % ctx["thin"] == 0:
+            ctx["samples"].append(engine.posterior_draw(rng))
+
+    def _end_call(self, ctx):
+        if not ctx["fit"]:
+            return
+        engine, rng = ctx["engine"], ctx["rng"]
+        if engine.keeps_samples:
+            samples = ctx["samples"][-self.n_posterior_samples:] or [engine.posterior_draw(rng)]
+        else:
+            samples = [engine.posterior_draw(rng) for _ in range(self.n_posterior_samples)]
+        self._finish(engine, samples)
+        self._n_seen = ctx["n_rows"]
+        # the Gibbs iteration's scratch statistics (J x d x d per layer) are not state
+        engine.__dict__.pop("_workspace", None)
+
+    def fit(self, X, y=None):
+        """Train on binary ``X``: greedy pre-training when deep (Sec. 3.3), then ``n_iter`` passes.
+
+        The training skeleton of every skdgm estimator: a reset, the pre-training
+        stages (two or more hidden layers and ``pretrain=True``), then ``n_iter``
+        passes of the chosen inference (a Gibbs iteration, a VB sweep, or an epoch
+        of the minibatch steps ``partial_fit`` runs). ``"auto"`` settings are
+        resolved from the shape of ``X`` first.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Binary data (or thresholded by ``binarize``). A CSR matrix is read
+            ``batch_size`` rows at a time (batch ``inference="vb"`` densifies it).
+        y : Ignored
+
+        Returns
+        -------
+        self : BayesianSBN
+
+        Raises
+        ------
+        ValueError
+            For non-binary input or invalid parameters (the estimator is left as
+            it was).
+        skdgm.exceptions.DivergenceError
+            If the parameters become non-finite or run away (the state from
+            before the call is restored).
+
+        See Also
+        --------
+        partial_fit : streaming updates (``inference="online_vb"`` and DSGHMC).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import BayesianSBN
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> sbn = BayesianSBN(n_components=3, n_iter=5, random_state=0).fit(X)
+        >>> sbn.n_components_, sbn.n_iter_, len(sbn.history_["log_joint"])
+        ((3,), 5, 5)
+        """
+        return super().fit(X, y)
 
     @available_if(_streaming)
     def partial_fit(self, X, y=None):
-        """One online-VB step on the minibatch ``X`` (initialises the model on first call)."""
+        """One streaming step on the minibatch ``X`` (the first call initialises the model).
+
+        Available for the streaming inferences: online VB (a natural-gradient step,
+        Sec. 3.2) and the DSGHMC options (``n_sghmc_steps`` SGHMC steps).
+        Hyper-parameters changed with ``set_params`` between calls are used.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            One minibatch of binary data.
+        y : Ignored
+
+        Returns
+        -------
+        self : BayesianSBN
+
+        Raises
+        ------
+        ValueError
+            For non-binary input, invalid parameters or a changed feature count
+            (the estimator is left as it was).
+        skdgm.exceptions.DivergenceError
+            If the step diverges (the state from before the call is restored).
+
+        See Also
+        --------
+        fit : train from scratch on a whole data set.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import BayesianSBN
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> sbn = BayesianSBN(n_components=3, inference="online_vb", random_state=0)
+        >>> for start in (0, 20):
+        ...     sbn = sbn.partial_fit(X[start:start + 20])
+        >>> sbn.n_iter_
+        2
+        """
         return super().partial_fit(X, y)
-
-    # The hooks of the training skeleton that partial_fit runs
-    # (BaseGenerativeModel.partial_fit); fit keeps its own stages (Sec. 3.3).
-    def _is_initialized(self):
-        return hasattr(self, "_engine")
-
-    def _initialize(self, X, *, fit):
-        sizes, pp, rng = self._fresh_start()
-        params = _model.init_params(X.shape[1], sizes, rng,
-                                    autoregressive=self.autoregressive)
-        engine = self._new_engine(params, pp)
-        engine.init_data(X, rng)
-        return engine, rng
 
     def _resume(self, X):
         self._refresh_engine(self._engine)
-        return self._engine, as_generator(self._seed_seq.spawn(1)[0])
+        return {"engine": self._engine, "rng": as_generator(self._seed_seq.spawn(1)[0]),
+                "fit": False}
 
     def _partial_step(self, X, ctx):
-        engine, rng = ctx
-        self._n_seen += len(X)
+        engine, rng = ctx["engine"], ctx["rng"]
+        self._n_seen += X.shape[0]
         n_total = self.total_samples or self._n_seen
-        metrics = engine.step(X, rng, n_total=n_total)
+        metrics = engine.step(dense_rows(X).astype(float, copy=False), rng, n_total=n_total)
         self._log_iteration(stage=0, **metrics)
         if hasattr(engine, "streaming_samples"):    # DSGHMC: thinned samples of the stream
             samples = engine.streaming_samples()
@@ -462,23 +588,8 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         self._finish(engine, samples)
 
     def _refresh_engine(self, engine):
-        """Hand the engine the current hyper-parameters (``set_params`` between calls).
-
-        Engines read ``options`` at every step; the DSGHMC trainer keeps its step
-        schedule (evaluated at its own minibatch counter, so a new one continues
-        from there) and its friction, which are replaced here.
-        """
-        opts = {k: v for k, v in self._options().items() if v is not None}
-        engine.options.update(opts)
-        trainer = getattr(engine, "trainer", None)
-        if trainer is not None:
-            trainer.schedule = make_schedule(self.learning_rate)
-            trainer.sampler.friction = float(self.friction)
-            trainer.n_sghmc_steps = int(self.n_sghmc_steps)
-            trainer.n_samples = int(self.n_hidden_samples)
-            trainer.gibbs_sweeps = int(self.gibbs_sweeps)
-            if trainer.adam is not None:
-                trainer.adam.learning_rate = float(self.recognition_learning_rate)
+        """Hand the engine the current hyper-parameters (``set_params`` between calls)."""
+        engine.refresh({k: v for k, v in self._options().items() if v is not None})
 
     def _divergence_params(self):
         if not hasattr(self, "params_"):
@@ -494,50 +605,125 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         """Fresh per-call generator seeded from ``random_state`` (same int, same answer)."""
         return as_generator(self._call_seed(chunk))
 
-    def _n_hidden_total(self):
-        return sum(len(b) for b in self.params_.biases[1:])
-
-    def transform(self, X):
+    def transform(self, X, *, return_std=False):
         """``E[h^(1) | x]`` averaged over the posterior samples (exact when small).
 
-        Computed in float64 and returned in the dtype of ``X`` (float32 or float64).
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features), binary
+        return_std : bool, default=False
+            Also return the standard deviation of each first-layer hidden unit under
+            the posterior ``p(h^(1) | x, theta_s)`` mixed over the kept
+            ``posterior_samples_`` (and, above 16 hidden units, over the Gibbs
+            draws): ``sqrt(pbar (1 - pbar))`` with ``pbar`` the returned mean, which
+            is ``sqrt(mean_s p_s (1 - p_s) + var_s p_s)``, the spread within a sample
+            plus the spread between samples (not the mean of the per-sample
+            standard deviations).
+
+        Returns
+        -------
+        H : ndarray of shape (n_samples, K_1)
+            ``K_1`` is the first hidden layer's size. Computed in float64 and returned
+            in the dtype of ``X`` (float32 or float64).
+        H_std : ndarray of shape (n_samples, K_1)
+            Only with ``return_std=True``.
+
+        Raises
+        ------
+        ValueError
+            If ``X`` is not binary, has another number of features than the training
+            data, or the model has no hidden layer (the fully visible SBN).
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        score_samples : log-likelihood of each row.
+        impute : fill missing entries.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import BayesianSBN
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> sbn = BayesianSBN(n_components=3, n_iter=5, random_state=0).fit(X)
+        >>> sbn.transform(X).shape
+        (40, 3)
+        >>> H, H_std = sbn.transform(X, return_std=True)
+        >>> bool(np.all((H_std >= 0) & (H_std <= 0.5)))
+        True
         """
         check_is_fitted(self)
         dtype = _float_dtype(X)
         X = self._validate(X, reset=False, dense=False)
-        return self._by_chunks(X, self._transform).astype(dtype, copy=False)
+        if not return_std:
+            return self._by_chunks(X, self._transform).astype(dtype, copy=False)
+        both = self._by_chunks(X, lambda rows, chunk: np.concatenate(
+            self._transform(rows, chunk, return_std=True), axis=1))
+        k = both.shape[1] // 2
+        return both[:, :k].astype(dtype, copy=False), both[:, k:].astype(dtype, copy=False)
 
-    def _transform(self, X, chunk=0):
+    def _transform(self, X, chunk=0, return_std=False):
         if not self.params_.weights:
             raise ValueError("the fully visible SBN has no hidden units to transform to")
-        if self._n_hidden_total() <= MAX_EXACT_UNITS:
-            return np.mean([_model.posterior_mean_exact(p, X)
-                            for p in self.posterior_samples_], axis=0)
-        rngs = spawn_generators(self._call_seed(chunk),
-                                len(self.posterior_samples_))
-        out = np.zeros((len(X), len(self.params_.biases[1])))
-        for p, rng in zip(self.posterior_samples_, rngs):
-            hidden = _model.sample_hidden_prior(p, (len(X),), rng)
-            for t in range(_TRANSFORM_BURN + _TRANSFORM_KEEP):
-                # the augmented sweep (Cython) leaves p(h | x) invariant, like the exact one
-                hidden = _gibbs.pg_hidden_sweeps(p, X, hidden, rng)
-                if t >= _TRANSFORM_BURN:
-                    out += hidden[0]
-        return out / (_TRANSFORM_KEEP * len(self.posterior_samples_))
+        rngs = spawn_generators(self._call_seed(chunk), len(self.posterior_samples_))
+        return hidden_moments(self.posterior_samples_, X, rngs, n_burn=_TRANSFORM_BURN,
+                              n_keep=_TRANSFORM_KEEP, return_std=return_std)
 
     @property
     def _n_features_out(self):
         return len(self.params_.biases[1]) if self.params_.weights else 0
 
-    def score_samples(self, X, method=None):
-        """``log p(x)`` under the posterior-mean parameters.
+    def score_samples(self, X, method=None, *, return_std=False):
+        """``log p(x)`` of each row under the posterior-mean parameters (Eq. 7-8).
 
-        ``method=None``: exact by enumeration when the hidden layers hold at most 16
-        units, else AIS from the prior (``n_ais_runs`` chains per point,
-        ``n_ais_betas`` temperatures, Pólya-Gamma augmented sweeps as transitions).
-        ``"ais"``: always AIS. ``"is"`` (``inference="dsghmc_nais"`` only):
-        importance sampling with the trained recognition network as proposal,
-        ``n_is_samples`` per point (Du et al. appendix B.1).
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Binary data; a CSR matrix is densified ``batch_size`` rows at a time.
+        method : {None, "ais", "is"}, default=None
+            ``None``: exact by enumeration when the hidden layers hold at most 16
+            units, else annealed importance sampling from the prior
+            (``n_ais_runs`` chains per point, ``n_ais_betas`` temperatures,
+            Pólya-Gamma augmented sweeps as transitions). ``"ais"``: always AIS.
+            ``"is"`` (``inference="dsghmc_nais"`` only): importance sampling with
+            the trained recognition network as proposal, ``n_is_samples`` per point
+            (Du et al. appendix B.1).
+        return_std : bool, default=False
+            Also return each row's Monte-Carlo standard error: 0 when exact, else
+            the delta-method error of the importance weights over the runs,
+            ``sd(w) / (sqrt(n_runs) mean(w))`` (:func:`skdgm._core.mcmc.importance_std_err`).
+            It measures run-to-run noise, not the bias of AIS (a stochastic lower
+            bound); :meth:`log_likelihood_bounds` measures that.
+
+        Returns
+        -------
+        log_px : ndarray of shape (n_samples,)
+            Exact values, or AIS / IS estimates (stochastic lower bounds in
+            expectation), seeded from ``random_state``.
+        std_err : ndarray of shape (n_samples,)
+            Only with ``return_std=True``.
+
+        Raises
+        ------
+        ValueError
+            For non-binary ``X``, a feature count other than the training data's,
+            an unknown ``method``, or ``method="is"`` without a recognition network.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        score : the mean of these values.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import BayesianSBN
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> sbn = BayesianSBN(n_components=3, n_iter=5, random_state=0).fit(X)
+        >>> bool(np.all(sbn.score_samples(X) < 0))
+        True
         """
         check_is_fitted(self)
         if method not in (None, "ais", "is"):
@@ -546,53 +732,203 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         if method == "is" and getattr(self._engine, "recognition", None) is None:
             raise ValueError("method='is' needs the recognition network of "
                              "inference='dsghmc_nais'")
-        return self._by_chunks(X, lambda rows, chunk: self._score(rows, chunk, method))
+        out = self._by_chunks(
+            X, lambda rows, chunk: np.column_stack(self._score(rows, chunk, method)))
+        return (out[:, 0], out[:, 1]) if return_std else out[:, 0]
+
+    def score(self, X, y=None, *, return_std=False):
+        """Mean ``log p(x)`` over the rows of ``X`` (see :meth:`score_samples`).
+
+        With ``return_std=True`` also its Monte-Carlo standard error,
+        ``sqrt(sum se_i^2) / n`` (every row has its own independent AIS runs; 0 when
+        exact). It is *not* the sampling error over rows; for a table comparing
+        models add ``std(score_samples(X)) / sqrt(n)`` for that.
+        """
+        lp, se = self.score_samples(X, return_std=True)
+        mean = float(np.mean(lp))
+        if not return_std:
+            return mean
+        return mean, float(np.sqrt(np.sum(se ** 2)) / max(len(se), 1))
 
     def _score(self, X, chunk, method):
         if method == "is":
-            lp, _ = log_marginal_is(self.params_, self._engine.recognition, X,
-                                    self.n_is_samples, self._call_rng(chunk))
-            return lp
-        if method is None and self._n_hidden_total() <= MAX_EXACT_UNITS:
-            return _model.log_marginal_exact(self.params_, X)
-        lp, _ = _model.log_marginal_ais(self.params_, X, n_betas=self.n_ais_betas,
-                                        n_runs=self.n_ais_runs,
-                                        random_state=self._call_seed(chunk),
-                                        n_jobs=self.n_jobs,
-                                        transition=_gibbs.ais_transition_pg)
-        return lp
+            return log_marginal_is(self.params_, self._engine.recognition, X,
+                                   self.n_is_samples, self._call_rng(chunk))
+        if method is None and sum(map(len, self.params_.biases[1:])) <= MAX_EXACT_UNITS:
+            lp = _model.log_marginal_exact(self.params_, X)
+            return lp, np.zeros_like(lp)
+        return _model.log_marginal_ais(self.params_, X, n_betas=self._ais_betas(),
+                                       n_runs=self.n_ais_runs,
+                                       random_state=self._call_seed(chunk),
+                                       n_jobs=self.n_jobs,
+                                       transition=_gibbs.ais_transition_pg)
+
+    def _ais_betas(self):
+        """``n_ais_betas``, or the count ``"auto"`` chose for these parameters."""
+        if self.n_ais_betas != "auto":
+            return self.n_ais_betas
+        rs = self.random_state
+        seeded = isinstance(rs, (numbers.Integral, np.random.SeedSequence))
+        key = (id(self.params_), self.n_ais_runs, self.ais_tol,
+               repr(rs.state if isinstance(rs, np.random.SeedSequence) else rs))
+        cache = self.__dict__.get("_auto_betas_cache")
+        if seeded and cache is not None and cache[0] == key and cache[1] is self.params_:
+            return cache[2]
+        res = self.log_likelihood_bounds(_AUTO_BDMC_POINTS, "auto")
+        self._auto_betas_cache = (key, self.params_, res.n_betas)
+        return res.n_betas
+
+    def log_likelihood_bounds(self, n_samples=100, n_betas=None, random_state=None, *,
+                              tol=None):
+        """Sandwich bounds on ``log p(x)`` by bidirectional Monte Carlo (Grosse et al. 2015).
+
+        Simulates ``n_samples`` points ``(x, h)`` from the fitted model by exact
+        ancestral sampling (posterior-mean parameters), then runs, per point,
+        forward AIS from the prior (a stochastic lower bound on ``log p(x)``, the
+        estimate :meth:`score_samples` makes) and reverse AIS from the generating
+        ``h``, an exact posterior draw (a stochastic upper bound). Both use this
+        estimator's AIS path, transitions and ``n_ais_runs``. The gap
+        ``upper - lower`` bounds the AIS error at this many temperatures on data
+        like the model's own; if it is small there, ``score_samples`` is
+        trustworthy on held-out data of the same kind (Grosse et al. 2016).
+
+        Parameters
+        ----------
+        n_samples : int, default=100
+            Points simulated.
+        n_betas : int or "auto", optional
+            Inverse temperatures (default ``n_ais_betas``). ``"auto"``: doubled
+            from 100 up to 12,800 until ``|gap| + 2 std err < tol``, with a
+            ``ConvergenceWarning`` naming the gap when the cap stops it.
+        random_state : None, int, SeedSequence, Generator or RandomState
+            Default: derived from the estimator's ``random_state`` (the same int
+            gives the same bounds).
+        tol : float, optional
+            Target gap for ``"auto"``, in nats per point (default ``ais_tol``).
+
+        Returns
+        -------
+        result : skdgm._core.bdmc.BDMCResult
+            ``lower``, ``upper``, ``gap`` (means over the simulated points) and
+            their standard errors, ``n_betas``, ``exact_start=True``,
+            ``target="log_likelihood"``, and ``exact``: the enumerated mean
+            ``log p(x)`` of the simulated points when the hidden layers hold at
+            most 16 units (else ``None``).
+        """
+        check_is_fitted(self)
+        n_betas = self.n_ais_betas if n_betas is None else n_betas
+        tol = self.ais_tol if tol is None else tol
+        check_bounds_args(n_samples, n_betas, tol)
+        seed = seed_for(self.random_state if random_state is None else random_state,
+                        _BDMC_PURPOSE)
+
+        def run(n):
+            return _bounds.log_likelihood_bounds(
+                self.params_, n_samples, n_betas=n, n_runs=self.n_ais_runs,
+                transition=_gibbs.ais_transition_pg, random_state=seed, n_jobs=self.n_jobs)
+
+        if n_betas == "auto":
+            return choose_n_betas(run, tol, what=type(self).__name__)
+        return run(n_betas)
 
     def sample(self, n_samples=1, random_state=None):
-        """Ancestral samples of the visible layer (posterior-mean parameters)."""
+        """Ancestral samples of the visible layer under the posterior-mean parameters.
+
+        Parameters
+        ----------
+        n_samples : int, default=1
+        random_state : int, Generator, SeedSequence or None, default=None
+            Fresh randomness with ``None``; the same seed gives the same samples.
+
+        Returns
+        -------
+        ndarray of shape (n_samples, n_features)
+            Binary (0.0 / 1.0) rows drawn top layer first (Eq. 7-8).
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        impute : conditional samples given observed entries.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import BayesianSBN
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> sbn = BayesianSBN(n_components=3, n_iter=5, random_state=0).fit(X)
+        >>> sbn.sample(4, random_state=0).shape
+        (4, 6)
+        """
         check_is_fitted(self)
         rng = as_generator(check_seed_sequence(random_state))
         return _model.sample_ancestral(self.params_, int(n_samples), rng)[0]
 
     def impute(self, X, n_sweeps=20):
-        """Fill ``NaN`` entries of binary ``X`` by posterior sampling of the hidden layers and
-        the missing pixels, then a majority vote over the draws (Sec. 5.2).
+        """Fill the ``NaN`` entries of binary ``X`` with estimates of ``P(x_miss = 1 | x_obs)``.
 
-        Each posterior sample runs ``n_sweeps`` sweeps; the second half of them vote.
+        A Gibbs chain per row alternates exact sweeps over the hidden units and
+        redraws of the missing pixels from their full conditionals (Sec. 5.2), under
+        each posterior sample in turn (the fill carried over, the hidden units
+        restarted from the prior). The estimate is the missing pixels' full
+        conditional probability averaged over the second half of the sweeps of
+        every sample (Rao-Blackwellised), not a vote over the noisy 0/1 draws;
+        threshold it at 0.5 for a 0/1 completion. Re-seeded from ``random_state``
+        on every call (deterministic for an int).
+
+        Parameters
+        ----------
+        X : array-like of shape (n_samples, n_features)
+            0/1 entries (after ``binarize``), ``NaN`` where missing; every row needs
+            at least one observed entry.
+        n_sweeps : int, default=20
+            Gibbs sweeps per posterior sample; the first half are discarded.
+
+        Returns
+        -------
+        X_filled : ndarray of shape (n_samples, n_features)
+            The observed entries unchanged, the missing ones in ``[0, 1]`` (float64).
+
+        Raises
+        ------
+        ValueError
+            If the observed entries are not binary, a row has no observed entry,
+            ``n_sweeps`` is invalid or the feature count differs.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        sample : unconditional samples.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import BayesianSBN
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> sbn = BayesianSBN(n_components=3, n_iter=5, random_state=0).fit(X)
+        >>> Xm = X[:2].copy()
+        >>> Xm[0, 0] = np.nan
+        >>> filled = sbn.impute(Xm)
+        >>> bool(np.isnan(filled).any()), bool(0.0 <= filled[0, 0] <= 1.0)
+        (False, True)
         """
         check_is_fitted(self)
+        n_sweeps = check_n_sweeps(n_sweeps)
         X = self._validate(X, reset=False, allow_nan=True)
-        missing = np.isnan(X)
+        missing = check_missing(X, f"{type(self).__name__}.impute")
         if not missing.any():
             return X.copy()
         rng = self._call_rng()
-        votes = np.zeros(X.shape)
-        n_votes = 0
-        filled = np.where(missing, bernoulli(0.5, rng, size=X.shape), X).astype(float)
+        total, state = np.zeros(X.shape), None
         for p in self.posterior_samples_:
-            layers = [filled] + _model.sample_hidden_prior(p, (len(X),), rng)
-            for t in range(n_sweeps):
-                layers = _model.gibbs_sweep(p, layers, rng)
-                layers[0] = _model.sample_visible_missing(p, layers, missing, rng)
-                if t >= n_sweeps // 2:
-                    votes += layers[0]
-                    n_votes += 1
-            filled = layers[0]
-        return np.where(missing, (votes / n_votes > 0.5).astype(float), X)
+            state, est = gibbs_impute(p, X, missing, rng, n_sweeps=n_sweeps,
+                                      n_burn=n_sweeps // 2, state=state)
+            total += est
+        return np.where(missing, total / len(self.posterior_samples_), X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -57,11 +57,14 @@ __all__ = [
     "layer_regressors",
     "layer_rows",
     "layer_sizes",
+    "active_units",
+    "assemble_stages",
     "log_conditional",
     "log_joint",
     "log_marginal_ais",
     "log_marginal_exact",
     "log_prior_hidden",
+    "mean_params",
     "posterior_mean_exact",
     "row_mask",
     "sample_ancestral",
@@ -165,6 +168,61 @@ def init_params(n_features, n_components, rng, *, autoregressive=False, scale=0.
     if autoregressive:
         lateral = [np.tril(scale * rng.standard_normal((k, k)), -1) for k in sizes]
     return SBNParams(weights, biases, lateral)
+
+
+def mean_params(samples):
+    """Entry-wise mean of parameter samples (the posterior mean the estimator reports)."""
+    mean = samples[0].copy()
+    for part in ("weights", "biases") + (("lateral",) if mean.lateral else ()):
+        for i in range(len(getattr(mean, part))):
+            getattr(mean, part)[i][...] = np.mean([getattr(s, part)[i] for s in samples],
+                                                  axis=0)
+    return mean
+
+
+def assemble_stages(n_features, sizes, parts, prior_states, prior_params, *,
+                    autoregressive=False):
+    """Stack single-layer SBNs of greedy pre-training into one deep SBN (Sec. 3.3).
+
+    Parameters
+    ----------
+    n_features : int
+    sizes : tuple of int
+        Hidden sizes of the deep net, bottom first.
+    parts : list of tuple
+        ``(params, prior_states, hidden)`` of each stage (an engine's ``export()``):
+        stage ``s`` models layer ``s`` given layer ``s + 1``; its hidden units are the
+        training set's ``h^(s+1)`` (``None`` when the engine keeps none).
+    prior_states : callable
+        ``prior_states(params, prior_params)``: fresh prior states of a deep net.
+    prior_params : dict
+
+    Returns
+    -------
+    params : SBNParams
+        Layer ``s``'s rows from stage ``s``; the top layer's prior rows (``[lateral |
+        bias]``) from the top stage's hidden prior.
+    states : list of dict
+    hidden : list of ndarray or None
+        The stages' hidden units, or ``None`` if a stage kept none.
+    """
+    # the values are all overwritten below; the generator only fills the template
+    params = init_params(n_features, sizes, np.random.default_rng(0),
+                         autoregressive=autoregressive)
+    states = prior_states(params, prior_params)
+    hidden = []
+    for s, (p, st, h) in enumerate(parts):
+        set_layer_rows(params, s, layer_rows(p, 0))
+        states[s] = st[0]
+        hidden.append(None if h is None else h[0])
+    set_layer_rows(params, len(sizes), layer_rows(parts[-1][0], 1))
+    states[len(sizes)] = parts[-1][1][1]
+    return params, states, (None if any(h is None for h in hidden) else hidden)
+
+
+def active_units(params, threshold):
+    """Units per hidden layer with some outgoing weight above ``threshold`` in magnitude."""
+    return [int(np.sum(np.abs(W).max(axis=0) > threshold)) for W in params.weights]
 
 
 def activation(params, layers, l):

@@ -25,7 +25,9 @@ __all__ = [
     "DEFAULT_PRIOR_PARAMS",
     "gibbs_update_prior",
     "init_prior_state",
+    "init_prior_states",
     "prior_precision",
+    "resolve_prior_params",
     "random_gig",
     "vb_prior_bound",
     "vb_update_prior",
@@ -148,6 +150,25 @@ def init_prior_state(kind, shape, prior_params):
                 "e_omega": 1.0, "e_log_omega": 0.0,
                 "q": {}}
     raise ValueError(f"unknown prior {kind!r}")
+
+
+def resolve_prior_params(method_defaults, overrides):
+    """:data:`DEFAULT_PRIOR_PARAMS`, then an inference method's, then the user's.
+
+    Raises ``ValueError`` naming unknown keys of ``overrides``.
+    """
+    pp = {**DEFAULT_PRIOR_PARAMS, **method_defaults}
+    if overrides:
+        unknown = set(overrides) - set(pp)
+        if unknown:
+            raise ValueError(f"unknown prior_params {sorted(unknown)}; known: {sorted(pp)}")
+        pp.update(overrides)
+    return pp
+
+
+def init_prior_states(kind, block_shapes, prior_params):
+    """One :func:`init_prior_state` per weight block, ``block_shapes`` ``(J_l, d_l - 1)``."""
+    return [init_prior_state(kind, shape, prior_params) for shape in block_shapes]
 
 
 def prior_precision(kind, state, prior_params, shape, vb=False):

@@ -1,0 +1,75 @@
+"""Deep LDA features averaged over the kept global samples (``transform``).
+
+A document's feature is the posterior mean of its normalised hidden units
+``theta^(l) / |theta^(l)|`` (the topic proportions). It is estimated by the local
+upward-downward Gibbs sampler (Alg. 1, line 3) run under each kept global sample
+``(Phi_s, r_s)`` in turn, the chains carried over from one sample to the next (so
+only the first pays the burn-in, as in the held-out protocol of Sec. 5), one
+collected sweep at a time. The standard deviation is that of the proportions over
+all the collected sweeps of all the kept samples (``ddof=0``): by the law of total
+variance, the local posterior spread within a global sample plus the spread of the
+local means between global samples. It is a Monte-Carlo estimate from as many
+draws as sweeps were collected, so expect a relative error of about
+``1 / sqrt(2 n_draws)`` on it.
+"""
+
+import math
+
+from .._core.posterior import Moments
+
+__all__ = ["collected_sweeps", "theta_moments"]
+
+
+def collected_sweeps(n_collect, n_samples):
+    """Sweeps collected under each of ``n_samples`` global samples: ``ceil(n_collect / n_samples)``.
+
+    The total stays within ``n_samples - 1`` sweeps of ``n_collect``, so averaging
+    over the kept global samples costs about what one sample's ``n_collect`` did.
+    """
+    return max(1, math.ceil(int(n_collect) / int(n_samples)))
+
+
+def theta_moments(local, merge, X, samples, seed, *, n_burn, n_collect, return_std=False):
+    """Per-layer mean (and standard deviation) of the normalised ``theta^(l)`` over sweeps and samples.
+
+    Parameters
+    ----------
+    local : callable
+        ``local(X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics, thetas)``,
+        the estimator's chunked run of the local sampler; returns one result per chunk.
+    merge : callable
+        Merges the chunks' results (``theta_norm_sum`` stacked over documents).
+    X : CSR matrix
+    samples : list of (phis, r)
+        The kept global samples, oldest first.
+    seed : numpy.random.SeedSequence
+    n_burn : int
+        Sweeps discarded under the first sample.
+    n_collect : int
+        Sweeps collected in all, split over the samples (:func:`collected_sweeps`).
+    return_std : bool, default=False
+
+    Returns
+    -------
+    mean : list of ndarray of shape (n_docs, K_l)
+    std : list of ndarray of shape (n_docs, K_l), only with ``return_std``
+    """
+    per_sample = collected_sweeps(n_collect, len(samples))
+    seeds = seed.spawn(len(samples) * per_sample)
+    acc, thetas, k = None, None, 0
+    for i, (phis, r) in enumerate(samples):
+        for _ in range(per_sample):
+            # one collected sweep per call, so that every draw's proportions are seen
+            res = local(X, seeds[k], phis, r, n_burn=n_burn if k == 0 else 0, n_collect=1,
+                        collect_topics=False, thetas=thetas)
+            thetas = [part["theta"] for part in res]
+            draw = merge(res)["theta_norm_sum"]
+            if acc is None:
+                acc = [Moments() for _ in draw]
+            for a, d in zip(acc, draw):
+                a.add(d)
+            k += 1
+    means = [a.mean() for a in acc]
+    if return_std:
+        return means, [a.std() for a in acc]
+    return means

@@ -1,0 +1,71 @@
+"""What ``"auto"`` means for BayesianSBN's size and run length, and the paper's presets.
+
+``BayesianSBN(random_state=0).fit(X)`` resolves ``n_components="auto"``,
+``n_iter="auto"`` and ``burn_in="auto"`` here from the shape of ``X``; the estimator
+stores the result as ``n_components_``, ``burn_in_`` and (counting passes)
+``n_iter_``. The rules and the figures behind them are in the user guide
+(``doc/user_guide/sbn.rst``, "Defaults") and ``benchmarks/results/defaults_sbn.txt``.
+"""
+
+import math
+
+__all__ = ["PAPER_PRESETS", "resolve_burn_in", "resolve_n_components", "resolve_n_iter"]
+
+#: Below this many training rows the automatic width is the enumerable one.
+SMALL_N = 5000
+#: Widest automatic layer (the paper's MNIST width).
+MAX_AUTO_UNITS = 200
+
+#: The settings of Gan et al. (2015), Sec. 5.1 (every data set: K = 200 per layer,
+#: weights initialised N(0, 0.1^2), VB 40 iterations, Gibbs 40 burn-in + 100 collected,
+#: online VB minibatches of 5,000 with 4 local iterations over 20 epochs), as keyword
+#: arguments of BayesianSBN. The paper's online VB used a fixed rate 0.1; ours decays
+#: (learning_offset, learning_decay), so that row has no exact equivalent.
+PAPER_PRESETS = {
+    "sbn_gibbs": dict(n_components=(200,), inference="gibbs", n_iter=140, burn_in=40,
+                      prior="tpbn"),
+    "sbn_vb": dict(n_components=(200,), inference="vb", n_iter=40, prior="tpbn"),
+    "sbn_200_200_vb": dict(n_components=(200, 200), inference="vb", n_iter=40,
+                           pretrain=True, prior="tpbn"),
+    "arsbn_vb": dict(n_components=(200,), inference="vb", n_iter=40, autoregressive=True,
+                     prior="tpbn"),
+    "fvsbn_vb": dict(n_components=(), inference="vb", n_iter=40, autoregressive=True,
+                     prior="tpbn"),
+    "sbn_online_vb": dict(n_components=(200,), inference="online_vb", n_iter=20,
+                          batch_size=5000, n_local_iter=4, prior="tpbn"),
+}
+
+
+def resolve_n_components(n_samples, n_features, max_exact_units):
+    """Hidden sizes for ``n_components="auto"``: one layer.
+
+    Up to :data:`SMALL_N` rows, ``max_exact_units`` units (16): the most whose
+    likelihood ``score_samples`` computes exactly by enumeration, and on binarised
+    digits as good as 200 units (-18.9 nats either way) at a tenth of the cost.
+    Beyond, one unit per 250 rows, capped at :data:`MAX_AUTO_UNITS` (200 from 50,000
+    rows, the paper's MNIST width); ``score_samples`` then estimates by AIS.
+    """
+    del n_features   # the width follows the rows that can pin the weights down
+    if n_samples < SMALL_N:
+        return (int(max_exact_units),)
+    return (int(min(MAX_AUTO_UNITS, max(max_exact_units, n_samples // 250))),)
+
+
+def resolve_n_iter(n_samples):
+    """Passes for ``n_iter="auto"``: ``clip(240,000 / n_samples, 60, 200)``.
+
+    Small data get more passes (a pass is cheap and the chains need them to mix);
+    from 4,000 rows on, 60 passes, as each pass then holds more information.
+    """
+    return int(min(200, max(60, math.ceil(240_000 / max(1, n_samples)))))
+
+
+def resolve_burn_in(n_iter, *, streaming_steps=False):
+    """Burn-in for ``burn_in="auto"``: the first 40 % of the final phase's passes.
+
+    With ``streaming_steps`` (the DSGHMC options, whose burn-in counts minibatch
+    steps, in ``partial_fit`` too) 40 steps, the setting their benchmarks used.
+    """
+    if streaming_steps:
+        return 40
+    return int(0.4 * n_iter)
