@@ -1,21 +1,15 @@
-"""Shared loader for the deep-LDA benchmarks: the paper's 20News split."""
+"""Shared loader for the deep-LDA benchmarks: the paper's 20News split, via skdgm.datasets.
 
-from pathlib import Path
+The folder is found by :func:`_common.data_home` (``--data-home``, else ``SKDGM_DATA``,
+else a ``shared/data`` folder above the checkout, else ``~/skdgm_data``).
+"""
 
-import numpy as np
-import scipy.sparse as sp
-
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "20news_2000.npz"
+import _common
 
 
-def load_20news(path=DATA):
+def load_20news(home=None):
     """train, test_observed, test_heldout (CSR counts) and the vocabulary."""
-    if not Path(path).exists():
-        raise SystemExit(f"{path} not found: the benchmark needs ../shared/data/20news_2000.npz")
-    d = np.load(path)
+    from skdgm.datasets import fetch_20newsgroups_bow
 
-    def part(p):
-        return sp.csr_matrix((d[p + "_data"], d[p + "_indices"], d[p + "_indptr"]),
-                             shape=tuple(d[p + "_shape"]))
-
-    return part("train"), part("test_observed"), part("test_heldout"), d["vocabulary"]
+    d = fetch_20newsgroups_bow(data_home=_common.data_home(home))
+    return d.train, d.test_observed, d.test_heldout, d.vocabulary

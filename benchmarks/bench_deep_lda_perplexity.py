@@ -61,9 +61,12 @@ def _test_subset(obs, held, n, seed=0):
 def run_deep(Ks, sampler, args, X, obs, held):
     name = "-".join(map(str, Ks))
     cobs, cheld = _test_subset(obs, held, args.curve_docs, seed=1)
+    # the paper's local sweeps (20 L + 10 L per minibatch), not the library's defaults
+    L = len(Ks)
     model = DeepLDA(Ks, sampler=sampler, total_samples=X.shape[0], learning_rate=args.learning_rate,
                     n_posterior_samples=args.posterior_samples,
-                    posterior_thin=args.posterior_thin, random_state=0, n_jobs=1)
+                    posterior_thin=args.posterior_thin, random_state=0, n_jobs=1,
+                    local_burn_in=args.local_burn * L, local_samples=args.local_collect * L)
     rng = np.random.default_rng(0)
     n = X.shape[0]
     steps = args.gibbs_iters if sampler == "gibbs" else args.minibatches
@@ -195,6 +198,10 @@ def main():
     ap.add_argument("--curve-docs", type=int, default=300)
     ap.add_argument("--checkpoints", type=int, default=8)
     ap.add_argument("--posterior-samples", type=int, default=5)
+    ap.add_argument("--local-burn", type=int, default=20,
+                    help="training local burn-in sweeps per layer (paper: 20)")
+    ap.add_argument("--local-collect", type=int, default=10,
+                    help="training local collected sweeps per layer (paper: 10)")
     ap.add_argument("--test-burn", type=int, default=20, help="per layer")
     ap.add_argument("--test-collect", type=int, default=10, help="per layer")
     ap.add_argument("--sklearn", action="store_true")

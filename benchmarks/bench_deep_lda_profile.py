@@ -1,8 +1,8 @@
 """Where one 128-64-32 minibatch of DeepLDA's local sampler spends its time.
 
-Warms a ``DeepLDA((128, 64, 32))`` up on 20 TLASGR minibatches of 20News (as
-``bench_deep_lda_throughput.py`` does), then runs the upward-downward sampler
-once on a fresh 200-document minibatch with the authors' 60 + 30 sweeps, with
+Warms a ``DeepLDA((128, 64, 32))`` up on 20 TLASGR minibatches of 20News, then
+runs the upward-downward sampler once on a fresh 200-document minibatch with
+the authors' 60 + 30 sweeps (flat start), with
 a CPU-time timer around every kernel call (multinomial partitions per layer,
 CRT, the gamma draws of theta and the small NumPy draws); "rest" is the NumPy
 glue of the sweep (matrix products, sums, allocations).
@@ -20,6 +20,7 @@ from skdgm import DeepLDA
 from skdgm.deep_lda import _local
 
 from _deep_lda_data import load_20news
+from _common import header
 
 TIMES = defaultdict(float)
 
@@ -52,6 +53,7 @@ class _TimedGenerator:
 
 
 def main():
+    header()
     X, _, _, _ = load_20news()
     n = X.shape[0]
     Ks = (128, 64, 32)

@@ -449,10 +449,7 @@ def test_n_components_int_or_tuple(name):
         np.testing.assert_array_equal(a, one.transform(X[:4]))
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="DeepLDA counts updates; "
-                                            "being fixed on the DeepLDA branch"))
-    if n == "DeepLDA" else n for n in NAMES])
+@pytest.mark.parametrize("name", NAMES)
 def test_n_iter_counts_passes(name):
     """``n_iter_`` counts passes over the data in fit, and one per partial_fit."""
     X = data(name)

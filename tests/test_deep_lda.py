@@ -38,7 +38,7 @@ def _int64_csr(X):
     return X.indptr.astype(np.int64), X.indices.astype(np.int64), X.data.astype(np.int64)
 
 
-def _pgbn_corpus(seed, V=50, K=(5,), n_docs=400, scale=25.0):
+def _pgbn_corpus(seed, V=50, K=(5,), n_docs=400, scale=25.0, return_theta=False):
     """Documents from a known PGBN with well separated layer-1 topics.
 
     Topic k puts most of its mass on its own block of words (so the true topics
@@ -56,7 +56,30 @@ def _pgbn_corpus(seed, V=50, K=(5,), n_docs=400, scale=25.0):
         phi2 = rng.dirichlet(np.full(K[0], 0.3), K[1]).T
         theta2 = rng.gamma(0.5, 1.0, size=(n_docs, K[1]))
         theta = rng.gamma(theta2 @ phi2.T, scale)
-    return sp.csr_matrix(rng.poisson(theta @ phi.T)), phi
+    X = sp.csr_matrix(rng.poisson(theta @ phi.T))
+    return (X, phi, theta) if return_theta else (X, phi)
+
+
+def _completion_split(X, seed=0):
+    """Each document's tokens split 80/20 by binomial thinning (observed, held-out)."""
+    rng = np.random.default_rng(seed)
+    held = X.copy()
+    held.data = rng.binomial(X.data.astype(int), 0.2).astype(float)
+    held.eliminate_zeros()
+    return (X - held).tocsr(), held.tocsr()
+
+
+def _perplexity_of(probs, held):
+    """Per-held-out-word perplexity of ``held`` under per-document word distributions."""
+    held = sp.csr_matrix(held)
+    rows = np.repeat(np.arange(held.shape[0]), np.diff(held.indptr))
+    return float(np.exp(-(held.data * np.log(probs[rows, held.indices])).sum()
+                        / held.data.sum()))
+
+
+def _unigram_perplexity(Xtrain, held):
+    counts = np.asarray(Xtrain.sum(axis=0)).ravel() + 0.5
+    return _perplexity_of(np.broadcast_to(counts / counts.sum(), held.shape), held)
 
 
 def _matched_cosine(learned_rows, true_rows):
@@ -330,20 +353,24 @@ def test_gibbs_conditionals_means():
 # The learned model is over-complete (8 topics for 5 true ones), as the PGBN is used
 # in practice: its gamma-process prior on r shrinks the spare topics, while with
 # exactly K topics short runs often end in a mode where two true topics share one
-# learned topic. Seeds are fixed; at these run lengths about one 2-layer seed in
-# six still ends in such a mode (measured over seeds 0-5). The batch Gibbs chain
-# (upward, then Phi and r, then theta: issue 12) reached a minimum cosine of
-# 0.96-0.99 on five of seeds 0-5 after 80 sweeps (seed 1: a merged-topic mode);
-# after 40 sweeps seed 0 was still at 0.88.
-@pytest.mark.parametrize("Ks, learned, sampler", [
-    ((5,), (8,), "tlasgr"), ((5, 3), (8, 4), "tlasgr"), ((5,), (8,), "tlfsgr"),
-    ((5,), (8,), "sgrld"), ((5, 3), (8, 4), "gibbs"),
-])
-def test_topic_recovery(Ks, learned, sampler):
-    X, phi = _pgbn_corpus(0, K=Ks, n_docs=400)
+# learned topic. Every configuration must recover the true topics on each of three
+# corpora, each fitted with its own seed (not one hand-picked seed). Measured
+# minimum cosines over seeds 0-5 (corpus seed = model seed): tlasgr (5,)
+# 0.97-0.99, (5, 3) 0.93-0.99; tlfsgr 0.98-0.99; sgrld 0.94-0.97; batch Gibbs
+# (80 sweeps) 0.94-0.99 except seed 5, a merged-topic mode (0.83).
+_RECOVERY = [((5,), (8,), "tlasgr"), ((5, 3), (8, 4), "tlasgr"), ((5,), (8,), "tlfsgr"),
+             ((5,), (8,), "sgrld"), ((5, 3), (8, 4), "gibbs")]
+
+
+@pytest.mark.parametrize("Ks, learned, sampler, seed", [
+    pytest.param(*p, seed, marks=pytest.mark.slow) if p[2] == "gibbs" and seed else (*p, seed)
+    for p in _RECOVERY for seed in (0, 1, 2)])
+def test_topic_recovery(Ks, learned, sampler, seed):
+    X, phi = _pgbn_corpus(seed, K=Ks, n_docs=400)
     n_iter = 80 if sampler == "gibbs" else 6
-    model = DeepLDA(learned, sampler=sampler, n_iter=n_iter, batch_size=100, local_burn_in=10,
-                    local_samples=10, random_state=0).fit(X)
+    batch = {} if sampler == "gibbs" else {"batch_size": 100}   # Gibbs reads none
+    model = DeepLDA(learned, sampler=sampler, n_iter=n_iter, local_burn_in=10,
+                    local_samples=10, random_state=seed, **batch).fit(X)
     cos = _matched_cosine(model.components_, phi.T)
     assert cos.min() >= 0.9, cos
     for l in range(1, len(Ks) + 1):
@@ -358,7 +385,12 @@ def test_fitted_attributes_and_sample():
     np.testing.assert_allclose(m.components_.sum(1), 1.0)
     assert [t.shape for t in m.topics_] == [(X.shape[1], 4), (4, 3), (3, 2)]
     assert [lr.shape for lr in m.learning_rates_] == [(4,), (3,), (2,), (1,)]
-    assert m.n_iter_ == 4 and len(m.history_["rate_layer3"]) == 4
+    # n_iter_ counts passes, n_updates_ global updates (2 minibatches per pass);
+    # history_ has one entry per pass with a finite training perplexity
+    assert m.n_iter_ == 2 and m.n_updates_ == 4 and len(m.history_["rate_layer3"]) == 2
+    assert m.history_["n_updates"] == [2, 4]
+    assert np.all(np.isfinite(m.history_["train_perplexity"]))
+    assert 1 < m.history_["train_perplexity"][-1] < X.shape[1]
     S = m.sample(7, random_state=0)
     assert sp.issparse(S) and S.shape == (7, X.shape[1]) and S.dtype == np.int64
     assert (m.sample(7, random_state=0) != S).nnz == 0
@@ -369,22 +401,55 @@ def test_fitted_attributes_and_sample():
 
 
 def test_perplexity_protocol():
-    X, _ = _pgbn_corpus(2, K=(5,), n_docs=300)
+    """The Sec. 5 estimator against references on the same split: it must land between
+    the true model's perplexity and the unigram's, near sklearn's LDA of the same K."""
+    from sklearn.decomposition import LatentDirichletAllocation
+
+    X, phi, theta = _pgbn_corpus(2, K=(5,), n_docs=300, return_theta=True)
     m = DeepLDA(5, n_iter=5, batch_size=100, local_burn_in=10, local_samples=10,
                 n_posterior_samples=3, random_state=0).fit(X[:200])
-    rng = np.random.default_rng(0)
     Xt = X[200:]
-    held = Xt.copy()
-    held.data = rng.binomial(Xt.data.astype(int), 0.2).astype(float)
-    obs = Xt - held
+    obs, held = _completion_split(Xt)
+    keep = np.asarray(held.sum(axis=1)).ravel() > 0
+    obs, held, theta_t = obs[keep], held[keep], theta[200:][keep]
     ppl = m.perplexity(obs, held)
     pt = m.perplexity(obs, held, point=True)
-    # a 50-word vocabulary: uniform prediction scores 50; the true model far better
-    assert 1 < ppl < 25 and 1 < pt < 25
+    # the true topics and each document's true proportions (an oracle no
+    # estimator reaches from 80 % of the words), and the word frequencies
+    truth = _perplexity_of(theta_t @ phi.T / theta_t.sum(axis=1, keepdims=True), held)
+    unigram = _unigram_perplexity(X[:200], held)
+    lda = LatentDirichletAllocation(5, learning_method="batch", max_iter=50,
+                                    random_state=0).fit(X[:200])
+    topics = lda.components_ / lda.components_.sum(axis=1, keepdims=True)
+    sk = _perplexity_of(lda.transform(obs) @ topics, held)
+    assert truth < ppl < 0.6 * unigram, (truth, ppl, unigram)
+    assert truth < pt < 0.6 * unigram, (truth, pt, unigram)
+    assert ppl <= 1.05 * sk, (ppl, sk)
     assert ppl == m.perplexity(obs, held)  # re-seeded from random_state
     s = m.score_samples(Xt)
     assert s.shape == (100,) and np.all(s <= 0)
     assert m.score(Xt) == pytest.approx(m.score(Xt))
+
+
+def test_defaults_learn_on_a_small_corpus():
+    """``DeepLDA(random_state=0)`` as a new user runs it: its held-out perplexity
+    must beat the unigram model's by a wide margin (a default that learns nothing
+    scores like the unigram) and approach the true model's."""
+    X, phi, theta = _pgbn_corpus(3, V=120, K=(8,), n_docs=400, return_theta=True)
+    m = DeepLDA(random_state=0).fit(X[:300])
+    obs, held = _completion_split(X[300:])
+    keep = np.asarray(held.sum(axis=1)).ravel() > 0
+    obs, held, theta_t = obs[keep], held[keep], theta[300:][keep]
+    ppl = m.perplexity(obs, held)
+    unigram = _unigram_perplexity(X[:300], held)
+    truth = _perplexity_of(theta_t @ phi.T / theta_t.sum(axis=1, keepdims=True), held)
+    assert m.n_iter_ >= 2 and np.all(np.isfinite(m.history_["train_perplexity"]))
+    # the training-perplexity figure falls over the passes
+    assert m.history_["train_perplexity"][-1] < m.history_["train_perplexity"][0]
+    # measured: 45.1 against unigram 88.9 and truth 37.8; topics that never
+    # move from their start scored 92 on the corpus of this test at 500 documents
+    assert ppl < 0.6 * unigram, (ppl, unigram, truth)
+    assert ppl < truth + 0.25 * (unigram - truth), (ppl, unigram, truth)
 
 
 def test_empty_documents_get_the_prior():
@@ -585,26 +650,33 @@ def test_pipeline_countvectorizer_logistic_regression():
 
 
 def test_gridsearch_over_learning_rate():
+    """A grid over learning_rate must pick the rate that learns, by a clear margin.
+
+    ``learning_rate=1e-6`` leaves the topics at their start; 1.0 learns the two
+    themes. If learning_rate did not reach the update, or score did not measure
+    the fit, both would score alike (measured gap 0.17-0.28 nats per held-out
+    word on seeds 1-3 of this corpus; this test asserts 0.1 on every fold).
+    """
     docs, _ = _text_corpus(1, n=60)
     X = CountVectorizer().fit_transform(docs)
-    base = DeepLDA(2, n_iter=2, batch_size=20, local_burn_in=3, local_samples=3,
+    base = DeepLDA(2, n_iter=3, batch_size=20, local_burn_in=3, local_samples=3,
                    random_state=0)
-    grid = [0.5, 1.0]
+    grid = [1e-6, 1.0]
     gs = GridSearchCV(base, {"learning_rate": grid}, cv=2).fit(X)
-    scores = gs.cv_results_["mean_test_score"]
-    assert np.all(np.isfinite(scores))
-    # learning_rate reaches the sampler: the two settings score differently, and the
-    # search picks the better one
-    assert scores[0] != scores[1]
-    best = grid[int(np.argmax(scores))]
-    assert gs.best_params_["learning_rate"] == best
+    res = gs.cv_results_
+    assert gs.best_params_["learning_rate"] == 1.0
+    for split in ("split0_test_score", "split1_test_score"):
+        assert res[split][1] > res[split][0] + 0.1, res
     # the refit model is the model fitted directly with best_params_ on all of X
-    direct = clone(base).set_params(learning_rate=best).fit(X)
+    direct = clone(base).set_params(learning_rate=1.0).fit(X)
     np.testing.assert_array_equal(gs.best_estimator_.components_, direct.components_)
     assert gs.score(X) == direct.score(X)
-    # set_params(learning_rate) changes the fitted result
-    other = clone(base).set_params(learning_rate=grid[1 - grid.index(best)]).fit(X)
-    assert not np.allclose(other.components_, direct.components_)
+    # the tiny rate leaves the topics where the fit started them
+    frozen = clone(base).set_params(learning_rate=1e-6).fit(X)
+    start = DeepLDA(2, n_iter=1, learning_rate=1e-300, batch_size=20, local_burn_in=3,
+                    local_samples=3, random_state=0).fit(X)
+    np.testing.assert_allclose(frozen.components_, start.components_, atol=1e-3)
+    assert np.abs(direct.components_ - start.components_).max() > 0.05
 
 
 @pytest.mark.shared_data
@@ -634,8 +706,9 @@ def test_estimator_step_follows_equations(sampler):
     m = DeepLDA((4, 3), sampler=sampler, total_samples=600, local_burn_in=3, local_samples=2,
                 random_state=0).partial_fit(X[:50])
     phis = [p.copy() for p in m.topics_]
-    r, M, M_top = m.r_.copy(), [a.copy() for a in m._M], m._M_top
-    phihat = [p.copy() for p in m._phihat]
+    st = m._sg_state
+    r, M, M_top = m.r_.copy(), [a.copy() for a in st["M"]], st["M_top"]
+    phihat = [p.copy() for p in st["phihat"]]
     ss = m._train_seed
     seed = np.random.SeedSequence(ss.entropy, spawn_key=ss.spawn_key,
                                   n_children_spawned=ss.n_children_spawned)
@@ -897,3 +970,75 @@ def test_gibbs_n_jobs_gives_identical_results():
     for a, b in zip(ref.topics_, thr.topics_):
         np.testing.assert_array_equal(a, b)
     np.testing.assert_array_equal(ref.r_, thr.r_)
+
+
+# ------------------------------------------------- no subnormal arithmetic
+def test_draws_stay_above_the_floor_and_products_stay_normal():
+    """theta, Phi and r never go below FLOOR = 1e-100, so that the partitions'
+    products theta * phi are normal doubles (subnormal arithmetic made K = 512 cost
+    56x K = 32 on some CPUs). With the former floor (the smallest normal double)
+    batch Gibbs with a small eta put Dirichlet entries near 1e-300."""
+    assert _local.FLOOR ** 2 >= np.finfo(np.float64).tiny
+    rng = np.random.default_rng(0)
+    th = _local_fast.gamma_theta(np.full((50, 40), 1e-3), np.zeros((50, 40), dtype=np.int64),
+                                 np.ones(50), rng, _local.FLOOR)
+    assert th.min() == _local.FLOOR          # tiny shapes do reach the floor...
+    X, _ = _pgbn_corpus(6, K=(4,), n_docs=60)
+    m = DeepLDA((6, 3), sampler="gibbs", n_iter=5, eta=0.001, random_state=0).fit(X)
+    for arr in m.topics_ + [m.r_] + [t for t in m._gibbs_state[1][0]]:
+        assert arr.min() >= _local.FLOOR     # ...and nothing goes below it
+
+
+def test_verbose_prints_one_line_per_pass(capsys):
+    X, _ = _pgbn_corpus(7, K=(3,), n_docs=90)
+    m = DeepLDA((4, 2), n_iter=3, batch_size=30, local_burn_in=2, local_samples=2,
+                random_state=0, verbose=1).fit(X)
+    lines = [l for l in capsys.readouterr().out.splitlines() if l.startswith("[DeepLDA]")]
+    assert len(lines) == 3 == m.n_iter_ and m.n_updates_ == 9
+    assert all("train_perplexity = " in l and "time_left = " in l for l in lines)
+    # the estimate of the time left ends at 0 with the fit; partial_fit has none
+    assert m.history_["time_left"][-1] == 0.0
+    m.partial_fit(X[:30])
+    assert m.history_["time_left"][-1] == 0.0 and len(m.history_["time"]) == 4
+
+
+@pytest.mark.parametrize("V, K", [(7, 3), (300, 16), (50, 1)])
+def test_fused_simplex_step_matches_twin(V, K):
+    """The Cython TLASGR step draws its normals inside, in the order of
+    rng.standard_normal(phi.shape), and computes Eq. 15 as the NumPy twin does."""
+    from skdgm.deep_lda import _global_fast
+
+    rng = np.random.default_rng(V)
+    phi = rng.dirichlet(np.ones(V), K).T.copy()
+    xbar = rng.poisson(0.3, (V, K)).astype(float)
+    rate = rng.uniform(1e-4, 1e-1, K)
+    a, ra = _global_fast.simplex_step(phi, rate, xbar, 7.0, 0.05,
+                                      np.random.default_rng(1), _local.FLOOR)
+    b, rb = _global.simplex_step(phi, rate, xbar, 7.0, 0.05,
+                                 np.random.default_rng(1).standard_normal((V, K)))
+    np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-300)
+    np.testing.assert_array_equal(ra, rb)
+    np.testing.assert_allclose(a.sum(axis=0), 1.0)
+    # the stream is left where the twin's draw leaves it
+    g1, g2 = np.random.default_rng(1), np.random.default_rng(1)
+    _global_fast.simplex_step(phi, rate, xbar, 7.0, 0.05, g1, _local.FLOOR)
+    g2.standard_normal((V, K))
+    assert g1.random() == g2.random()
+
+
+@pytest.mark.parametrize("sampler", ["tlasgr", "tlfsgr", "sgrld"])
+def test_sg_update_cython_equals_numpy(sampler):
+    rng = np.random.default_rng(3)
+    phis = [rng.dirichlet(np.ones(40), 6).T.copy(), rng.dirichlet(np.ones(6), 3).T.copy()]
+    stats = {"topic_counts": [rng.poisson(0.5, (40, 6)).astype(float),
+                              rng.poisson(0.5, (6, 3)).astype(float)],
+             "top_tables": np.ones(3), "q_top": 2.0}
+    state = {"M": [np.ones(6), np.ones(3)], "M_top": 1.0, "t": 3,
+             "phihat": [p * p.shape[0] for p in phis]}
+    out = [_global.sg_update(phis, np.ones(3), state, stats, sampler=sampler, eps=0.3,
+                             rho=10.0, etas=[0.1, 0.2], gamma0=1.0, c0=1.0,
+                             rng=np.random.default_rng(5), kernels=k)
+           for k in ("cython", "numpy")]
+    for a, b in zip(out[0][0], out[1][0]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    np.testing.assert_allclose(out[0][1], out[1][1], rtol=1e-12)

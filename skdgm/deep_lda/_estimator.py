@@ -3,6 +3,7 @@
 from collections import deque
 import math
 import numbers
+import time
 
 import numpy as np
 import scipy.sparse as sp
@@ -18,8 +19,8 @@ from .._core.chains import chain_pool, even_chunks, run_chains
 from .._core.posterior import check_missing, check_n_sweeps
 from .._core.random import RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for
 from .._core.schedules import Polynomial
-from . import _bounds, _generate, _gibbs, _global
-from ._local import MAX_TOTAL_COUNT, local_task
+from . import _bounds, _evaluate, _generate, _gibbs, _global
+from ._local import MAX_TOTAL_COUNT, local_task, merge_chunks, round_counts
 from ._posterior import theta_moments
 from ._impute import gibbs_impute as impute_counts
 
@@ -32,6 +33,17 @@ _CHUNK_DOCS = 100
 # history_ keeps the latest entries only, so a stream of partial_fit calls runs in
 # constant memory.
 _MAX_HISTORY = 10_000
+
+# Multiplicative EM steps that start each document's local chain near its
+# words' topics (see _local.upward_downward): a few sweeps of burn-in then suffice.
+_EM_STEPS = 5
+
+# n_iter="auto": passes enough for about _AUTO_UPDATES global updates, within
+# [_AUTO_MIN_PASSES, _AUTO_MAX_PASSES]; batch Gibbs makes _AUTO_GIBBS_SWEEPS sweeps.
+_AUTO_UPDATES = 500
+_AUTO_MIN_PASSES = 1
+_AUTO_MAX_PASSES = 10
+_AUTO_GIBBS_SWEEPS = 100
 
 _SAMPLER_DEFAULTS = {  # (learning_rate, learning_decay): the authors' settings
     "tlasgr": (1.0, 0.7),
@@ -48,14 +60,21 @@ _OPTION_READS = {"sampler": {"tlasgr": _SG_READS, "tlfsgr": _SG_READS, "sgrld": 
                              "gibbs": set()}}
 
 
-def _round_counts(X):
-    """``X`` rounded to the nearest integers (a new array or CSR matrix)."""
-    if sp.issparse(X):
-        X = X.copy()
-        X.data = np.rint(X.data)
-        X.eliminate_zeros()
-        return X
-    return np.rint(X)
+class _PassLog:
+    """What one pass (or one ``partial_fit`` call) reports: the own-words
+    log-likelihood of its minibatches under their collected local samples,
+    and the step size and rates of its last update."""
+
+    def __init__(self):
+        self.loglik, self.n_words, self.eps, self.rates = 0.0, 0.0, float("nan"), []
+
+    def add(self, loglik, n_words, eps, rates):
+        self.loglik += loglik
+        self.n_words += n_words
+        self.eps, self.rates = eps, rates
+
+    def perplexity(self):
+        return float(np.exp(-self.loglik / self.n_words)) if self.n_words else float("nan")
 
 
 class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
@@ -86,8 +105,12 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         ``"bernoulli"`` models 0/1 data as ``b = 1(x > 0)`` (Bernoulli-Poisson link).
     batch_size : int, default=200
         Documents per minibatch in :meth:`fit`.
-    n_iter : int, default=10
+    n_iter : int or "auto", default="auto"
         Passes over the data in :meth:`fit` (sweeps for ``sampler="gibbs"``).
+        ``"auto"``: enough passes for about 500 global updates, at least 1 and
+        at most 10 (in minibatches of 200: 2,000 documents get 10 passes,
+        11,284 get 9, 100,000 get 1; 100 sweeps for ``sampler="gibbs"``). The
+        passes made are ``n_iter_``.
     total_samples : int, optional
         Corpus size ``|X|`` for ``rho = |X| / |minibatch|`` in :meth:`partial_fit`;
         ``None`` means the size of the data given to :meth:`fit` (in ``fit``) and
@@ -104,9 +127,13 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         ``p_j^(2) ~ Beta(a0, b0)``.
     e0, f0 : float, default=1.0
         ``c_j^(l) ~ Gam(e0, 1 / f0)``.
-    local_burn_in, local_samples : int, optional
+    local_burn_in, local_samples : int, default=5
         Local Gibbs sweeps discarded / collected per minibatch (and in
-        :meth:`transform` and :meth:`perplexity`); ``None`` is ``20 L`` / ``10 L``.
+        :meth:`transform` and :meth:`perplexity`). Each document's chain starts
+        from a few multiplicative EM steps of its topic proportions given the
+        current topics, which spares most of the burn-in (the authors use
+        ``20 L`` / ``10 L`` sweeps from a flat start: the ``"paper"`` preset
+        of the user guide).
     n_posterior_samples : int, default=5
         Global samples kept (the latest ones) for :meth:`perplexity`,
         :meth:`score` and :meth:`transform`, which average over them.
@@ -117,6 +144,8 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         minibatches, which thinning approximates at a bounded memory.
     random_state : int, RandomState, Generator or None, default=None
     verbose : int, default=0
+        ``1``: one line per pass with ``history_``'s figures, the elapsed time
+        and an estimate of the time left.
     n_jobs : int, optional
         Parallel local sampling over fixed chunks of documents (joblib; results
         do not depend on it).
@@ -139,9 +168,22 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         The rates ``eps_t / M_k^(l)`` actually applied in the last update, per
         layer and topic (the paper's Fig. 2), then the rate of ``r``.
     history_ : dict of lists
-        Per global update: ``step_size`` (the step size eps_t), ``rate_layer{l}`` and ``time``.
+        One entry per pass of :meth:`fit` and per :meth:`partial_fit` call (the
+        latest 10,000 kept), the figures of the ``verbose=1`` line:
+        ``train_perplexity`` (the fit-quality figure: per-word perplexity of the
+        pass's own training words under each document's rates
+        ``Phi^(1) theta^(1)`` averaged over its collected local samples, taken
+        before each global update; an in-sample estimate, lower is better, not
+        comparable with the held-out :meth:`perplexity`), ``step_size``
+        (``eps_t`` of the pass's last update), ``rate_layer{l}`` (mean rate
+        ``eps_t / M_k^(l)`` of that update), ``n_updates``, ``time_left`` (an
+        estimate of the rest of :meth:`fit`, in seconds; 0 in
+        :meth:`partial_fit`) and ``time`` (seconds since the fit started).
     n_iter_ : int
-        Number of global updates (minibatches, or Gibbs sweeps).
+        Passes over the data made by :meth:`fit` (``n_iter`` with ``"auto"``
+        resolved), plus one per :meth:`partial_fit` call.
+    n_updates_ : int
+        Global updates made (minibatches, or Gibbs sweeps).
     n_features_in_ : int
     posterior_samples_ : list of (topics, r)
         The kept global samples, oldest first (see ``n_posterior_samples``).
@@ -154,7 +196,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         "sampler": [StrOptions({"tlasgr", "tlfsgr", "sgrld", "gibbs"})],
         "link": [StrOptions({"poisson", "bernoulli"})],
         "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+        "n_iter": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
         "total_samples": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "learning_rate": [Interval(numbers.Real, 0, None, closed="neither"), None],
         "learning_offset": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -166,8 +208,8 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         "b0": [Interval(numbers.Real, 0, None, closed="neither")],
         "e0": [Interval(numbers.Real, 0, None, closed="neither")],
         "f0": [Interval(numbers.Real, 0, None, closed="neither")],
-        "local_burn_in": [Interval(numbers.Integral, 0, None, closed="left"), None],
-        "local_samples": [Interval(numbers.Integral, 1, None, closed="left"), None],
+        "local_burn_in": [Interval(numbers.Integral, 0, None, closed="left")],
+        "local_samples": [Interval(numbers.Integral, 1, None, closed="left")],
         "n_posterior_samples": [Interval(numbers.Integral, 1, None, closed="left")],
         "posterior_thin": [Interval(numbers.Integral, 1, None, closed="left")],
         "random_state": RANDOM_STATE_CONSTRAINT,
@@ -181,9 +223,9 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     }
 
     def __init__(self, n_components=(128, 64, 32), *, sampler="tlasgr", link="poisson",
-                 batch_size=200, n_iter=10, total_samples=None, learning_rate=None,
+                 batch_size=200, n_iter="auto", total_samples=None, learning_rate=None,
                  learning_offset=20.0, learning_decay=None, eta=None, gamma0=1.0, c0=1.0,
-                 a0=0.01, b0=0.01, e0=1.0, f0=1.0, local_burn_in=None, local_samples=None,
+                 a0=0.01, b0=0.01, e0=1.0, f0=1.0, local_burn_in=5, local_samples=5,
                  n_posterior_samples=5, posterior_thin=1, random_state=None, verbose=0,
                  n_jobs=None, round_counts=False):
         self.n_components = n_components
@@ -225,56 +267,39 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     # ------------------------------------------------------------ validation
     def _layers(self):
-        K = self.n_components
-        if isinstance(K, numbers.Integral):
-            K = (int(K),)
-        K = tuple(int(k) for k in K)
-        if len(K) == 0 or any(k < 1 for k in K):
-            raise ValueError(f"n_components must be positive ints, got {self.n_components!r}")
-        return K
+        return _global.layer_sizes(self.n_components)
 
     def _etas(self, Ks):
-        if self.eta is None:
-            return [1.0 / k for k in Ks]
-        if isinstance(self.eta, numbers.Real):
-            return [float(self.eta)] * len(Ks)
-        etas = [float(e) for e in self.eta]
-        if len(etas) != len(Ks) or any(e <= 0 for e in etas):
-            raise ValueError(f"eta must be one positive value per layer ({len(Ks)}), got {self.eta!r}")
-        return etas
+        return _global.layer_etas(self.eta, Ks)
 
     def _check_X(self, X, *, reset):
-        # validate_data(reset=True) records the input's features on the estimator
-        # before our own checks run: put them back if the input is then rejected.
-        saved = {k: self.__dict__[k] for k in ("n_features_in_", "feature_names_in_")
-                 if k in self.__dict__}
-        try:
-            X = self._validate_input(X, reset=reset, accept_sparse="csr")
-            if self.round_counts:
-                X = _round_counts(X)
-            check_non_negative(
-                X, f"{type(self).__name__} (counts must be non-negative integers)")
-            if self.link == "bernoulli":
-                check_binary(X, what=f"{type(self).__name__}(link='bernoulli')")
-            else:
-                check_counts(
-                    X, what=type(self).__name__, max_total=MAX_TOTAL_COUNT,
-                    limit_name="2**63 - 1, the largest int64, the type its samplers count in")
-        except ValueError:
-            if reset:
-                for k in ("n_features_in_", "feature_names_in_"):
-                    if k in saved:
-                        self.__dict__[k] = saved[k]
-                    else:
-                        self.__dict__.pop(k, None)
-            raise
+        # (a rejected training input leaves no trace: fit and partial_fit restore
+        # the estimator's state on any exception)
+        X = self._validate_input(X, reset=reset, accept_sparse="csr")
+        if self.round_counts:
+            X = round_counts(X)
+        what = type(self).__name__
+        check_non_negative(X, f"{what} (counts must be non-negative integers)")
+        if self.link == "bernoulli":
+            check_binary(X, what=f"{what}(link='bernoulli')")
+        else:
+            check_counts(X, what=what, max_total=MAX_TOTAL_COUNT, limit_name="2**63 - 1, "
+                         "the largest int64, the type its samplers count in")
         return sp.csr_matrix(X, dtype=np.float64)
 
     def _sweeps(self):
-        L = len(self._layers())
-        burn = 20 * L if self.local_burn_in is None else int(self.local_burn_in)
-        coll = 10 * L if self.local_samples is None else int(self.local_samples)
-        return burn, coll
+        """Local sweeps (burn-in, collected) per minibatch and in transform / score."""
+        return int(self.local_burn_in), int(self.local_samples)
+
+    def _resolve_n_iter(self, n_samples):
+        """Passes of ``fit`` over ``n_samples`` documents (``n_iter="auto"`` resolved)."""
+        if self.n_iter != "auto":
+            return int(self.n_iter)
+        if self.sampler == "gibbs":
+            return _AUTO_GIBBS_SWEEPS
+        per_pass = math.ceil(n_samples / self.batch_size)
+        return max(_AUTO_MIN_PASSES, min(_AUTO_MAX_PASSES,
+                                         math.ceil(_AUTO_UPDATES / per_pass)))
 
     def _schedule(self):
         a0, c0 = _SAMPLER_DEFAULTS[self.sampler]
@@ -295,21 +320,11 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             local_task, tasks, seeds=seeds, n_jobs=self.n_jobs, phis=phis, r=r,
             a0=self.a0, b0=self.b0, e0=self.e0, f0=self.f0, n_burn=n_burn,
             n_collect=n_collect, link=self.link, collect_topics=collect_topics,
+            compact_words=True, em_steps=_EM_STEPS,
         )
 
-    @staticmethod
-    def _merge(results):
-        L = len(results[0]["theta"])
-        out = {
-            "top_tables": sum(res["top_tables"] for res in results),
-            "q_top": float(sum(res["q_top"] for res in results)),
-            "n_collect": results[0]["n_collect"],
-        }
-        if results[0]["topic_counts"] is not None:
-            out["topic_counts"] = [sum(res["topic_counts"][l] for res in results) for l in range(L)]
-        for key in ("theta_sum", "theta_norm_sum"):
-            out[key] = [np.vstack([res[key][l] for res in results]) for l in range(L)]
-        return out
+    def _merge(self, results):
+        return merge_chunks(results, self.n_features_in_)
 
     # --------------------------------------------------------------- fitting
     def _reset(self, n_features, X=None):
@@ -317,31 +332,24 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         root = seed_for(self.random_state)
         self._train_seed, global_seed, self._order_seed = root.spawn(3)
         self._rng = as_generator(global_seed)
-        dims = (n_features,) + Ks
         self._etas_ = self._etas(Ks)
-        # Dir(1) start for each topic; r at the gamma-process mean gamma0/(K_L c0).
-        self.topics_ = [self._rng.dirichlet(np.ones(dims[l]), size=dims[l + 1]).T.copy()
-                        for l in range(len(Ks))]
-        if X is not None and X.nnz:
-            # Seed each layer-1 topic on one random document (plus an equal weight of
-            # Dir(1) noise): topics start apart, which avoids most merged-topic modes.
-            rows = self._rng.choice(X.shape[0], size=Ks[0], replace=X.shape[0] < Ks[0])
-            docs = X[rows].toarray().T
-            lengths = np.maximum(docs.sum(axis=0), 1.0)
-            start = docs / lengths + self.topics_[0]
-            self.topics_[0] = start / start.sum(axis=0)
-        self._phihat = [t * dims[l] for l, t in enumerate(self.topics_)]
+        self.topics_ = _global.initial_topics(n_features, Ks, X, self._rng)
         self.r_ = np.full(Ks[-1], self.gamma0 / (Ks[-1] * self.c0))
-        self._M = [np.zeros(K) for K in Ks]
-        self._M_top = 0.0
-        self._t = 0
+        self._sg_state = {"M": [np.zeros(K) for K in Ks], "M_top": 0.0, "t": 0,
+                          "phihat": [t * t.shape[0] for t in self.topics_]}
         self._posterior = deque(maxlen=self.n_posterior_samples)
         self._gibbs_state = None
         # the lengths of every document trained on, as a histogram (for sample)
         self._length_values = np.zeros(0, dtype=np.int64)
         self._length_counts = np.zeros(0, dtype=np.int64)
         self.learning_rates_ = []
+        self.n_updates_ = 0
         self._start_history()
+
+    @property
+    def _t(self):
+        """Global updates made (the step-size schedule's ``t``)."""
+        return self._sg_state["t"]
 
     def fit(self, X, y=None):
         """Reset and run ``n_iter`` passes of minibatch updates (or Gibbs sweeps).
@@ -363,6 +371,15 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
         ``rho = total_samples / len(X)``. Memory does not grow with the number
         of calls: only the latest ``n_posterior_samples`` global samples are kept.
+        Each call adds one to ``n_iter_`` and to ``n_updates_`` (as
+        :class:`~sklearn.neural_network.MLPClassifier` counts its
+        ``partial_fit`` calls) and one entry to ``history_``.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            One minibatch of word counts (or 0/1 for ``link="bernoulli"``).
+        y : Ignored
 
         Returns
         -------
@@ -371,8 +388,8 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return super().partial_fit(X, y)
 
     # The hooks of the training skeleton (BaseGenerativeModel.fit / partial_fit).
-    # The unit is one global update (_step): fit runs it on every minibatch of
-    # every pass, partial_fit on its input as one minibatch.
+    # The unit is the pass: fit runs n_iter_ passes of one global update
+    # (_update) per minibatch, partial_fit one update on its whole input.
     def _is_initialized(self):
         return hasattr(self, "topics_")
 
@@ -385,104 +402,94 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     def _initialize(self, X, *, fit):
         self._reset(X.shape[1], X)
         self._record_lengths(X)
+        # passes of this fit (0: partial_fit, whose time left is unknown)
+        self._fit_passes = self._resolve_n_iter(X.shape[0]) if fit else 0
         return {}
 
     def _resume(self, X):
         self._record_lengths(X)
+        self._fit_passes = 0
         return {}
+
+    def _n_passes(self):
+        return self._fit_passes
 
     def _fit_pass(self, X, ctx):
         n = X.shape[0]
+        log = _PassLog()
         if self.sampler == "gibbs":
-            self._step(X, n)
-            return
-        total = n if self.total_samples is None else self.total_samples
-        if "order_rng" not in ctx:   # one shuffling stream for the whole fit
-            ctx["order_rng"] = as_generator(self._order_seed)
-        for idx in iter_minibatches(n, self.batch_size, ctx["order_rng"]):
-            self._step(X[idx], total)
+            self._update(X, n, log)
+        else:
+            total = n if self.total_samples is None else self.total_samples
+            if "order_rng" not in ctx:   # one shuffling stream for the whole fit
+                ctx["order_rng"] = as_generator(self._order_seed)
+            for idx in iter_minibatches(n, self.batch_size, ctx["order_rng"]):
+                self._update(X[idx], total, log)
+        self._log_pass(log)
 
     def _partial_step(self, X, ctx):
         total = X.shape[0] if self.total_samples is None else self.total_samples
-        self._step(X, total)
+        log = _PassLog()
+        self._update(X, total, log)
+        self._log_pass(log)
 
     def _record_lengths(self, X):
         self._length_values, self._length_counts = _generate.merge_lengths(
             self._length_values, self._length_counts, np.asarray(X.sum(axis=1)).ravel())
 
-    def _step(self, X, total):
-        """Alg. 1: local sampling on the minibatch, then every global update."""
+    def _update(self, X, total, log):
+        """Alg. 1 on one minibatch: local sampling, then every global update."""
         n = X.shape[0]
         rho = total / n
-        L = len(self.topics_)
-        # read at every step, so that set_params(eta=...) between calls holds
+        # read at every update, so that set_params(eta=...) between calls holds
         self._etas_ = self._etas(tuple(t.shape[1] for t in self.topics_))
         eps = float(self._schedule()(self._t))
         phis, r = self.topics_, self.r_
         if self.sampler == "gibbs":
-            # Batch Gibbs keeps each document's hidden units between sweeps (the
-            # chunking, and so the state's layout, depends only on n).
-            state = self._gibbs_state
-            slices = even_chunks(n, math.ceil(n / _CHUNK_DOCS))
-            thetas = [None] * len(slices) if state is None or state[0] != n else state[1]
-
-            def map_chunks(func, tasks, **kwargs):
-                return run_chains(func, tasks, seeds=self._train_seed.spawn(len(tasks)),
-                                  n_jobs=self.n_jobs, **kwargs)
-
-            new_phis, new_r, thetas = _gibbs.gibbs_sweep(
-                [X[sl] for sl in slices], thetas, phis=phis, r=r, etas=self._etas_,
-                gamma0=self.gamma0, c0=self.c0, a0=self.a0, b0=self.b0, e0=self.e0,
-                f0=self.f0, link=self.link, rng=self._rng, map_chunks=map_chunks)
-            new_state = (n, thetas)
-            rates = []
+            new_phis, new_r, gibbs_state, ll, nw = self._gibbs_update(X, phis, r)
+            sg_state, rates = dict(self._sg_state, t=self._t + 1), []
         else:
             burn, coll = self._sweeps()
             stats = self._merge(self._local(X, self._train_seed, phis, r, n_burn=burn,
                                             n_collect=coll, collect_topics=True))
-            new_phis, rates = [], []
-            w = 1.0 if self._t == 0 else min(eps, 1.0)  # Eq. 18: M starts at its first estimate
-            new_M = [_global.update_metric(self._M[l], stats["topic_counts"][l].sum(axis=0),
-                                           rho, w) for l in range(L)]
-            new_M_top = float(_global.update_metric(self._M_top, stats["q_top"], rho, w))
-            for l in range(L):
-                noise = self._rng.standard_normal(phis[l].shape)
-                xbar = stats["topic_counts"][l]
-                if self.sampler == "sgrld":
-                    phihat, phi = _global.sgrld_step(self._phihat[l], eps, xbar, rho,
-                                                     self._etas_[l], noise)
-                    rate = np.full(phi.shape[1], eps)
-                    self._phihat[l] = phihat
-                else:
-                    if self.sampler == "tlasgr":
-                        rate = eps / np.maximum(new_M[l], np.finfo(float).tiny)
-                    else:  # tlfsgr: one rate from the mean layer-1 metric
-                        rate = eps / max(new_M[0].mean(), np.finfo(float).tiny)
-                    phi, rate = _global.simplex_step(phis[l], rate, xbar, rho,
-                                                     self._etas_[l], noise)
-                new_phis.append(phi)
-                rates.append(np.array(rate, dtype=float, copy=True))
-            new_r, r_rate = _global.r_step(r, eps / max(new_M_top, np.finfo(float).tiny),
-                                           stats["top_tables"], stats["q_top"], rho,
-                                           self.gamma0, self.c0,
-                                           self._rng.standard_normal(r.shape))
-            rates.append(np.array([r_rate]))
-        check_finite_params({"topics": new_phis, "r": new_r}, "DeepLDA.partial_fit")
-        self.topics_ = new_phis
-        self.r_ = new_r
-        if self.sampler == "gibbs":
-            self._gibbs_state = new_state
-        else:
-            self._M, self._M_top = new_M, new_M_top
+            new_phis, new_r, sg_state, rates = _global.sg_update(
+                phis, r, self._sg_state, stats, sampler=self.sampler, eps=eps, rho=rho,
+                etas=self._etas_, gamma0=self.gamma0, c0=self.c0, rng=self._rng)
+            gibbs_state, ll, nw = self._gibbs_state, stats["loglik"], stats["n_words"]
+        check_finite_params({"topics": new_phis, "r": new_r, "expanded mean":
+                             sg_state["phihat"]}, "DeepLDA.partial_fit")
+        self.topics_, self.r_ = new_phis, new_r
+        self._sg_state, self._gibbs_state = sg_state, gibbs_state
         self.learning_rates_ = rates
         if self._posterior.maxlen != self.n_posterior_samples:   # changed by set_params
             self._posterior = deque(self._posterior, maxlen=self.n_posterior_samples)
-        if self._t % self.posterior_thin == 0 or not self._posterior:
+        if (self._t - 1) % self.posterior_thin == 0 or not self._posterior:
             self._posterior.append(([p.copy() for p in new_phis], new_r.copy()))
-        self._t += 1
-        metrics = {"step_size": eps}
-        for l, rt in enumerate(rates[:L]):
+        self.n_updates_ += 1
+        log.add(ll, nw, eps, rates[:len(new_phis)])
+
+    def _gibbs_update(self, X, phis, r):
+        """One batch Gibbs sweep over ``X`` (the documents' hidden units are kept)."""
+        def map_chunks(func, tasks, **kwargs):
+            return run_chains(func, tasks, seeds=self._train_seed.spawn(len(tasks)),
+                              n_jobs=self.n_jobs, **kwargs)
+
+        return _gibbs.gibbs_update(
+            X, self._gibbs_state, phis=phis, r=r, etas=self._etas_, gamma0=self.gamma0,
+            c0=self.c0, a0=self.a0, b0=self.b0, e0=self.e0, f0=self.f0, link=self.link,
+            rng=self._rng, map_chunks=map_chunks, chunk_docs=_CHUNK_DOCS)
+
+    def _log_pass(self, log):
+        """One ``history_`` entry (and verbose line) for the pass just made."""
+        metrics = {"train_perplexity": log.perplexity(), "step_size": log.eps}
+        for l, rt in enumerate(log.rates):
             metrics[f"rate_layer{l + 1}"] = float(np.mean(rt))
+        metrics["n_updates"] = self.n_updates_
+        passes = getattr(self, "_fit_passes", 0)
+        done = getattr(self, "n_iter_", 0) + 1
+        elapsed = time.perf_counter() - self._t_start
+        metrics["time_left"] = (float(elapsed / done * (passes - done))
+                                if passes and done < passes else 0.0)
         self._log_iteration(**metrics)
         # Keep memory bounded over endless partial_fit streams.
         for values in self.history_.values():
@@ -494,7 +501,8 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         # Topics live on the simplex; r_ scales like the documents' counts.
         longest = float(self._length_values.max()) if self._length_values.size else 1.0
         # SGRLD's expanded mean scales like the corpus' counts.
-        return ({"topics_": self.topics_, "r_": self.r_, "expanded mean": self._phihat},
+        return ({"topics_": self.topics_, "r_": self.r_,
+                 "expanded mean": self._sg_state["phihat"]},
                 DIVERGENCE_BOUND * max(1.0, longest))
 
     # ------------------------------------------------------------ properties
@@ -623,7 +631,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         missing = check_missing(X, f"{type(self).__name__}.impute")
         obs = np.where(missing, 0.0, X)
         if self.round_counts:
-            obs = _round_counts(obs)
+            obs = round_counts(obs)
         if self.link == "bernoulli":
             check_binary(obs, what=f"{type(self).__name__}(link='bernoulli')")
         else:
@@ -653,48 +661,20 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     def _heldout_loglik(self, X_obs, X_held, *, point, n_burn, n_collect, seed,
                         return_parts=False):
-        """Per document: sum of log predictive probabilities of the held-out words, and their count.
-
-        Sec. 5 protocol: the local variables are sampled from the observed
-        words under each kept global sample in turn, the chains continuing from
-        one global sample to the next (the paper's test chains run alongside
-        training), so only the first sample pays the burn-in; the layer-1
-        Poisson rates ``Phi^(1) theta^(1)`` are accumulated over every collected
-        sweep under every kept global sample, normalised per document and scored
-        on the held-out words. ``return_parts=True`` also returns each global
-        sample's accumulated rates, for the jackknife of
-        :func:`skdgm.deep_lda._bounds.jackknife_heldout`.
-        """
+        """Per document: log predictive probability of its held-out words, and their count
+        (:func:`._evaluate.heldout_loglik` under the kept global samples, or the
+        latest one with ``point=True``). ``return_parts=True`` also returns each
+        global sample's accumulated rates, for the jackknife of
+        :func:`skdgm.deep_lda._bounds.jackknife_heldout`."""
         samples = [(self.topics_, self.r_)] if point else list(self._posterior)
-        n = X_obs.shape[0]
-        Xh = sp.csr_matrix(X_held)
-        rows = np.repeat(np.arange(n), np.diff(Xh.indptr))
-        cols = Xh.indices
-        num = np.zeros(cols.size)
-        den = np.zeros(n)
-        seeds = seed.spawn(len(samples))
-        thetas = None
-        num_parts, den_parts = [], []
-        for i, ((phis, r), s) in enumerate(zip(samples, seeds)):
-            res = self._local(X_obs, s, phis, r, n_burn=n_burn if i == 0 else 0,
-                              n_collect=n_collect, collect_topics=False, thetas=thetas)
-            thetas = [part["theta"] for part in res]
-            st = self._merge(res)
-            th = st["theta_sum"][0]
-            num_s = np.einsum("ek,ek->e", phis[0][cols], th[rows])
-            den_s = th.sum(axis=1)  # columns of Phi^(1) sum to one
-            num += num_s
-            den += den_s
-            if return_parts:
-                num_parts.append(num_s)
-                den_parts.append(den_s)
-        with np.errstate(divide="ignore"):
-            logp = np.log(num / den[rows])
-        ll = np.bincount(rows, weights=Xh.data * logp, minlength=n)
-        cnt = np.asarray(Xh.sum(axis=1)).ravel()
-        if return_parts:
-            return ll, cnt, (np.array(num_parts), np.array(den_parts), rows, Xh.data)
-        return ll, cnt
+
+        def run_local(X, s, phis, r, *, n_burn, n_collect, thetas):
+            return self._local(X, s, phis, r, n_burn=n_burn, n_collect=n_collect,
+                               collect_topics=False, thetas=thetas)
+
+        return _evaluate.heldout_loglik(X_obs, X_held, samples, run_local, n_burn=n_burn,
+                                        n_collect=n_collect, seed=seed,
+                                        return_parts=return_parts)
 
     def perplexity(self, X_observed, X_heldout, *, point=False, n_burn=None, n_samples=None):
         """Per-held-out-word perplexity (Cong et al. 2017, Sec. 5).
@@ -734,14 +714,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     def _split(self, X):
         """Seeded 80/20 split of every document's tokens (binomial thinning)."""
-        rng = as_generator(self._eval_seed(2))
-        held = X.copy()
-        held.data = rng.binomial(X.data.astype(np.int64), 0.2).astype(np.float64)
-        obs = X.copy()
-        obs.data = X.data - held.data
-        held.eliminate_zeros()
-        obs.eliminate_zeros()
-        return obs, held
+        return _evaluate.split_tokens(X, 0.2, as_generator(self._eval_seed(2)))
 
     def _score_parts(self, X, return_parts=False):
         check_is_fitted(self, "topics_")
@@ -852,32 +825,12 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         X : scipy.sparse.csr_matrix of shape (n_samples, n_features), int64
         """
         check_is_fitted(self, "topics_")
-        if (not isinstance(n_samples, numbers.Integral) or isinstance(n_samples, bool)
-                or n_samples < 0):
-            raise ValueError(f"n_samples must be a non-negative int, got {n_samples!r}")
-        n_samples = int(n_samples)
-        if isinstance(lengths, str):
-            if lengths != "empirical":
-                raise ValueError(
-                    f"lengths must be 'empirical' or an array of {n_samples} non-negative "
-                    f"ints, got {lengths!r}")
-            N = None
-        else:
-            N = np.asarray(lengths)
-            if N.shape != (n_samples,):
-                raise ValueError(f"lengths must have shape ({n_samples},) (one per sample), "
-                                 f"got shape {N.shape}")
-            if N.size and (not np.all(np.isfinite(N)) or np.any(N < 0)
-                           or np.any(N != np.floor(N)) or np.any(N > MAX_TOTAL_COUNT)):
-                raise ValueError("lengths must be non-negative integers (at most 2**63 - 1)")
-            if self.link == "bernoulli" and N.size and N.max() > self.n_features_in_:
-                raise ValueError(f"with link='bernoulli' a length counts distinct words: at "
-                                 f"most n_features_in_ = {self.n_features_in_}")
-            N = N.astype(np.int64)
+        N = _generate.check_lengths(n_samples, lengths, link=self.link,
+                                    n_features=self.n_features_in_, max_count=MAX_TOTAL_COUNT)
         rng = as_generator(check_seed_sequence(random_state))
         if N is None:
             N = _generate.sample_lengths(self._length_values, self._length_counts,
-                                         n_samples, rng)
+                                         int(n_samples), rng)
         X = _generate.sample_documents(self.topics_, self.r_, N, e0=self.e0, f0=self.f0,
                                        link=self.link, rng=rng)
         return sp.csr_matrix(X)

@@ -19,6 +19,8 @@ For the Bernoulli-Poisson link the "length" is the number of distinct words
 ``b_v ~ Bernoulli(1 - exp(-s lambda_v))``.
 """
 
+import numbers
+
 import numpy as np
 
 __all__ = [
@@ -26,7 +28,10 @@ __all__ = [
     "sample_lengths",
     "sample_word_probabilities",
     "sample_documents",
+    "check_lengths",
 ]
+
+from ._local import FLOOR
 
 _TINY = np.finfo(np.float64).tiny
 
@@ -61,7 +66,7 @@ def sample_word_probabilities(phis, r, e0, f0, n, rng):
     for l in reversed(range(L)):
         # c^(2) only scales theta^(1), which is normalised below: draw no rate for it
         rate = rng.gamma(e0, 1.0 / f0, size=n) if l > 0 else np.ones(n)
-        theta = np.maximum(rng.standard_gamma(shape) / rate[:, None], _TINY)
+        theta = np.maximum(rng.standard_gamma(shape) / rate[:, None], FLOOR)
         if l > 0:
             shape = theta @ phis[l].T
     theta /= theta.sum(axis=1, keepdims=True)
@@ -115,3 +120,32 @@ def sample_documents(phis, r, lengths, *, e0, f0, link, rng):
         s = _bernoulli_scale(p, lengths)
         return (rng.random(p.shape) < -np.expm1(-s[:, None] * p)).astype(np.int64)
     return rng.multinomial(lengths, p).astype(np.int64)
+
+
+def check_lengths(n_samples, lengths, *, link, n_features, max_count):
+    """Validate :meth:`DeepLDA.sample`'s arguments; the lengths as int64, or ``None``.
+
+    ``None`` stands for ``lengths="empirical"`` (drawn by :func:`sample_lengths`).
+    Raises a ``ValueError`` naming the problem otherwise.
+    """
+    if (not isinstance(n_samples, numbers.Integral) or isinstance(n_samples, bool)
+            or n_samples < 0):
+        raise ValueError(f"n_samples must be a non-negative int, got {n_samples!r}")
+    n_samples = int(n_samples)
+    if isinstance(lengths, str):
+        if lengths != "empirical":
+            raise ValueError(
+                f"lengths must be 'empirical' or an array of {n_samples} non-negative "
+                f"ints, got {lengths!r}")
+        return None
+    N = np.asarray(lengths)
+    if N.shape != (n_samples,):
+        raise ValueError(f"lengths must have shape ({n_samples},) (one per sample), "
+                         f"got shape {N.shape}")
+    if N.size and (not np.all(np.isfinite(N)) or np.any(N < 0)
+                   or np.any(N != np.floor(N)) or np.any(N > max_count)):
+        raise ValueError("lengths must be non-negative integers (at most 2**63 - 1)")
+    if link == "bernoulli" and N.size and N.max() > n_features:
+        raise ValueError(f"with link='bernoulli' a length counts distinct words: at "
+                         f"most n_features_in_ = {n_features}")
+    return N.astype(np.int64)

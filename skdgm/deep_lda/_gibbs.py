@@ -27,12 +27,15 @@ so the estimator fans them out through :func:`skdgm._core.chains.run_chains`;
 :func:`gibbs_sweep` only orders them.
 """
 
+import math
+
 import numpy as np
 
+from .._core.chains import even_chunks
 from . import _global
-from ._local import gibbs_downward, gibbs_upward
+from ._local import gibbs_downward, gibbs_upward, words_loglik
 
-__all__ = ["gibbs_sweep", "serial_map"]
+__all__ = ["gibbs_sweep", "gibbs_update", "serial_map"]
 
 
 def serial_map(rng):
@@ -86,3 +89,36 @@ def gibbs_sweep(chunks, thetas, *, phis, r, etas, gamma0, c0, a0, b0, e0, f0, li
     new_thetas = map_chunks(gibbs_downward, [u["carry"] for u in ups], phis=new_phis,
                             r=new_r, kernels=kernels)
     return new_phis, new_r, new_thetas
+
+
+def gibbs_update(X, state, *, phis, r, etas, gamma0, c0, a0, b0, e0, f0, link, rng,
+                 map_chunks, chunk_docs, kernels="cython"):
+    """:func:`gibbs_sweep` over the documents of ``X``, carrying their hidden units.
+
+    The documents are cut into chunks of about ``chunk_docs`` (a layout that
+    depends only on their number, so that ``state`` lines up from one sweep to
+    the next); ``state`` is ``(n_docs, thetas)`` from the previous sweep over
+    the same documents, or ``None`` (or another ``n_docs``) to start afresh.
+
+    Returns
+    -------
+    phis : list of ndarray
+    r : ndarray
+    state : tuple
+        ``(n_docs, thetas)`` for the next sweep.
+    loglik, n_words : float
+        The log-probability of the documents' own words under the new
+        ``Phi^(1) theta^(1)`` (:func:`._local.words_loglik`), and their number.
+    """
+    n = X.shape[0]
+    slices = even_chunks(n, math.ceil(n / chunk_docs))
+    thetas = [None] * len(slices) if state is None or state[0] != n else state[1]
+    chunks = [X[sl] for sl in slices]
+    new_phis, new_r, thetas = gibbs_sweep(
+        chunks, thetas, phis=phis, r=r, etas=etas, gamma0=gamma0, c0=c0, a0=a0, b0=b0,
+        e0=e0, f0=f0, link=link, rng=rng, map_chunks=map_chunks, kernels=kernels)
+    ll, nw = 0.0, 0.0
+    for chunk, th in zip(chunks, thetas):
+        a, b = words_loglik(chunk, new_phis[0], th[0])
+        ll, nw = ll + a, nw + b
+    return new_phis, new_r, (n, thetas), ll, nw

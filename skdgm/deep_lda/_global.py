@@ -10,6 +10,8 @@ columns ``phi_k`` on the simplex; ``xbar`` the minibatch counts
 ``rho = |X| / |X_minibatch|``.
 """
 
+import numbers
+
 import numpy as np
 
 __all__ = [
@@ -20,7 +22,14 @@ __all__ = [
     "r_step",
     "gibbs_phi",
     "gibbs_r",
+    "sg_update",
+    "initial_topics",
+    "layer_sizes",
+    "layer_etas",
 ]
+
+from . import _global_fast
+from ._local import FLOOR
 
 _TINY = np.finfo(np.float64).tiny
 
@@ -48,7 +57,7 @@ def project_simplex(y, phi):
     x = y - phi * (y.sum(axis=0, keepdims=True) - 1.0)
     x = np.abs(x)
     x /= x.sum(axis=0, keepdims=True)
-    return np.maximum(x, _TINY)
+    return np.maximum(x, FLOOR)
 
 
 def simplex_step(phi, rate, xbar, rho, eta, noise):
@@ -101,8 +110,8 @@ def sgrld_step(phihat, eps, xbar, rho, eta, noise):
     phi = phihat / phihat.sum(axis=0, keepdims=True)
     drift = (rho * xbar + eta) - (rho * xbar.sum(axis=0) + phihat.sum(axis=0)) * phi
     new = np.abs(phihat + eps * drift + np.sqrt(2.0 * eps * phihat) * noise)
-    new = np.maximum(new, _TINY)
-    return new, new / new.sum(axis=0, keepdims=True)
+    new = np.maximum(new, FLOOR)
+    return new, np.maximum(new / new.sum(axis=0, keepdims=True), FLOOR)
 
 
 def r_step(r, rate, x_top, q_top, rho, gamma0, c0, noise):
@@ -117,18 +126,153 @@ def r_step(r, rate, x_top, q_top, rho, gamma0, c0, noise):
     b = c0 + rho * q_top
     rate = min(float(rate), 1.0 / b)
     y = r + rate * ((rho * x_top + gamma0 / K) - r * b) + np.sqrt(2.0 * rate * r) * noise
-    return np.maximum(np.abs(y), _TINY), rate
+    return np.maximum(np.abs(y), FLOOR), rate
 
 
 def gibbs_phi(xbar, eta, rng):
     """Batch Gibbs draw ``phi_k ~ Dir(eta + x_{1k.}, ..., eta + x_{Vk.})`` (Sec. 3.2)."""
     g = rng.standard_gamma(eta + np.asarray(xbar, dtype=np.float64))
-    g = np.maximum(g, _TINY)
-    return g / g.sum(axis=0, keepdims=True)
+    g = np.maximum(g, FLOOR)
+    # floored after normalising too (a column's sum can exceed 1); the columns
+    # then sum to 1 within V * 1e-100
+    return np.maximum(g / g.sum(axis=0, keepdims=True), FLOOR)
 
 
 def gibbs_r(x_top, q_top, gamma0, c0, rng):
     """Batch Gibbs draw ``r_k ~ Gam(gamma0/K + x_{k.}^(L+1), 1/(c0 + q_.^(L+1)))`` (Eq. 7)."""
     K = x_top.shape[0]
     g = rng.standard_gamma(gamma0 / K + np.asarray(x_top, dtype=np.float64))
-    return np.maximum(g / (c0 + q_top), _TINY)
+    return np.maximum(g / (c0 + q_top), FLOOR)
+
+
+def sg_update(phis, r, state, stats, *, sampler, eps, rho, etas, gamma0, c0, rng,
+              kernels="cython"):
+    """One global update of Alg. 1 (lines 4-9) from a minibatch's local statistics.
+
+    For every layer the metric (Eq. 18) and the topics, by TLASGR (Eq. 15 with
+    the rate ``eps / M_k^(l)``), TLFSGR (one rate ``eps / mean_k M_k^(1)``) or
+    SGRLD (Eq. 5 on the expanded mean); then the metric of ``r`` (Eq. 19) and
+    ``r`` (Eq. 17). Nothing is modified in place.
+
+    Parameters
+    ----------
+    phis : list of ndarray
+        ``Phi^(l)``, shape ``(K_{l-1}, K_l)``, columns on the simplex.
+    r : ndarray of shape (K_L,)
+    state : dict
+        ``M`` (list, per layer, the metric of each topic), ``M_top`` (float, the
+        metric of ``r``), ``phihat`` (list, SGRLD's expanded means) and ``t``
+        (the number of updates made so far: ``M`` starts at its first estimate).
+    stats : dict
+        The minibatch's collected local statistics: ``topic_counts`` (list, per
+        layer, ``E[x~_{:k.}]`` of shape ``(K_{l-1}, K_l)``), ``top_tables``
+        (``E[x~^(L+1)_{k.}]``) and ``q_top`` (``E[q~_.^(L+1)]``).
+    sampler : {"tlasgr", "tlfsgr", "sgrld"}
+    eps : float
+        The step size ``eps_t``.
+    rho : float
+        ``|X| / |minibatch|``.
+    etas : list of float
+        Dirichlet concentration of each layer's topics.
+    gamma0, c0 : float
+        ``r_k ~ Gam(gamma0 / K_L, 1 / c0)``.
+    rng : numpy.random.Generator
+        The standard normals of every layer's noise (``phi.shape``, C order,
+        bottom layer first), then those of ``r``.
+    kernels : {"cython", "numpy"}
+        ``"cython"`` runs the TLASGR / TLFSGR step of each layer as one fused
+        kernel (:func:`._global_fast.simplex_step`, normals drawn inside);
+        ``"numpy"`` its twin :func:`simplex_step` on a drawn noise array.
+
+    Returns
+    -------
+    phis : list of ndarray
+    r : ndarray of shape (K_L,)
+    state : dict
+        The new ``M``, ``M_top``, ``phihat`` and ``t + 1``.
+    rates : list of ndarray
+        The rates applied, per layer and topic, then that of ``r`` (shape (1,)).
+    """
+    L = len(phis)
+    tiny = _TINY
+    # Eq. 18: M starts at its first estimate (forgetting weight 1 at t = 0)
+    w = 1.0 if state["t"] == 0 else min(eps, 1.0)
+    M = [update_metric(state["M"][l], stats["topic_counts"][l].sum(axis=0), rho, w)
+         for l in range(L)]
+    M_top = float(update_metric(state["M_top"], stats["q_top"], rho, w))
+    phihat = list(state["phihat"])
+    new_phis, rates = [], []
+    for l in range(L):
+        xbar = stats["topic_counts"][l]
+        if sampler == "sgrld":
+            phihat[l], phi = sgrld_step(phihat[l], eps, xbar, rho, etas[l],
+                                        rng.standard_normal(phis[l].shape))
+            rate = np.full(phi.shape[1], eps)
+        else:
+            if sampler == "tlasgr":
+                rate = eps / np.maximum(M[l], tiny)
+            else:  # tlfsgr: one rate from the mean layer-1 metric
+                rate = np.full(phis[l].shape[1], eps / max(M[0].mean(), tiny))
+            if kernels == "cython":
+                phi, rate = _global_fast.simplex_step(
+                    np.ascontiguousarray(phis[l]), np.ascontiguousarray(rate, dtype=np.float64),
+                    np.ascontiguousarray(xbar, dtype=np.float64), float(rho),
+                    float(etas[l]), rng, FLOOR)
+            else:
+                phi, rate = simplex_step(phis[l], rate, xbar, rho, etas[l],
+                                         rng.standard_normal(phis[l].shape))
+        new_phis.append(phi)
+        rates.append(np.array(rate, dtype=float, copy=True))
+    new_r, r_rate = r_step(r, eps / max(M_top, tiny), stats["top_tables"], stats["q_top"],
+                           rho, gamma0, c0, rng.standard_normal(r.shape))
+    rates.append(np.array([r_rate]))
+    return new_phis, new_r, {"M": M, "M_top": M_top, "phihat": phihat,
+                             "t": state["t"] + 1}, rates
+
+
+def initial_topics(n_features, n_components, X, rng):
+    """Starting topics: ``Dir(1)`` columns, the layer-1 ones seeded on documents.
+
+    Each layer-1 topic is seeded on one random document of ``X`` (its word
+    frequencies plus an equal weight of ``Dir(1)`` noise), so that the topics
+    start apart, which avoids most merged-topic modes; the upper layers are
+    ``Dir(1)``. ``X`` may be ``None`` or empty (no seeding).
+
+    Returns
+    -------
+    phis : list of ndarray
+        ``phis[l]`` of shape ``(K_{l-1}, K_l)`` with ``K_{-1} = n_features``.
+    """
+    dims = (n_features,) + tuple(n_components)
+    phis = [rng.dirichlet(np.ones(dims[l]), size=dims[l + 1]).T.copy()
+            for l in range(len(n_components))]
+    if X is not None and X.nnz:
+        K = n_components[0]
+        rows = rng.choice(X.shape[0], size=K, replace=X.shape[0] < K)
+        docs = X[rows].toarray().T
+        lengths = np.maximum(docs.sum(axis=0), 1.0)
+        start = docs / lengths + phis[0]
+        phis[0] = start / start.sum(axis=0)
+    return phis
+
+
+def layer_sizes(n_components):
+    """``n_components`` (an int or a sequence, bottom layer first) as a tuple of ints."""
+    K = (n_components,) if isinstance(n_components, numbers.Integral) else n_components
+    K = tuple(int(k) for k in K)
+    if len(K) == 0 or any(k < 1 for k in K):
+        raise ValueError(f"n_components must be positive ints, got {n_components!r}")
+    return K
+
+
+def layer_etas(eta, Ks):
+    """Each layer's Dirichlet concentration: ``None`` is ``1/K_l`` (the paper), a
+    number is shared by every layer, a sequence gives one per layer."""
+    if eta is None:
+        return [1.0 / k for k in Ks]
+    if isinstance(eta, numbers.Real):
+        return [float(eta)] * len(Ks)
+    etas = [float(e) for e in eta]
+    if len(etas) != len(Ks) or any(e <= 0 for e in etas):
+        raise ValueError(f"eta must be one positive value per layer ({len(Ks)}), got {eta!r}")
+    return etas

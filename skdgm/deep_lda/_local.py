@@ -36,9 +36,22 @@ __all__ = [
     "gibbs_upward",
     "gibbs_downward",
     "local_task",
+    "merge_chunks",
+    "words_loglik",
+    "round_counts",
 ]
 
 _TINY = np.finfo(np.float64).tiny
+#: Smallest value of a hidden unit theta, a topic entry phi or a shape r. The
+#: gamma and Dirichlet draws of small shapes land far below it (Gam(0.01) is
+#: below 1e-100 with probability ~0.1), and the products theta * phi of the
+#: partitions then fall into the subnormal range, whose arithmetic is up to
+#: ~100x slower on some CPUs (K = 512 cost 56x K = 32 with a 2.2e-308 floor).
+#: With every factor >= 1e-100 the products stay >= 1e-200, normal doubles.
+#: An entry at the floor carries a relative weight below 1e-100 next to any
+#: non-negligible one, so no probability the samplers compute changes at
+#: double precision (the exact and Geweke tests pass unchanged).
+FLOOR = 1e-100
 # The samplers count tokens in int64 (the Cython kernels' ``long long``): the
 # largest total count of one call's documents that no counter can wrap on.
 MAX_TOTAL_COUNT = int(np.iinfo(np.int64).max)
@@ -174,7 +187,10 @@ class _Layout:
 
     The CSR entries as int64 arrays, their row of each entry, and the
     words-by-documents order of the same entries (``perm`` maps it to the CSR
-    order), which the layer-1 partition walks.
+    order), which the layer-1 partition walks. Only the chunk's own words
+    (``words``, sorted) take part: ``phi_words`` holds their rows of
+    ``Phi^(1)``, and the layer-1 topic counts are kept for them alone, so the
+    work of a sweep grows with the chunk's words, not with the vocabulary.
     """
 
     def __init__(self, X, phis, r, link):
@@ -188,15 +204,65 @@ class _Layout:
         # CSR layout of the transpose, without building it
         self.perm = np.argsort(self.indices, kind="stable").astype(np.int64)
         self.wdocs = self.rows[self.perm]
-        self.wptr = np.zeros(self.V + 1, dtype=np.int64)
-        np.cumsum(np.bincount(self.indices, minlength=self.V), out=self.wptr[1:])
+        per_word = np.bincount(self.indices, minlength=self.V)
+        self.words = np.flatnonzero(per_word)
+        # rows of the transpose for the chunk's words only: an absent word has
+        # no entry and draws no random number, so the stream is unchanged
+        self.wptr = np.zeros(self.words.size + 1, dtype=np.int64)
+        np.cumsum(per_word[self.words], out=self.wptr[1:])
         self.data_t = self.data[self.perm]
+        self.phi_words = np.ascontiguousarray(phis[0][self.words])
+        self.phis_upper = phis[1:]
+        # each CSR entry's row in words / phi_words
+        self.loc = np.searchsorted(self.words, self.indices)
+        self._phi_entries = None
 
-    def start_theta(self, theta):
+    def phi_entries(self):
+        """``Phi^(1)`` rows of every CSR entry, ``(nnz, K_1)``, built once per chunk."""
+        if self._phi_entries is None:
+            self._phi_entries = self.phi_words[self.loc]
+        return self._phi_entries
+
+    def start_theta(self, theta, em_steps=0):
         if theta is None:
             lengths = np.bincount(self.rows, weights=self.data, minlength=self.n)
-            return initial_theta(lengths, self.Ks)
+            theta = initial_theta(lengths, self.Ks)
+            if em_steps and self.indices.size:
+                theta[0] = _em_start(self, theta[0], em_steps)
+                for l in range(1, len(self.Ks)):
+                    theta[l] = _em_upper(theta[l - 1], self.phis_upper[l - 1], theta[l],
+                                         em_steps)
+            return theta
         return [np.array(t, dtype=np.float64, order="C") for t in theta]
+
+
+def _em_start(lay, theta, n_steps):
+    """``theta^(1)`` moved towards the documents' words by multiplicative EM steps.
+
+    Each step is the mixture-proportion update ``theta_jk <- theta_jk sum_v
+    x_vj phi_vk / [Phi theta_j]_v`` (it keeps ``|theta_j|`` at the document's
+    length): a deterministic start that spares the Gibbs chain most of the
+    burn-in it would spend leaving the uniform start. The chain's stationary
+    law does not depend on its start.
+    """
+    phi_e = lay.phi_entries()
+    x = lay.data.astype(np.float64)
+    theta = theta.copy()
+    for _ in range(n_steps):
+        rate = np.einsum("ek,ek->e", phi_e, theta[lay.rows])
+        S = sp.csr_matrix((x / np.maximum(rate, _TINY), lay.loc, lay.indptr),
+                          shape=(lay.n, lay.words.size))
+        theta *= S @ lay.phi_words
+    return np.maximum(theta, FLOOR)
+
+
+def _em_upper(theta_below, phi, theta, n_steps):
+    """The same EM steps one layer up, with ``theta^(l)`` as the "counts" that
+    ``Phi^(l+1) theta^(l+1)`` explains (its mean up to the scale ``c``)."""
+    theta = theta * (theta_below.sum(axis=1, keepdims=True) / theta.sum(axis=1, keepdims=True))
+    for _ in range(n_steps):
+        theta = theta * ((theta_below / np.maximum(theta @ phi.T, _TINY)) @ phi)
+    return np.maximum(theta, FLOOR)
 
 
 def _prior_shape(l, theta, phis, r, n):
@@ -209,9 +275,9 @@ def _prior_shape(l, theta, phis, r, n):
 def _upward(lay, theta, phis, r, rng, kern, A, W):
     """Upward pass (Eq. 6): partition, CRT, partition, ... up to the top tables.
 
-    Fills the per-document topic counts ``A[l]`` (``x^(l)_{.kj}``) and, unless
-    ``W[l]`` is empty, the topic counts ``W[l]`` (``x^(l)_{:k.}``); both must
-    come in zeroed. Returns the top-layer tables ``x^(L+1)_{kj}`` and the prior
+    Adds the per-document topic counts ``A[l]`` (``x^(l)_{.kj}``) and, unless
+    ``W[l]`` is empty, the topic counts ``W[l]`` (``x^(l)_{:k.}``; for layer 1
+    the rows of the chunk's words, ``lay.words``, only) to the arrays given. Returns the top-layer tables ``x^(L+1)_{kj}`` and the prior
     shapes used by the CRT draws.
     """
     partition, partition_dense_, crt_, ztp, _ = kern
@@ -223,7 +289,7 @@ def _upward(lay, theta, phis, r, rng, kern, A, W):
         counts_t = lay.data_t
     # Layer 1 runs words by documents: each word's topic row is read once per
     # sweep while the chunk's theta stays in cache.
-    partition(lay.wptr, lay.wdocs, counts_t, phis[0], theta[0], rng, W[0], A[0])
+    partition(lay.wptr, lay.wdocs, counts_t, lay.phi_words, theta[0], rng, W[0], A[0])
     shapes = []
     top = None
     for l in range(L):
@@ -262,19 +328,24 @@ def _downward_theta(theta, phis, r, A, rate_q, rng, gamma_):
     """``theta^(l) ~ Gam(shape + x^(l)_{.kj}, 1/(c^(l+1) + q^(l)))``, top layer first."""
     n = A[0].shape[0]
     for l in reversed(range(len(phis))):
-        theta[l] = gamma_(_prior_shape(l, theta, phis, r, n), A[l], rate_q[l], rng, _TINY)
+        theta[l] = gamma_(_prior_shape(l, theta, phis, r, n), A[l], rate_q[l], rng, FLOOR)
     return theta
 
 
 def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
                     n_burn=0, n_collect=1, link="poisson", collect_topics=True,
-                    theta=None, kernels="cython"):
+                    theta=None, kernels="cython", compact_words=False, em_steps=0):
     """Upward-downward Gibbs sweeps on the documents of ``X`` under fixed globals.
 
     This is the local sampler of Alg. 1, line 3 (the globals stay fixed while
     it runs). The batch Gibbs sampler, which also draws the globals, is
     :func:`gibbs_upward` and :func:`gibbs_downward` with the global draws in
     between (see :func:`skdgm.deep_lda._gibbs.gibbs_sweep`).
+
+    The work of a sweep is proportional to the chunk's entries and documents
+    (times the topics), never to the vocabulary: layer-1 topic counts are kept
+    for the chunk's own words only, and accumulate over the collected sweeps in
+    one integer buffer.
 
     Parameters
     ----------
@@ -300,67 +371,102 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
         sample to the next).
     kernels : {"cython", "numpy"}
         The counting kernels; both give identical results on one stream.
+    compact_words : bool, default=False
+        Return the layer-1 topic counts for the chunk's words only
+        (``topic_counts[0][i]`` is the row of word ``words[i]``) instead of a
+        ``(V, K_1)`` array that is zero outside them.
+    em_steps : int, default=0
+        Without ``theta``, start ``theta^(1)`` from this many multiplicative EM
+        steps of the documents' topic proportions (given ``Phi^(1)``) instead
+        of spreading each document's length evenly.
 
     Returns
     -------
     result : dict
         ``topic_counts`` (list, per layer, ``E[x_{:k.}]`` summed over documents),
-        ``top_tables`` (``E[x^(L+1)_{k.}]``), ``q_top`` (``E[sum_j q_j^(L+1)]``),
+        ``words`` (the chunk's words, sorted), ``top_tables``
+        (``E[x^(L+1)_{k.}]``), ``q_top`` (``E[sum_j q_j^(L+1)]``),
         ``theta_sum`` / ``theta_norm_sum`` (per layer, summed over collected
-        sweeps), ``n_collect`` and the final ``theta``.
+        sweeps), ``n_collect``, the final ``theta``, and ``loglik`` /
+        ``n_words``: the log-probability of the chunk's own words (counts, or
+        ones) under its collected rates ``Phi^(1) theta^(1)``, averaged and
+        normalised per document as
+        :func:`skdgm.deep_lda._evaluate.heldout_loglik` does, and their
+        number, for a training-perplexity estimate.
     """
     kern = _KERNELS[kernels]
     phis = [np.ascontiguousarray(p, dtype=np.float64) for p in phis]
     r = np.asarray(r, dtype=np.float64)
     lay = _Layout(X, phis, r, link)
     n, L, Ks = lay.n, len(phis), lay.Ks
-    theta = lay.start_theta(theta)
+    theta = lay.start_theta(theta, em_steps)
 
-    topic_sums = [np.zeros((phis[l].shape[0], Ks[l])) for l in range(L)] if collect_topics else None
     top_sum = np.zeros(Ks[-1])
     q_sum = 0.0
     theta_sum = [np.zeros((n, K)) for K in Ks]
     theta_norm_sum = [np.zeros((n, K)) for K in Ks]
 
-    # count buffers are reused across sweeps: fresh multi-MB arrays every
-    # sweep cost page faults and evict Phi^(1) from cache
+    # count buffers are reused across sweeps: fresh arrays every sweep cost
+    # page faults and evict Phi^(1) from cache. The topic counts W are added
+    # to by every collected sweep and averaged once at the end.
     A_buf = [np.zeros((n, K), dtype=np.int64) for K in Ks]
-    W_buf = ([np.zeros((phis[l].shape[0], Ks[l]), dtype=np.int64) for l in range(L)]
+    rows_w = [lay.words.size] + [phis[l].shape[0] for l in range(1, L)]
+    W_buf = ([np.zeros((rows_w[l], Ks[l]), dtype=np.int64) for l in range(L)]
              if collect_topics and n_collect > 0 else None)
     W_none = [np.zeros((0, K), dtype=np.int64) for K in Ks]
     for sweep in range(n_burn + n_collect):
         collect = sweep >= n_burn
-        want = collect and collect_topics
         for a in A_buf:
             a.fill(0)
-        if want:
-            for w_ in W_buf:
-                w_.fill(0)
         A = A_buf
-        W = W_buf if want else W_none
+        W = W_buf if collect and collect_topics else W_none
         top, shapes = _upward(lay, theta, phis, r, rng, kern, A, W)
         rates, q = _scales(A[0], shapes, theta, rng, a0, b0, e0, f0)
         theta = _downward_theta(theta, phis, r, A, [rates[l] + q[l] for l in range(L)],
                                 rng, kern[4])
         if collect:
-            if collect_topics:
-                for l in range(L):
-                    topic_sums[l] += W[l]
             top_sum += top.sum(axis=0)
             q_sum += q[L].sum()
             for l in range(L):
                 theta_sum[l] += theta[l]
                 theta_norm_sum[l] += theta[l] / theta[l].sum(axis=1, keepdims=True)
     nc = max(n_collect, 1)
+    counts = None
+    if collect_topics:
+        counts = ([w / nc for w in W_buf] if W_buf is not None
+                  else [np.zeros((rows_w[l], Ks[l])) for l in range(L)])
+        if not compact_words:
+            dense = np.zeros((lay.V, Ks[0]))
+            dense[lay.words] = counts[0]
+            counts[0] = dense
+    ll, n_words = _own_words_loglik(lay, theta_sum[0]) if n_collect > 0 else (0.0, 0.0)
     return {
-        "topic_counts": [t / nc for t in topic_sums] if collect_topics else None,
+        "topic_counts": counts,
+        "words": lay.words,
         "top_tables": top_sum / nc,
         "q_top": q_sum / nc,
         "theta_sum": theta_sum,
         "theta_norm_sum": theta_norm_sum,
         "n_collect": n_collect,
         "theta": theta,
+        "loglik": ll,
+        "n_words": n_words,
     }
+
+
+def _own_words_loglik(lay, theta_sum):
+    """``sum x log p(word)`` of the chunk's entries under ``Phi^(1) theta_sum`` normalised.
+
+    The columns of ``Phi^(1)`` sum to one, so a document's predictive
+    distribution is ``Phi^(1) theta_j / |theta_j|``.
+    """
+    if lay.indices.size == 0:
+        return 0.0, 0.0
+    num = np.einsum("ek,ek->e", lay.phi_entries(), theta_sum[lay.rows])
+    den = theta_sum.sum(axis=1)[lay.rows]
+    x = lay.data.astype(np.float64)
+    with np.errstate(divide="ignore"):
+        return float(np.sum(x * np.log(num / den))), float(x.sum())
 
 
 def gibbs_upward(task, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
@@ -400,11 +506,16 @@ def gibbs_upward(task, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
     theta = lay.start_theta(theta)
     L = len(phis)
     A = [np.zeros((lay.n, K), dtype=np.int64) for K in lay.Ks]
-    W = [np.zeros((p.shape[0], p.shape[1]), dtype=np.int64) for p in phis]
+    W = [np.zeros((lay.words.size if l == 0 else p.shape[0], p.shape[1]), dtype=np.int64)
+         for l, p in enumerate(phis)]
     top, shapes = _upward(lay, theta, phis, r, rng, kern, A, W)
     rates, q = _scales(A[0], shapes, theta, rng, a0, b0, e0, f0)
+    counts = [w.astype(np.float64) for w in W]
+    dense = np.zeros((lay.V, lay.Ks[0]))
+    dense[lay.words] = counts[0]
+    counts[0] = dense
     return {
-        "topic_counts": [w.astype(np.float64) for w in W],
+        "topic_counts": counts,
         "top_tables": top.sum(axis=0).astype(np.float64),
         "q_top": float(q[L].sum()),
         "carry": {"theta": theta, "A": A, "rate": [rates[l] + q[l] for l in range(L)]},
@@ -430,3 +541,59 @@ def local_task(task, rng, **kwargs):
         X, theta = task
         return upward_downward(X, rng, theta=theta, **kwargs)
     return upward_downward(task, rng, **kwargs)
+
+
+def merge_chunks(results, n_features):
+    """The statistics of a minibatch from its chunks' :func:`upward_downward` results.
+
+    Sums the topic counts (scattering each chunk's layer-1 rows, kept for its
+    own words only, into a ``(n_features, K_1)`` array), the top-layer tables,
+    ``q`` and the own-words log-likelihoods, and stacks the documents' sums of
+    ``theta``.
+    """
+    L = len(results[0]["theta"])
+    out = {
+        "top_tables": sum(res["top_tables"] for res in results),
+        "q_top": float(sum(res["q_top"] for res in results)),
+        "n_collect": results[0]["n_collect"],
+        "loglik": float(sum(res["loglik"] for res in results)),
+        "n_words": float(sum(res["n_words"] for res in results)),
+    }
+    if results[0]["topic_counts"] is not None:
+        first = np.zeros((n_features, results[0]["topic_counts"][0].shape[1]))
+        for res in results:
+            counts = res["topic_counts"][0]
+            if counts.shape[0] == n_features:
+                first += counts
+            else:
+                first[res["words"]] += counts
+        out["topic_counts"] = [first] + [sum(res["topic_counts"][l] for res in results)
+                                         for l in range(1, L)]
+    for key in ("theta_sum", "theta_norm_sum"):
+        out[key] = [np.vstack([res[key][l] for res in results]) for l in range(L)]
+    return out
+
+
+def words_loglik(X, phi, theta):
+    """``sum x log p(word)`` of the entries of ``X`` under ``phi theta_j / |theta_j|``.
+
+    The log-probability of each document's own words under its rates
+    ``Phi^(1) theta_j^(1)`` (columns of ``Phi^(1)`` on the simplex), and the
+    number of words: for a training-perplexity estimate.
+
+    Returns
+    -------
+    loglik, n_words : float
+    """
+    lay = _Layout(X, [phi], np.ones(phi.shape[1]), "poisson")
+    return _own_words_loglik(lay, np.asarray(theta, dtype=np.float64))
+
+
+def round_counts(X):
+    """``X`` rounded to the nearest integers (a new array or CSR matrix)."""
+    if sp.issparse(X):
+        X = X.copy()
+        X.data = np.rint(X.data)
+        X.eliminate_zeros()
+        return X
+    return np.rint(X)

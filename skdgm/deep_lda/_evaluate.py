@@ -1,0 +1,107 @@
+"""Document completion: the held-out-word estimator of Cong et al. (2017), Sec. 5.
+
+Each test document's tokens are split into an observed part, from which its
+local variables are sampled, and a held-out part, which is scored under the
+document's predictive word distribution ``Phi^(1) theta^(1) / |theta^(1)|``
+averaged over the collected local samples and the kept global samples.
+The local sampler reaches this module as a callable, so that the estimator
+decides where the chunks of documents run (:func:`skdgm._core.chains.run_chains`).
+"""
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["heldout_loglik", "split_tokens"]
+
+
+def heldout_loglik(X_obs, X_held, samples, run_local, *, n_burn, n_collect, seed,
+                   return_parts=False):
+    """Per document: the log predictive probability of its held-out words, and their count.
+
+    Sec. 5 protocol: the local variables are sampled from the observed words
+    under each kept global sample in turn, the chains continuing from one
+    global sample to the next (the paper's test chains run alongside
+    training), so only the first sample pays the burn-in; the layer-1 Poisson
+    rates ``Phi^(1) theta^(1)`` are accumulated over every collected sweep
+    under every kept global sample, normalised per document and scored on the
+    held-out words.
+
+    Parameters
+    ----------
+    X_obs, X_held : CSR matrix of shape (n_docs, V)
+        Observed and held-out counts of the same documents.
+    samples : list of (phis, r)
+        The kept global samples, oldest first.
+    run_local : callable
+        ``run_local(X, seed, phis, r, n_burn=, n_collect=, thetas=)`` runs the
+        local sampler (:func:`skdgm.deep_lda._local.upward_downward`) on the
+        documents of ``X`` in chunks and returns the chunks' results (each with
+        ``theta_sum`` and the final ``theta``); ``thetas`` continues the chains
+        of an earlier call (``None``: a fresh start).
+    n_burn, n_collect : int
+        Sweeps discarded (under the first sample only) and collected under
+        each sample.
+    seed : numpy.random.SeedSequence
+        One child per kept sample is spawned from it.
+    return_parts : bool, default=False
+        Also return each kept sample's accumulated rates.
+
+    Returns
+    -------
+    loglik : ndarray of shape (n_docs,)
+        ``sum_v x_held[j, v] log p_j(v)``.
+    n_held : ndarray of shape (n_docs,)
+        Held-out tokens per document.
+    parts : tuple, only with ``return_parts=True``
+        ``(num_parts, den_parts, rows, weights)``: per kept sample, the rates of
+        every held-out entry and their per-document normalisers (arrays of
+        shape ``(n_kept, n_entries)`` and ``(n_kept, n_docs)``), each entry's
+        document and count (for :func:`skdgm.deep_lda._bounds.jackknife_heldout`).
+    """
+    n = X_obs.shape[0]
+    Xh = sp.csr_matrix(X_held)
+    rows = np.repeat(np.arange(n), np.diff(Xh.indptr))
+    cols = Xh.indices
+    num = np.zeros(cols.size)
+    den = np.zeros(n)
+    thetas = None
+    num_parts, den_parts = [], []
+    for i, ((phis, r), s) in enumerate(zip(samples, seed.spawn(len(samples)))):
+        res = run_local(X_obs, s, phis, r, n_burn=n_burn if i == 0 else 0,
+                        n_collect=n_collect, thetas=thetas)
+        thetas = [part["theta"] for part in res]
+        th = np.vstack([part["theta_sum"][0] for part in res])
+        num_s = np.einsum("ek,ek->e", phis[0][cols], th[rows])
+        den_s = th.sum(axis=1)  # columns of Phi^(1) sum to one
+        num += num_s
+        den += den_s
+        if return_parts:
+            num_parts.append(num_s)
+            den_parts.append(den_s)
+    with np.errstate(divide="ignore"):
+        logp = np.log(num / den[rows])
+    ll = np.bincount(rows, weights=Xh.data * logp, minlength=n)
+    cnt = np.asarray(Xh.sum(axis=1)).ravel()
+    if return_parts:
+        return ll, cnt, (np.array(num_parts), np.array(den_parts), rows, Xh.data)
+    return ll, cnt
+
+
+def split_tokens(X, fraction, rng):
+    """Split every document's tokens: each held out with probability ``fraction``.
+
+    Binomial thinning of each count, so that the held-out part of a document
+    is a random ``fraction`` of its tokens.
+
+    Returns
+    -------
+    observed, heldout : CSR matrix of shape X.shape
+        ``observed + heldout == X``.
+    """
+    held = X.copy()
+    held.data = rng.binomial(X.data.astype(np.int64), fraction).astype(np.float64)
+    obs = X.copy()
+    obs.data = X.data - held.data
+    held.eliminate_zeros()
+    obs.eliminate_zeros()
+    return obs, held
