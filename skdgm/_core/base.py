@@ -362,11 +362,19 @@ EARLY_STOPPING_DOC = """early_stopping : bool, default=False
     validation_fraction : float, default=0.1
         Fraction of the rows held out with ``early_stopping`` (at least one row
         each side).
-    n_iter_no_change : int, default=5
+    n_iter_no_change : int, default=10
         Passes without an improvement of more than ``tol`` before stopping.
-    tol : float, default=1e-3
-        Improvement of the validation score (per-row mean, in nats or the
-        estimator's score units) that counts as progress."""
+    tol : float, default=1e-4
+        Improvement of the validation score (per-row mean, in nats) that counts
+        as progress."""
+
+#: ``_option_reads`` entry: the early-stopping parameters are read only when it is on.
+EARLY_STOPPING_READS = {"early_stopping": {
+    True: {"validation_fraction", "n_iter_no_change", "tol"}, False: set()}}
+
+#: Defaults of the early-stopping parameters (scikit-learn's MLP values).
+EARLY_STOPPING_DEFAULTS = dict(early_stopping=False, validation_fraction=0.1,
+                               n_iter_no_change=10, tol=1e-4)
 
 
 class EarlyStopping:
