@@ -32,7 +32,7 @@ def main():
         e = rng.normal(-300, 20, n)
         g = np.zeros(20)
         r1, r2 = np.random.default_rng(1), np.random.default_rng(1)
-        t_py = per_call(lambda: _tempering.st_temperature_moves_py(k, e, betas, g, 0.01, r1),
+        t_py = per_call(lambda: _tempering.st_temperature_moves_numpy(k, e, betas, g, 0.01, r1),
                         300)
         t_cy = per_call(lambda: _tempering._st_fast(k, e, betas, g, 0.01, r2), 3000)
         sizes = [784, 100, 200]

@@ -227,7 +227,7 @@ def main():
             print(f"{kind:11s} {name:18s} held-out LL {ll:8.3f}  mass in 3-sigma ellipses "
                   f"{m[0]:.3f} {m[1]:.3f} {m[2]:.3f}  samples in them {sh[0]:.2f} {sh[1]:.2f} "
                   f"{sh[2]:.2f}  accept {acc:.2f}  ESS {ess:.2f}  fit {fit_s:.0f} s CPU  "
-                  f"({est._n_updates / fit_s:.0f} updates/s)", flush=True)
+                  f"({est.n_updates_ / fit_s:.0f} updates/s)", flush=True)
             if args.long_chains:
                 SL = scale * est.sample(1000, n_steps=args.long_chains,
                                         metropolis_adjust=est.metropolis_adjust,

@@ -80,7 +80,7 @@ def main():
         ll = est.score(Zte)
         ais_s = time.perf_counter() - t1
         acc = est.history_.get("acceptance_rate", [float("nan")])[-1]
-        print(f"{name:18s} {est._n_updates:4d} updates in {train_s:5.1f} s; test LL "
+        print(f"{name:18s} {est.n_updates_:4d} updates in {train_s:5.1f} s; test LL "
               f"{ll:9.2f} nats (log Z {log_z:.2f} +- {se:.2f}, AIS {ais_s:.1f} s); "
               f"mean log var {np.mean(est.log_variance_):6.2f}; accept {acc:.3f}",
               flush=True)

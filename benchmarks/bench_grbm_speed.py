@@ -12,7 +12,7 @@ floor and every variant are timed in alternation in the same process (CPU
 seconds of one BLAS thread; medians), so the ratios hold on a busy machine.
 
 Variants: the defaults with the Cython kernels; the same with their NumPy twins
-(``_samplers.USE_FAST = False``: the same chain, the random numbers drawn into
+(``_samplers.KERNELS = "numpy"``: the same chain, the random numbers drawn into
 NumPy arrays); and Gibbs-Langevin with the closed-form K-step move
 (``sampler="gibbs_langevin"``, the paper's sampler at our default inner move).
 
@@ -64,7 +64,7 @@ def one_shape(N, M, B, K, repeat, dtype=np.float32):
     times = {"gemm": []}
     times.update({name: [] for name in runs})
     for name, run in runs.items():                      # warm-up
-        _samplers.USE_FAST = fast[name]
+        _samplers.KERNELS = "cython" if fast[name] else "numpy"
         run()
     # a small product is timed over back-to-back calls (warm caches, as in the
     # sampler's loop), so the floor is not inflated by one cold call
@@ -76,10 +76,10 @@ def one_shape(N, M, B, K, repeat, dtype=np.float32):
             t += dt / inner
         times["gemm"].append(t / 3)
         for name, run in runs.items():
-            _samplers.USE_FAST = fast[name]
+            _samplers.KERNELS = "cython" if fast[name] else "numpy"
             _, dt = _common.cpu_timed(run)
             times[name].append(dt)
-    _samplers.USE_FAST = True
+    _samplers.KERNELS = "cython"
     gemm = float(np.median(times["gemm"]))
     floor = n_gemm * gemm
     print(f"{N} x {M}, batch {B}, K = {K}, {np.dtype(dtype).name}, {repeat} alternating "

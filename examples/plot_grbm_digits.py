@@ -59,3 +59,22 @@ fig.suptitle("GRBM samples drawn from noise (Gibbs-Langevin, 100 steps)")
 if __name__ == "__main__":
     fig.savefig("grbm_digits_samples.png", dpi=100)
     print("saved grbm_digits_samples.png")
+
+# %%
+# The chain as it moves away from the noise
+# -----------------------------------------
+# Eight chains started in N(0, I) noise (the top row), after 1, 5, 20 and 100
+# sampler steps (each row a fresh set of chains run for that many steps): the
+# noise is pulled onto digit-like images within a few steps.
+steps = [0, 1, 5, 20, 100]
+fig2, axes2 = plt.subplots(len(steps), 8, figsize=(6, 4.2))
+for row, n in zip(axes2, steps):
+    if n == 0:
+        chains = np.random.default_rng(1).standard_normal((8, X.shape[1]))
+    else:
+        chains = grbm.sample(8, n_steps=n, random_state=1)
+    for ax, img in zip(row, scaler.inverse_transform(chains)):
+        ax.imshow(np.clip(img, 0, 16).reshape(8, 8), cmap="gray_r", vmin=0, vmax=16)
+        ax.set_axis_off()
+    row[0].set_title(f"{n} steps", fontsize=8, loc="left")
+fig2.suptitle("Eight Gibbs-Langevin chains started in N(0, I) noise")

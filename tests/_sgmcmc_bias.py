@@ -320,7 +320,7 @@ def langevin_inner_exact_variance(alphas):
     return c / (1.0 - beta0**2)
 
 
-def run_langevin_inner(alpha, *, n_inner=10, schedule="constant", fast=True, n_rep=2000,
+def run_langevin_inner(alpha, *, n_inner=10, schedule="constant", kernels="cython", n_rep=2000,
                        n_burn=100, n_keep=1000, seed=0, n_batches=25, sigma_scale=1.0):
     """Stationary bias of :func:`~skdgm.grbm._samplers.langevin_inner` on ``v | h``.
 
@@ -336,7 +336,7 @@ def run_langevin_inner(alpha, *, n_inner=10, schedule="constant", fast=True, n_r
     v = rng.standard_normal((n_rep, N))
     rec = _Recorder(INNER_M, INNER_SIGMA, lambda z: z.mean(axis=0))
     for t in range(n_burn + n_keep):
-        v = _samplers.langevin_inner(v, m, sigma_scale * INNER_SIGMA, alphas, rng, fast=fast)
+        v = _samplers.langevin_inner(v, m, sigma_scale * INNER_SIGMA, alphas, rng, kernels=kernels)
         if t >= n_burn:
             rec(v)
     return rec.result(n_batches)

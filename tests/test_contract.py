@@ -271,7 +271,8 @@ def test_sbn_online_vb_schedule_read_each_call():
     est = make("BayesianSBN").partial_fit(X)
     est.set_params(learning_offset=100.0, learning_decay=0.5)
     est.partial_fit(X)
-    assert est.history_["rho"][-1] == pytest.approx((100.0 + 1) ** -0.5)
+    # 40 rows in minibatches of 20: steps t = 0, 1 in the first call, 2, 3 in this one
+    assert est.history_["rho"][-1] == pytest.approx((100.0 + 3) ** -0.5)
 
 
 def test_sbn_dsghmc_step_and_friction_read_each_call():
@@ -488,3 +489,57 @@ def test_dbm_n_temperatures_change_between_calls():
     assert frozen(est) == before
     est.fit(X)
     assert est.n_iter_ == 1 and np.all(np.isfinite(est.score_samples(X[:3])))
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("name", NAMES)
+def test_partial_fit_is_one_pass_of_minibatch_updates(name, monkeypatch):
+    """partial_fit(X) makes one update per minibatch of batch_size rows (an X of at
+    most batch_size rows is one update) and adds one to n_iter_."""
+    X = data(name, n=45)
+    est = make(name, batch_size=20)
+    if name == "BayesianSBN":
+        from skdgm.sbn._engines import OnlineVBEngine
+
+        steps = []
+        real = OnlineVBEngine.step
+        monkeypatch.setattr(OnlineVBEngine, "step",
+                            lambda self, X, *a, **k: steps.append(len(X)) or real(self, X, *a, **k))
+        est.partial_fit(X[:20])
+        est.partial_fit(X)
+        assert steps == [20, 20, 20, 5]
+    else:
+        est.partial_fit(X[:20])
+        assert est.n_updates_ == 1
+        est.partial_fit(X)
+        assert est.n_updates_ == 4
+    assert est.n_iter_ == 2
+
+
+def test_one_name_for_the_cython_numpy_switch():
+    """Kernels choose between Cython and their NumPy twin by ``kernels={"cython",
+    "numpy"}`` only; twins are named ``<kernel>_numpy``."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import skdgm
+
+    bad = []
+    for info in pkgutil.walk_packages(skdgm.__path__, "skdgm."):
+        mod = importlib.import_module(info.name)
+        for name, obj in vars(mod).items():
+            if getattr(obj, "__module__", None) != mod.__name__:
+                continue
+            funcs = [obj] if inspect.isfunction(obj) else (
+                [f for f in vars(obj).values() if inspect.isfunction(f)]
+                if inspect.isclass(obj) else [])
+            for f in funcs:
+                sig = inspect.signature(f).parameters
+                # a switch has a default (cast_swap's ``fast`` is CAST's fast chains)
+                params = {p for p, v in sig.items() if v.default is not inspect.Parameter.empty}
+                if params & {"fast", "use_cython", "kernel", "use_numpy", "backend"}:
+                    bad.append(f"{info.name}.{f.__qualname__}")
+            if inspect.isfunction(obj) and name.endswith(("_py", "_np")):
+                bad.append(f"{info.name}.{name}")
+    assert not bad, bad

@@ -277,7 +277,7 @@ def test_st_kernel_matches_numpy_twin():
     ra, rb = np.random.default_rng(5), np.random.default_rng(5)
     for step in range(200):
         e = rng0.normal(-20, 5, n)
-        T.st_temperature_moves_py(k1, e, betas, g1, 0.1, ra)
+        T.st_temperature_moves_numpy(k1, e, betas, g1, 0.1, ra)
         T._st_fast(k2, e, betas, g2, 0.1, rb)
         np.testing.assert_array_equal(k1, k2)
         np.testing.assert_allclose(g1, g2, rtol=0, atol=1e-12)

@@ -295,7 +295,7 @@ def _moves_energy_sign(k, energies, betas, log_g, log_gain, rng):
     T.st_temperature_moves(k, -np.asarray(energies), betas, log_g, log_gain, rng)
 
 
-_MOVES = {"cython": T.st_temperature_moves, "numpy": T.st_temperature_moves_py}
+_MOVES = {"cython": T.st_temperature_moves, "numpy": T.st_temperature_moves_numpy}
 
 
 @pytest.mark.parametrize("twin", list(_MOVES))
@@ -334,10 +334,10 @@ def _joint_stats(theta, y):
 _JOINT_NAMES = _model_names() + _ST_NAMES[:2 * K] + _ST_NAMES[2 * K + 1:]
 
 
-def _st_step_kernel(kernel=T.st_temperature_moves):
+def _st_step_kernel(moves=T.st_temperature_moves):
     def transition(theta, y, rng):
         x, k = theta
-        wl = T._WangLandau(_split(x), BETAS, Constant(0.0), kernel=kernel)
+        wl = T._WangLandau(_split(x), BETAS, Constant(0.0), moves=moves)
         wl.k[0] = k
         wl.log_g[:] = LOG_G
         wl.st_step(W, B, rng)

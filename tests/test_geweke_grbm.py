@@ -112,13 +112,13 @@ def test_gibbs_wrong_conditional_variance_fails():
 # large step (1.5, a single inner step: the proposal overshoots the conditional
 # mean, acceptance 0.50, and Var(v | h) without the test is 4 sigma^2).
 
-GL_CASES = [("closed_form", None, 0.5, 10), ("steps", True, 0.5, 10),
+GL_CASES = [("closed_form", None, 0.5, 10), ("steps", "cython", 0.5, 10),
             ("closed_form", None, 1.5, 1)]
 GL_IDS = ["closed_form", "steps_cython", "closed_form_large_step"]
 
 
-def gibbs_langevin(adjust, inner, fast, step_size, langevin_steps):
-    return step(sampler="gibbs_langevin", metropolis_adjust=adjust, inner=inner, fast=fast,
+def gibbs_langevin(adjust, inner, kernels, step_size, langevin_steps):
+    return step(sampler="gibbs_langevin", metropolis_adjust=adjust, inner=inner, kernels=kernels,
                 step_size=step_size, langevin_steps=langevin_steps)
 
 

@@ -42,7 +42,7 @@ from skdgm.grbm._samplers import (
     cosine_steps,
     gibbs_langevin_proposal,
     langevin_inner,
-    langevin_inner_np,
+    langevin_inner_numpy,
     run_annealed_chain,
     run_chain,
     tempered_log_density,
@@ -83,7 +83,7 @@ def fitted_with(params, **kw):
     est.fit(np.random.default_rng(0).normal(size=(10, N)))
     est.components_, est.intercept_hidden_, est.mean_, est.log_variance_ = params
     est.variance_ = np.exp(est.log_variance_)
-    est._n_updates += 1                     # invalidate the log Z cache
+    est.n_updates_ += 1                     # invalidate the log Z cache
     return est
 
 
@@ -177,8 +177,8 @@ def test_cython_kernels_match_numpy_twins(dtype):
     m = rng.normal(size=(7, 5)).astype(dtype)
     sigma = rng.uniform(0.01, 2, 5).astype(dtype)
     alphas = cosine_steps(0.7, 6)
-    a = langevin_inner(v, m, sigma, alphas, np.random.default_rng(9), fast=True)
-    b = langevin_inner_np(v, m, sigma, alphas, np.random.default_rng(9))
+    a = langevin_inner(v, m, sigma, alphas, np.random.default_rng(9), kernels="cython")
+    b = langevin_inner_numpy(v, m, sigma, alphas, np.random.default_rng(9))
     assert a.dtype == b.dtype == dtype
     assert_allclose(a, b, rtol=1e-6 if dtype == np.float32 else 1e-14)
 
@@ -195,7 +195,7 @@ def test_bernoulli_kernel_matches_numpy_twin(dtype, from_tanh):
     out = []
     work = np.full(p.size + 1, np.nan, dtype=dtype)
     for kernel, buf in ((_fast.bernoulli_into, None), (_fast.bernoulli_into, work),
-                        (grbm_samplers.bernoulli_into_np, None)):
+                        (grbm_samplers.bernoulli_into_numpy, None)):
         h = np.empty_like(p)
         colsum = np.zeros(5)
         gen = np.random.default_rng(9)
@@ -235,7 +235,7 @@ def test_gaussian_kernel_matches_numpy_twin(dtype):
     scale = rng.uniform(0.1, 2, 5).astype(dtype)
     var = rng.uniform(0.1, 2, 5).astype(dtype)
     out = []
-    for kernel in (_fast.gaussian_into, grbm_samplers.gaussian_into_np):
+    for kernel in (_fast.gaussian_into, grbm_samplers.gaussian_into_numpy):
         v, vs = np.empty_like(loc), np.empty_like(loc)
         csum, sqsum = np.zeros(5), np.zeros(5)
         gen = np.random.default_rng(8)
@@ -264,11 +264,11 @@ def test_run_chain_fast_equals_numpy(sampler, adjust, inner, objective, dtype):
     p = tiny_params(6, M=4, N=3, dtype=dtype)
     v0 = np.random.default_rng(0).normal(size=(6, 3)).astype(dtype)
     out = []
-    for fast in (True, False):
+    for kernels in ("cython", "numpy"):
         acc = StatsAccumulator(p)
         r = run_chain(p, v0, np.random.default_rng(11), sampler=sampler, n_steps=7,
                       step_size=0.6, langevin_steps=3, metropolis_adjust=adjust,
-                      adjust_after=2, stats=acc, objective=objective, burn_in=2, fast=fast,
+                      adjust_after=2, stats=acc, objective=objective, burn_in=2, kernels=kernels,
                       inner=inner)
         out.append((r, acc.mean()))
     (r1, s1), (r2, s2) = out
@@ -955,7 +955,7 @@ def test_gibbs_langevin_adjusted_stays_finite_on_paper_mixture(inner):
                                metropolis_adjust=True, cd_steps=10, learning_rate=0.05,
                                n_iter=20, batch_size=100, langevin_inner=inner,
                                random_state=0).fit(X / X.std())
-    assert est._n_updates == 200
+    assert est.n_updates_ == 200
     for a in (est.components_, est.intercept_hidden_, est.mean_, est.log_variance_):
         assert np.all(np.isfinite(a))
     assert min(est.history_["acceptance_rate"]) > 0.3

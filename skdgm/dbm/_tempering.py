@@ -45,7 +45,7 @@ def temperature_ladder(n_temperatures, beta_min):
 # --------------------------------------------------------------------------------------
 # The sequential part of Alg. 1 (steps 4-5): NumPy reference of the Cython kernel.
 # --------------------------------------------------------------------------------------
-def st_temperature_moves_py(k, energies, betas, log_g, log_gain, rng):
+def st_temperature_moves_numpy(k, energies, betas, log_g, log_gain, rng):
     """Metropolis moves between neighbouring temperatures, then Eq. 5, chain by chain.
 
     Alg. 1, step 4: propose ``k' = k +- 1`` (``q = 1/2`` each, ``q = 1`` from an
@@ -82,10 +82,13 @@ except ImportError:  # pragma: no cover
     _st_fast = None
 
 
-def st_temperature_moves(k, energies, betas, log_g, log_gain, rng):
-    """Alg. 1 steps 4-5 for every chain (Cython when built, else NumPy)."""
-    if _st_fast is None:  # pragma: no cover
-        return st_temperature_moves_py(k, energies, betas, log_g, log_gain, rng)
+def st_temperature_moves(k, energies, betas, log_g, log_gain, rng, kernels="cython"):
+    """Alg. 1 steps 4-5 for every chain: the Cython kernel, or with
+    ``kernels="numpy"`` its NumPy twin :func:`st_temperature_moves_numpy`."""
+    if kernels not in ("cython", "numpy"):
+        raise ValueError(f"kernels must be 'cython' or 'numpy', got {kernels!r}")
+    if kernels == "numpy" or _st_fast is None:
+        return st_temperature_moves_numpy(k, energies, betas, log_g, log_gain, rng)
     _st_fast(k, np.ascontiguousarray(energies, dtype=np.float64),
              np.ascontiguousarray(betas, dtype=np.float64), log_g, float(log_gain), rng)
     return k, log_g
@@ -267,14 +270,14 @@ class TemperedTransitionChains(GibbsChains):
 class _WangLandau:
     """Adaptive ST state of a set of chains: temperatures ``k``, weights ``log g``."""
 
-    def __init__(self, layers, betas, gain, kernel=st_temperature_moves):
+    def __init__(self, layers, betas, gain, moves=st_temperature_moves):
         self.fast = [np.array(a) for a in layers]
         self.betas = np.asarray(betas, dtype=float)
         self.k = np.zeros(self.fast[0].shape[0], dtype=np.intp)
         self.log_g = np.zeros(len(self.betas))
         self.gain = gain
         self.t = 0
-        self.kernel = kernel
+        self.moves = moves
         self.occupancy = np.zeros(len(self.betas), dtype=np.int64)
 
     def st_step(self, coefs, intercepts, rng):
@@ -282,7 +285,7 @@ class _WangLandau:
         self.fast, e = gibbs_sweep_energy(self.fast, coefs, intercepts, rng,
                                           self.betas[self.k])
         log_gain = float(np.log1p(self.gain(self.t)))
-        self.kernel(self.k, e, self.betas, self.log_g, log_gain, rng)
+        self.moves(self.k, e, self.betas, self.log_g, log_gain, rng)
         # Only differences of log g matter; pinning log g_1 = 0 keeps them bounded.
         self.log_g -= self.log_g[0]
         self.t += 1

@@ -1,4 +1,4 @@
-"""Compiled twin of :func:`skdgm.dbm._tempering.st_temperature_moves_py`.
+"""Compiled twin of :func:`skdgm.dbm._tempering.st_temperature_moves_numpy`.
 
 The temperature moves of Alg. 1 (Salakhutdinov 2010, steps 4-5) are sequential
 over chains because the Wang-Landau weights they share change after every chain;

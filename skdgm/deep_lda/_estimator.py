@@ -367,18 +367,22 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return super().fit(X, y)
 
     def partial_fit(self, X, y=None):
-        """One global update from one minibatch of a stream (one sweep for ``"gibbs"``).
+        """One pass over the next documents of a stream: a global update per minibatch.
 
-        ``rho = total_samples / len(X)``. Memory does not grow with the number
-        of calls: only the latest ``n_posterior_samples`` global samples are kept.
-        Each call adds one to ``n_iter_`` and to ``n_updates_`` (as
-        :class:`~sklearn.neural_network.MLPClassifier` counts its
-        ``partial_fit`` calls) and one entry to ``history_``.
+        ``X`` is cut, in order, into minibatches of ``batch_size`` documents (an
+        ``X`` of at most ``batch_size`` documents is one update), each one global
+        update with ``rho = total_samples / len(minibatch)``; ``total_samples=None``
+        takes ``len(X)``. ``sampler="gibbs"`` runs one sweep over ``X`` instead.
+        Memory does not grow with the number of calls: only the latest
+        ``n_posterior_samples`` global samples are kept. Each call adds one to
+        ``n_iter_`` (as :class:`~sklearn.neural_network.MLPClassifier` counts its
+        ``partial_fit`` calls), one per update to ``n_updates_``, and one entry to
+        ``history_``.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            One minibatch of word counts (or 0/1 for ``link="bernoulli"``).
+            The next documents' word counts (or 0/1 for ``link="bernoulli"``).
         y : Ignored
 
         Returns
@@ -389,7 +393,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     # The hooks of the training skeleton (BaseGenerativeModel.fit / partial_fit).
     # The unit is the pass: fit runs n_iter_ passes of one global update
-    # (_update) per minibatch, partial_fit one update on its whole input.
+    # (_update) per minibatch, partial_fit one pass of them over its input.
     def _is_initialized(self):
         return hasattr(self, "topics_")
 
@@ -430,7 +434,11 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     def _partial_step(self, X, ctx):
         total = X.shape[0] if self.total_samples is None else self.total_samples
         log = _PassLog()
-        self._update(X, total, log)
+        if self.sampler == "gibbs":
+            self._update(X, total, log)
+        else:
+            for start in range(0, X.shape[0], self.batch_size):  # in stream order
+                self._update(X[start:start + self.batch_size], total, log)
         self._log_pass(log)
 
     def _record_lengths(self, X):

@@ -263,6 +263,8 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         ``log sigma^2``, the learned parameter.
     n_iter_ : int
         Epochs (passes) run (with ``n_iter="auto"``, the number chosen).
+    n_updates_ : int
+        Parameter updates (minibatches) made so far.
     negative_phase_ : {"noise", "annealed"}
         The negative phase in use (``negative_phase`` with ``"auto"`` resolved).
     history_ : dict of lists
@@ -401,7 +403,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         self.mean_ = np.zeros(n_features, dtype=dtype)
         self.log_variance_ = np.zeros(n_features, dtype=dtype)
         self.variance_ = np.exp(self.log_variance_)
-        self._n_updates = 0
+        self.n_updates_ = 0
         self._lr_total = None
         self._log_z_cache = None
         self._adam = None
@@ -576,10 +578,10 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
                                                   self._adam.t)
         res = modified_cd_update(
             self._params(), V, rng, self._settings(self.cd_steps), adam=self._adam,
-            learning_rate=learning_rate_at(self.learning_rate, self._n_updates,
+            learning_rate=learning_rate_at(self.learning_rate, self.n_updates_,
                                            self._lr_total))
         cand = res.params
-        where = f"{type(self).__name__}.partial_fit (update {self._n_updates + 1})"
+        where = f"{type(self).__name__}.partial_fit (update {self.n_updates_ + 1})"
         try:
             # the bounded check covers finiteness too: each array is read once
             check_finite_params(
@@ -595,7 +597,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         self._adam = res.adam
         (self.components_, self.intercept_hidden_, self.mean_, self.log_variance_) = cand
         self.variance_ = res.variance
-        self._n_updates += 1
+        self.n_updates_ += 1
         return (res.grad_norm, res.p_pos, res.n_accepted, res.n_proposed, res.ess,
                 res.loglik)
 
@@ -724,7 +726,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         # seed; any of them can change after fit (set_params, direct assignment),
         # so the key holds all of them. Without an int seed every call draws
         # fresh randomness, as score_samples promises, and nothing is reused.
-        key = (self._n_updates, exact, int(rs) if seeded else None, self.n_ais_runs,
+        key = (self.n_updates_, exact, int(rs) if seeded else None, self.n_ais_runs,
                self.n_ais_betas, self.ais_tol)
         cache = getattr(self, "_log_z_cache", None)
         if (cache is not None and cache[0] == key and (exact or seeded)

@@ -25,7 +25,7 @@ step plus one for the statistics; two for the start of the chains and two for th
 positive phase), for either objective.
 
 The Gibbs-Langevin inner loop (K element-wise Langevin steps per unit) has a
-Cython twin in ``_samplers_fast.pyx``; ``fast=False`` selects the NumPy reference
+Cython twin in ``_samplers_fast.pyx``; ``kernels="numpy"`` selects the NumPy reference
 version, which consumes the random stream in the same order. ``inner="closed_form"``
 draws the same K-step move from its exact Gaussian law instead (Eq. 11).
 """
@@ -59,8 +59,9 @@ __all__ = [
 
 SAMPLERS = ("gibbs", "langevin", "gibbs_langevin")
 
-#: Default of every ``fast=None`` argument (benchmarks flip it to time the NumPy twins).
-USE_FAST = True
+#: Default of every ``kernels=None`` argument, ``"cython"`` or ``"numpy"`` (benchmarks
+#: flip it to time the NumPy twins).
+KERNELS = "cython"
 
 
 def cosine_steps(step_size, n):
@@ -72,12 +73,12 @@ def cosine_steps(step_size, n):
 # NumPy reference twins of the Cython kernels
 # --------------------------------------------------------------------------
 
-def bernoulli_np(p, rng):
+def bernoulli_numpy(p, rng):
     """``h = (u < p)`` with ``u = rng.random(p.shape, dtype=p.dtype)``, as ``p.dtype``."""
     return mcmc.bernoulli(p, rng, uniform_dtype=p.dtype)
 
 
-def langevin_inner_np(v, m, sigma, alphas, rng):
+def langevin_inner_numpy(v, m, sigma, alphas, rng):
     """``K`` preconditioned Langevin steps on ``E(v, h)`` with ``h`` fixed (Alg. 2, l. 2-6).
 
     ``v <- v - alpha_k (v - m) + sqrt(2 alpha_k) sigma xi``, ``m = mu + W^T h``:
@@ -106,7 +107,7 @@ def uniform24(shape, rng):
     return ((halves[:n] >> 8).astype(np.float32) * np.float32(2.0 ** -24)).reshape(shape)
 
 
-def bernoulli_into_np(p, out, colsum, rng, from_tanh=False, work=None):
+def bernoulli_into_numpy(p, out, colsum, rng, from_tanh=False, work=None):
     """Twin of ``bernoulli_into``: ``out[...] = u < p``, ``colsum += out.sum(0)``.
 
     ``u`` is ``uniform24(p.shape, rng)`` for float32 and ``rng.random(p.shape)``
@@ -123,7 +124,7 @@ def bernoulli_into_np(p, out, colsum, rng, from_tanh=False, work=None):
     return out
 
 
-def gaussian_into_np(loc, mu, scale, var, v, vs, csum, sqsum, rng):
+def gaussian_into_numpy(loc, mu, scale, var, v, vs, csum, sqsum, rng):
     """Twin of ``gaussian_into``: ``v = (mu + loc) + scale xi``, ``vs = v / var``, and sums."""
     xi = rng.standard_normal(v.shape, dtype=v.dtype)
     v[...] = (mu + loc) + scale * xi
@@ -135,22 +136,25 @@ def gaussian_into_np(loc, mu, scale, var, v, vs, csum, sqsum, rng):
     return v
 
 
-def _use_fast(fast):
-    return USE_FAST if fast is None else fast
+def _use_cython(kernels):
+    kernels = KERNELS if kernels is None else kernels
+    if kernels not in ("cython", "numpy"):
+        raise ValueError(f"kernels must be 'cython' or 'numpy', got {kernels!r}")
+    return kernels == "cython"
 
 
-def bernoulli(p, rng, fast=None):
+def bernoulli(p, rng, kernels=None):
     # NumPy's vectorised uniform fill was 5x faster than a Cython loop calling
     # random_standard_uniform per element (measured), so both paths use it.
-    return bernoulli_np(p, rng)
+    return bernoulli_numpy(p, rng)
 
 
-def langevin_inner(v, m, sigma, alphas, rng, fast=None):
+def langevin_inner(v, m, sigma, alphas, rng, kernels=None):
     alphas = np.ascontiguousarray(alphas, dtype=np.float64)
-    if USE_FAST if fast is None else fast:
+    if _use_cython(kernels):
         return _langevin_inner_fast(np.ascontiguousarray(v), np.ascontiguousarray(m),
                                     np.ascontiguousarray(sigma), alphas, rng)
-    return langevin_inner_np(v, m, sigma, alphas, rng)
+    return langevin_inner_numpy(v, m, sigma, alphas, rng)
 
 
 def gibbs_langevin_proposal(alphas):
@@ -234,13 +238,13 @@ class _StateSums:
         return stats
 
 
-def _run_gibbs(params, v0, rng, n_steps, stats, objective, burn_in, fast):
+def _run_gibbs(params, v0, rng, n_steps, stats, objective, burn_in, kernels):
     """Block Gibbs (Alg. 5) on preallocated buffers: three products per step.
 
     One step draws ``h ~ p(h | v)`` (Eq. 4), ``v ~ p(v | h)`` (Eq. 3) and adds
     ``(v, h)`` (joint) or ``(v, p(h | v))`` (marginal) to the statistics. The
     draws run in the Cython kernels ``bernoulli_into`` / ``gaussian_into``, or in
-    their twins with ``fast=False`` (identical states from the same stream).
+    their twins with ``kernels="numpy"`` (identical states from the same stream).
     """
     # the kernels take one float type for every array: the states' and the model's
     dt = np.result_type(v0.dtype, params.W.dtype)
@@ -249,9 +253,9 @@ def _run_gibbs(params, v0, rng, n_steps, stats, objective, burn_in, fast):
     sigma = np.sqrt(var)
     n, N = v0.shape
     M = W.shape[0]
-    use_fast = _use_fast(fast)
-    bern = _bernoulli_into_fast if use_fast else bernoulli_into_np
-    gauss = _gaussian_into_fast if use_fast else gaussian_into_np
+    use_fast = _use_cython(kernels)
+    bern = _bernoulli_into_fast if use_fast else bernoulli_into_numpy
+    gauss = _gaussian_into_fast if use_fast else gaussian_into_numpy
     # sigmoid(a) = 1/2 + tanh(a / 2) / 2 with a / 2 = (v / sigma^2) (W / 2)^T + b / 2:
     # halving W and b is exact, so forming a / 2 costs no pass of its own.
     # (a C-ordered W^T also makes the product a plain NN GEMM, ~15 % faster here)
@@ -325,7 +329,7 @@ def _metropolis_step(log_r, rng, new, old):
 
 def run_chain(params, v0, rng, *, sampler="gibbs_langevin", n_steps=100, step_size=0.2,
               langevin_steps=10, metropolis_adjust=False, adjust_after=0, stats=None,
-              objective="joint", burn_in=0, fast=None, inner="steps"):
+              objective="joint", burn_in=0, kernels=None, inner="steps"):
     """Run ``n`` chains (rows of ``v0``) for ``n_steps`` steps of one sampler.
 
     Parameters
@@ -357,16 +361,16 @@ def run_chain(params, v0, rng, *, sampler="gibbs_langevin", n_steps=100, step_si
         steps (the paper's Alg. 2), or draw the K-step move in one go from its
         exact law ``N(beta_0 v + A m, c sigma^2)`` (Eq. 11): the same Markov
         kernel with one normal per unit instead of K.
-    fast : bool, optional
-        Use the Cython kernels (``False``: their NumPy twins, same stream);
-        default ``USE_FAST``.
+    kernels : {"cython", "numpy"}, optional
+        The Cython kernels or their NumPy twins (same stream); default
+        ``KERNELS``.
 
     Returns
     -------
     ChainResult
     """
     if sampler == "gibbs":
-        return _run_gibbs(params, v0, rng, n_steps, stats, objective, burn_in, fast)
+        return _run_gibbs(params, v0, rng, n_steps, stats, objective, burn_in, kernels)
     # the Gaussian kernel takes one float type for every array
     common = np.result_type(v0.dtype, params.W.dtype)
     if params.W.dtype != common:
@@ -389,7 +393,7 @@ def run_chain(params, v0, rng, *, sampler="gibbs_langevin", n_steps=100, step_si
         g = (v - mu) - ws                                         # sigma^2 dE~/dv, Eq. (21)
         F = -free_energy(v, params, a)
         # the Langevin move draws its normals inside the Gaussian kernel
-        gauss = _gaussian_into_fast if _use_fast(fast) else gaussian_into_np
+        gauss = _gaussian_into_fast if _use_cython(kernels) else gaussian_into_numpy
         zero = np.zeros_like(mu)
         scratch = np.empty_like(v)
         empty = np.empty(0)
@@ -415,22 +419,22 @@ def run_chain(params, v0, rng, *, sampler="gibbs_langevin", n_steps=100, step_si
                 v, a, p, ws, g, F = v_new, a_new, p_new, ws_new, g_new, F_new
             if stats is not None and t > burn_in:
                 if objective == "joint":
-                    h = bernoulli(p, rng, fast)
+                    h = bernoulli(p, rng, kernels)
                     stats.add(v, h)
                 else:
                     stats.add(v, p)
-        return ChainResult(v, bernoulli(p, rng, fast), n_acc, n_prop)
+        return ChainResult(v, bernoulli(p, rng, kernels), n_acc, n_prop)
 
     if sampler == "gibbs_langevin":
         alphas = cosine_steps(step_size, langevin_steps)          # Alg. 2 line 4
         beta0, A, c = gibbs_langevin_proposal(alphas)
         # the closed-form move draws its normals inside the Gaussian kernel
-        gauss = _gaussian_into_fast if _use_fast(fast) else gaussian_into_np
+        gauss = _gaussian_into_fast if _use_cython(kernels) else gaussian_into_numpy
         zero = np.zeros_like(mu)
         c_scale = dt(np.sqrt(c)) * sigma
         scratch = np.empty_like(v)
         empty = np.empty(0)
-        h = bernoulli(p, rng, fast)                               # h_0 ~ p(h | v_0), Alg. 3 l. 6
+        h = bernoulli(p, rng, kernels)                               # h_0 ~ p(h | v_0), Alg. 3 l. 6
         wh = h @ W
         F = -free_energy(v, params, a) if adjust else None
         for t in range(1, n_steps + 1):
@@ -440,10 +444,10 @@ def run_chain(params, v0, rng, *, sampler="gibbs_langevin", n_steps=100, step_si
                 gauss(dt(beta0) * v + dt(A) * m, zero, c_scale, var, v_new, scratch,
                       empty, empty, rng)
             else:
-                v_new = langevin_inner(v, m, sigma, alphas, rng, fast)   # Alg. 2 line 9
+                v_new = langevin_inner(v, m, sigma, alphas, rng, kernels)   # Alg. 2 line 9
             a_new = hidden_activation(v_new, params, var)
             p_new = sigmoid(a_new)
-            h_new = bernoulli(p_new, rng, fast)                   # Alg. 2 line 10
+            h_new = bernoulli(p_new, rng, kernels)                   # Alg. 2 line 10
             wh_new = h_new @ W
             if adjust and t > adjust_after:
                 # Eq. (12)/(32): -E(v,h) - log q(h|v) = -E~(v), so the h terms

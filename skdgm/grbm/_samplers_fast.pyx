@@ -28,7 +28,7 @@ def langevin_inner(const floating[:, ::1] v0, const floating[:, ::1] m,
                    const floating[::1] sigma, const double[::1] alphas, rng):
     """K preconditioned Langevin steps per element: ``v <- v - a_k (v - m) + sqrt(2 a_k) sigma xi``.
 
-    Twin of ``langevin_inner_np``: the ``K`` normals of element ``(i, d)`` are
+    Twin of ``langevin_inner_numpy``: the ``K`` normals of element ``(i, d)`` are
     consecutive in the stream, as ``rng.standard_normal((n, N, K))`` orders them.
     """
     cdef Py_ssize_t n = v0.shape[0], d = v0.shape[1], K = alphas.shape[0]

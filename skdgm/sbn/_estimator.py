@@ -529,16 +529,18 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     @available_if(_streaming)
     def partial_fit(self, X, y=None):
-        """One streaming step on the minibatch ``X`` (the first call initialises the model).
+        """One streaming pass over ``X``: a step per minibatch of ``batch_size`` rows.
 
         Available for the streaming inferences: online VB (a natural-gradient step,
-        Sec. 3.2) and the DSGHMC options (``n_sghmc_steps`` SGHMC steps).
+        Sec. 3.2) and the DSGHMC options (``n_sghmc_steps`` SGHMC steps). The first
+        call initialises the model; an ``X`` of at most ``batch_size`` rows is one
+        step. Each call adds one to ``n_iter_`` and one entry to ``history_``.
         Hyper-parameters changed with ``set_params`` between calls are used.
 
         Parameters
         ----------
         X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            One minibatch of binary data.
+            The next rows of a stream of binary data.
         y : Ignored
 
         Returns
@@ -579,7 +581,11 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         engine, rng = ctx["engine"], ctx["rng"]
         self._n_seen += X.shape[0]
         n_total = self.total_samples or self._n_seen
-        metrics = engine.step(dense_rows(X).astype(float, copy=False), rng, n_total=n_total)
+        metrics = {}
+        for start in range(0, X.shape[0], self.batch_size):  # in stream order
+            rows = slice(start, start + self.batch_size)
+            metrics = engine.step(dense_rows(X, rows).astype(float, copy=False), rng,
+                                  n_total=n_total)
         self._log_iteration(stage=0, **metrics)
         if hasattr(engine, "streaming_samples"):    # DSGHMC: thinned samples of the stream
             samples = engine.streaming_samples()
