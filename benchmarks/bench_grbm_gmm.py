@@ -33,7 +33,7 @@ output says so in the header.
 Usage (the committed results files; ``B="OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10
 python benchmarks/bench_grbm_gmm.py"``)::
 
-    $B --quick > benchmarks/results/grbm_gmm.txt
+    $B --quick > benchmarks/results/grbm_gmm_quick.txt
     $B --exact 3000 --kinds anisotropic --variants none > benchmarks/results/grbm_gmm_exact.txt
     $B --epochs 600 --kinds anisotropic --variants gibbs_langevin+MH --optimizer sgd \
         --negative-phase noise > benchmarks/results/grbm_gmm_aniso_glmh_sgd_noise.txt
