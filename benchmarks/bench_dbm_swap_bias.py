@@ -12,7 +12,7 @@ on 12 x 8 RBMs with random weights, twice: over all slow-chain states, and over 
 handed states only (the slow chains' states right after a swap). The second is
 what a slow chain that cannot mix by Gibbs (a large multimodal model) is left with.
 
-Usage (a few minutes of one core)::
+Usage (about 20 CPU-seconds)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \
         python benchmarks/bench_dbm_swap_bias.py > benchmarks/results/bench_dbm_swap_bias.txt
