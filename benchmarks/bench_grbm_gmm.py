@@ -58,7 +58,7 @@ from skdgm._core.optim import Adam
 from skdgm.grbm._model import GRBMParams, StatsAccumulator, free_energy, hidden_activation
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import RESULTS, header, shown  # noqa: E402
+from _common import RESULTS, header  # noqa: E402
 
 WEIGHTS = np.array([0.33, 0.33, 0.34])
 MEANS = np.array([[-5.0, -5.0], [5.0, -5.0], [0.0, 5.0]])
@@ -279,7 +279,7 @@ def main():
         fig.suptitle(f"GRBM on the {kind} mixture: density (top), samples (bottom)")
         out = RESULTS / f"grbm_gmm_{kind}{tag}.png"
         fig.savefig(out, dpi=80)
-        print("saved", shown(out))
+        print("saved", os.path.relpath(out, RESULTS.parent.parent))
 
 
 if __name__ == "__main__":

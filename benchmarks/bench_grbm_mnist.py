@@ -116,7 +116,8 @@ def main():
         ax.set_axis_off()
     fig.suptitle("GRBM samples from noise (100 sampler steps), MNIST subset, fixed budget")
     fig.savefig(RESULTS / "grbm_mnist_samples.png", dpi=80)
-    print("saved", shown(RESULTS / "grbm_mnist_samples.png"))
+    print("saved", os.path.relpath(RESULTS / "grbm_mnist_samples.png",
+                                   RESULTS.parent.parent))
 
 
 if __name__ == "__main__":
