@@ -18,7 +18,7 @@ Times are CPU seconds of this process (``time.process_time``), one BLAS thread.
 
 Usage (under a minute)::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/bench_datasets_load.py \
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/bench_datasets_load.py \\
         > benchmarks/results/datasets_load.txt
 """
 

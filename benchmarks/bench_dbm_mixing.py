@@ -14,9 +14,9 @@ file); the header prints its SHA-256. The labeller is trained on MNIST from
 
 Usage (a few CPU-minutes; the first command makes the model)::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \\
         python benchmarks/bench_dbm_samplers.py --samplers cast
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \\
         python benchmarks/bench_dbm_mixing.py > benchmarks/results/bench_dbm_mixing.txt
 """
 

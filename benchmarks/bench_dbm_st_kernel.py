@@ -7,7 +7,7 @@ call (CPU time) for 50 and 100 chains, and the cost of one Gibbs sweep of a
 
 Usage::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/bench_dbm_st_kernel.py \
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/bench_dbm_st_kernel.py \\
         > benchmarks/results/bench_dbm_st_kernel.txt
 """
 

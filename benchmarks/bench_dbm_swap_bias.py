@@ -14,7 +14,7 @@ what a slow chain that cannot mix by Gibbs (a large multimodal model) is left wi
 
 Usage (about 20 CPU-seconds)::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \\
         python benchmarks/bench_dbm_swap_bias.py > benchmarks/results/bench_dbm_swap_bias.txt
 """
 

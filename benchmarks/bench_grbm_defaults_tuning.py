@@ -21,10 +21,10 @@ change meaning when a default changes. ``suite --quick`` runs the rows marked qu
 Usage (the committed ``benchmarks/results/defaults_grbm_tuning.txt`` is the quick
 suite)::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python \
-        benchmarks/bench_grbm_defaults_tuning.py suite --quick \
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python \\
+        benchmarks/bench_grbm_defaults_tuning.py suite --quick \\
         > benchmarks/results/defaults_grbm_tuning.txt
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python \
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python \\
         benchmarks/bench_grbm_defaults_tuning.py digits '{"optimizer": "adam", "n_iter": 60}'
 """
 

@@ -37,7 +37,7 @@ python benchmarks/bench_grbm_gmm.py"``)::
 
     $B --quick > benchmarks/results/grbm_gmm_quick.txt
     $B --exact 3000 --kinds anisotropic --variants none > benchmarks/results/grbm_gmm_exact.txt
-    $B --epochs 600 --kinds anisotropic --variants gibbs_langevin+MH --optimizer sgd \
+    $B --epochs 600 --kinds anisotropic --variants gibbs_langevin+MH --optimizer sgd \\
         --negative-phase noise > benchmarks/results/grbm_gmm_aniso_glmh_sgd_noise.txt
 
 The full main table of doc/benchmarks/grbm.rst is ``$B --epochs 600`` (about 45

@@ -26,7 +26,7 @@ About 5 CPU-minutes. The sample grids go to ``benchmarks/results/grbm_mnist_samp
 
 Usage::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/bench_grbm_mnist.py \
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/bench_grbm_mnist.py \\
         > benchmarks/results/grbm_mnist.txt
 """
 

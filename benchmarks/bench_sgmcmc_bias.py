@@ -19,7 +19,7 @@ discretised update where it is known in closed form.
 
 Usage (about 100 CPU-seconds on one core)::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python benchmarks/bench_sgmcmc_bias.py \
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python benchmarks/bench_sgmcmc_bias.py \\
         > benchmarks/results/sgmcmc_bias.txt
 """
 

@@ -21,7 +21,7 @@ before ``log Z`` was made lazy: one AIS estimate per call.
 
 Usage (under a minute of one core)::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python benchmarks/bench_streaming_cost.py \
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python benchmarks/bench_streaming_cost.py \\
         --repeat 5 > benchmarks/results/streaming_cost.txt
 """
 
