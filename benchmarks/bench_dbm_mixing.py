@@ -107,8 +107,11 @@ def main():
         raise SystemExit(f"{shown(args.model)} not found: run "
                          "benchmarks/bench_dbm_samplers.py --samplers cast first")
     home = data_home(args.data_home)
-    header([f"data: {shown(home)}",
-            f"model: {shown(args.model)} (sha256 {file_sha256(args.model)[:16]}...)"])
+    checkout = RESULTS.parent.parent
+    model = args.model.resolve()
+    named = (os.path.relpath(model, checkout) if model.is_relative_to(checkout)
+             else shown(model))
+    header([f"data: {shown(home)}", f"model: {named} (sha256 {file_sha256(model)[:16]}...)"])
     p = np.load(args.model)
     L = sum(k.startswith("W") for k in p.files)
     W = [p[f"W{i}"] for i in range(L)]
