@@ -2,9 +2,9 @@
 
 Three measurements, printed as they are made:
 
-1. For every dataset present in ``--data-home`` (default: ``../shared/data`` beside
-   the checkout): the wall time of the ``fetch_*`` call (median of ``--repeat``)
-   and, inside it, of the SHA-256 over the file's bytes.
+1. For every dataset present in ``--data-home`` (default: see
+   ``benchmarks/_common.py``, ``data_home``): the CPU time of the ``fetch_*`` call
+   (median of ``--repeat``) and, inside it, of the SHA-256 over the file's bytes.
 2. ``read_amat`` (``numpy.loadtxt`` plus its 0/1 checks) against bare
    ``numpy.loadtxt`` on the same synthetic Bernoulli(0.13) text file of
    ``--rows`` x 784 values, side by side.
@@ -14,13 +14,19 @@ Three measurements, printed as they are made:
    its content digest compared with the reference; MNIST idx files present on
    their own are compared array by array with the reference ``mnist.npz``.
 
-Run: ``OMP_NUM_THREADS=1 nice -n 10 python benchmarks/bench_datasets_load.py``
+Times are CPU seconds of this process (``time.process_time``), one BLAS thread.
+
+Usage (under a minute)::
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/bench_datasets_load.py \\
+        > benchmarks/results/datasets_load.txt
 """
 
 import argparse
+import os
 import statistics
+import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +41,8 @@ from skdgm.datasets import (
 )
 from skdgm.datasets._base import content_sha256, file_sha256
 
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import add_data_home_arg, cpu_timed, data_home, header, shown  # noqa: E402
 
 FETCHERS = [
     (_fetchers.MNIST, lambda home: fetch_mnist(data_home=home, subset="all")),
@@ -52,16 +59,11 @@ FETCHERS = [
 
 
 def _median_time(func, repeat):
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        func()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    return statistics.median(cpu_timed(func)[1] for _ in range(repeat))
 
 
 def bench_loads(home, repeat):
-    print(f"== verified loads from {home} (median of {repeat})")
+    print(f"== verified loads from {shown(home)} (CPU s, median of {repeat})")
     print(f"{'file':38s} {'MB':>6s} {'fetch s':>8s} {'sha256 s':>9s}")
     for spec, fetch in FETCHERS:
         path = home / spec.filename
@@ -77,7 +79,7 @@ def bench_loads(home, repeat):
 
 
 def bench_amat(rows, repeat):
-    print(f"== .amat reader on {rows} x 784 synthetic values (median of {repeat})")
+    print(f"== .amat reader on {rows} x 784 synthetic values (CPU s, median of {repeat})")
     bits = (np.random.default_rng(0).random((rows, 784)) < 0.13).astype(np.uint8)
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "x.amat"
@@ -94,13 +96,11 @@ def bench_amat(rows, repeat):
 
 
 def check_sources(source_dir, home):
-    print(f"== converting the public source files in {source_dir}")
+    print(f"== converting the public source files in {shown(source_dir)}")
     for spec, _ in FETCHERS:
         paths = {r.name: source_dir / r.name for r in spec.remotes}
         if all(p.is_file() for p in paths.values()):
-            start = time.perf_counter()
-            arrays = spec.convert(paths)
-            elapsed = time.perf_counter() - start
+            arrays, elapsed = cpu_timed(spec.convert, paths)
             ok = content_sha256(arrays, spec.content_keys) == spec.content_sha256
             print(
                 f"{spec.filename:38s} converted in {elapsed:.2f} s, content digest "
@@ -111,8 +111,8 @@ def check_sources(source_dir, home):
                 f"{spec.filename:38s} sources incomplete "
                 f"({sum(p.is_file() for p in paths.values())}/{len(paths)})"
             )
-    reference = home / _fetchers.MNIST.filename
-    if reference.is_file():
+    reference = None if home is None else home / _fetchers.MNIST.filename
+    if reference is not None and reference.is_file():
         with np.load(reference) as npz:
             for name, key in (
                 ("train-images-idx3-ubyte.gz", "x_train"),
@@ -132,15 +132,20 @@ def check_sources(source_dir, home):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-home", type=Path, default=SHARED)
+    add_data_home_arg(parser)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--rows", type=int, default=10000)
     parser.add_argument("--source-dir", type=Path, default=None)
     args = parser.parse_args()
-    bench_loads(args.data_home, args.repeat)
+    home = data_home(args.data_home)
+    header([f"data: {shown(home)}"])
+    if home is None:
+        print("== verified loads skipped: no data folder (give --data-home or set SKDGM_DATA)")
+    else:
+        bench_loads(home, args.repeat)
     bench_amat(args.rows, args.repeat)
     if args.source_dir is not None:
-        check_sources(args.source_dir, args.data_home)
+        check_sources(args.source_dir, home)
 
 
 if __name__ == "__main__":

@@ -7,15 +7,22 @@ logistic regression trained on (grey-scale) MNIST, and the script prints how man
 distinct digit classes each chain visits. Image grids go to
 ``benchmarks/results/dbm_mixing_<sampler>.png``.
 
-The model is the CAST model saved by ``bench_dbm_samplers.py`` (run that first).
+The model is the CAST model that ``bench_dbm_samplers.py`` saves to
+``benchmarks/results/dbm_cast_mnist.npz`` (not committed; ``--model`` names another
+file); the header prints its SHA-256. The labeller is trained on MNIST from
+:func:`skdgm.datasets.fetch_mnist` (``--data-home``, see ``benchmarks/_common.py``).
 
-Run (about 1 minute)::
+Usage (a few CPU-minutes; the first command makes the model)::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \
-        python benchmarks/bench_dbm_mixing.py
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \\
+        python benchmarks/bench_dbm_samplers.py --samplers cast
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \\
+        python benchmarks/bench_dbm_mixing.py > benchmarks/results/bench_dbm_mixing.txt
 """
 
 import argparse
+import os
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -23,20 +30,23 @@ from scipy.special import expit
 from sklearn.linear_model import LogisticRegression
 
 from skdgm._core.schedules import InverseTime
+from skdgm.datasets import fetch_mnist
+from skdgm.datasets._base import file_sha256
 from skdgm.dbm import _model, _tempering
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-RESULTS = Path(__file__).resolve().parent / "results"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import RESULTS, add_data_home_arg, data_home, header, shown  # noqa: E402
 
 
-def classifier(n_train=20_000, seed=0):
-    d = np.load(DATA / "mnist.npz")
+def classifier(home, n_train=20_000, seed=0):
+    Xtr, ytr = fetch_mnist(data_home=home, subset="train", dtype=np.float64,
+                           download_if_missing=False, return_X_y=True)
+    Xte, yte = fetch_mnist(data_home=home, subset="test", dtype=np.float64,
+                           download_if_missing=False, return_X_y=True)
     rng = np.random.default_rng(seed)
-    idx = rng.choice(d["x_train"].shape[0], n_train, replace=False)
-    X = d["x_train"][idx].reshape(n_train, -1) / 255.0
-    clf = LogisticRegression(max_iter=300).fit(X, d["y_train"][idx])
-    acc = clf.score(d["x_test"].reshape(10_000, -1) / 255.0, d["y_test"])
-    return clf, acc
+    idx = rng.choice(Xtr.shape[0], n_train, replace=False)
+    clf = LogisticRegression(max_iter=300).fit(Xtr[idx], ytr[idx])
+    return clf, clf.score(Xte, yte)
 
 
 def visible_means(layers, W, b):
@@ -89,13 +99,24 @@ def main():
     ap.add_argument("--gap", type=int, default=300)
     ap.add_argument("--beta-min", type=float, nargs="+", default=[0.9, 0.8])
     ap.add_argument("--n-temperatures", type=int, default=20)
+    ap.add_argument("--model", type=Path, default=RESULTS / "dbm_cast_mnist.npz",
+                    help="the DBM's parameters (W0.., b0..), as bench_dbm_samplers.py saves them")
+    add_data_home_arg(ap)
     args = ap.parse_args()
-
-    p = np.load(RESULTS / "dbm_cast_mnist.npz")
+    if not args.model.is_file():
+        raise SystemExit(f"{shown(args.model)} not found: run "
+                         "benchmarks/bench_dbm_samplers.py --samplers cast first")
+    home = data_home(args.data_home)
+    checkout = RESULTS.parent.parent
+    model = args.model.resolve()
+    named = (os.path.relpath(model, checkout) if model.is_relative_to(checkout)
+             else shown(model))
+    header([f"data: {shown(home)}", f"model: {named} (sha256 {file_sha256(model)[:16]}...)"])
+    p = np.load(args.model)
     L = sum(k.startswith("W") for k in p.files)
     W = [p[f"W{i}"] for i in range(L)]
     b = [p[f"b{i}"] for i in range(L + 1)]
-    clf, acc = classifier()
+    clf, acc = classifier(home)
     print(f"labeller: logistic regression on 20k grey MNIST images, test accuracy {acc:.3f}")
     print(f"{args.n_chains} chains, burn-in {args.burn_in} sweeps, {args.n_images} images "
           f"{args.gap} sweeps apart")

@@ -2,29 +2,36 @@
 
 The moves of Alg. 1 (Salakhutdinov 2010, steps 4-5) loop over chains because the
 shared Wang-Landau weights change after every chain. Printed: microseconds per
-call for 50 and 100 chains, and the cost of one Gibbs sweep of a 784-100-200 DBM
-on the same chains for scale.
+call (CPU time) for 50 and 100 chains, and the cost of one Gibbs sweep of a
+784-100-200 DBM on the same chains for scale. A few seconds of CPU.
 
-Run::
+Usage::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/bench_dbm_st_kernel.py
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/bench_dbm_st_kernel.py \\
+        > benchmarks/results/bench_dbm_st_kernel.txt
 """
 
-import time
+import os
+import sys
 
 import numpy as np
 
 from skdgm.dbm import _model, _tempering
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import cpu_timed, header  # noqa: E402
+
 
 def per_call(fn, n_rep):
-    t0 = time.process_time()
-    for _ in range(n_rep):
-        fn()
-    return 1e6 * (time.process_time() - t0) / n_rep
+    """CPU microseconds per call, over ``n_rep`` calls."""
+    def repeat():
+        for _ in range(n_rep):
+            fn()
+    return 1e6 * cpu_timed(repeat)[1] / n_rep
 
 
 def main():
+    header()
     betas = _tempering.temperature_ladder(20, 0.9)
     for n in (50, 100):
         rng = np.random.default_rng(0)

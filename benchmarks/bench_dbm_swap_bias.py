@@ -12,13 +12,15 @@ on 12 x 8 RBMs with random weights, twice: over all slow-chain states, and over 
 handed states only (the slow chains' states right after a swap). The second is
 what a slow chain that cannot mix by Gibbs (a large multimodal model) is left with.
 
-Run (about 1 minute)::
+Usage (about 20 CPU-seconds)::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \
-        python benchmarks/bench_dbm_swap_bias.py
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \\
+        python benchmarks/bench_dbm_swap_bias.py > benchmarks/results/bench_dbm_swap_bias.txt
 """
 
 import argparse
+import os
+import sys
 
 import numpy as np
 from scipy.special import expit, logsumexp
@@ -26,6 +28,9 @@ from scipy.special import expit, logsumexp
 from skdgm._core.exact import binary_states
 from skdgm._core.schedules import InverseTime
 from skdgm.dbm import _model, _tempering
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import cpu_timed, header  # noqa: E402
 
 
 def exact(W, b):
@@ -69,6 +74,12 @@ def main():
     ap.add_argument("--scales", type=float, nargs="+", default=[1.0, 1.5, 2.0])
     ap.add_argument("--seeds", type=int, default=3)
     args = ap.parse_args()
+    header()
+    _, cpu = cpu_timed(run, args)
+    print(f"\ntotal {cpu:.0f} CPU-s")
+
+
+def run(args):
     print(f"12x8 RBMs, W ~ N(0, s^2), b ~ N(0, 0.25); CAST with K = 10 temperatures "
           f"down to 0.3, swap every {args.interval} updates; {args.steps} steps x "
           f"{args.chains} chains, first 20% discarded")

@@ -26,18 +26,28 @@ recipe. The data are divided by one global standard deviation before fitting
 of the same model (negative statistics integrated on a grid), with SGD and with
 Adam, to separate what the optimiser can do from what the sampler does.
 
-Run (the figures in doc/benchmarks/grbm.rst)::
+``--quick`` keeps the 300 default epochs (3,000 updates, about what the mixtures need to
+leave the single-Gaussian saddle: 100 epochs do not) but fits only the anisotropic
+mixture with the default sampler (Gibbs) and Gibbs-Langevin + MH, the sampler of the
+issue-3 criterion: about 4 CPU-minutes instead of about 45 for the ten fits at the 600
+epochs of doc/benchmarks/grbm.rst's table. Its output says so in the header.
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/bench_grbm_gmm.py \
-        --exact 3000 --kinds anisotropic --variants none
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/bench_grbm_gmm.py
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/bench_grbm_gmm.py \
-        --kinds anisotropic --variants gibbs_langevin+MH --negative-phase noise
+Usage (the committed results files; ``B="OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10
+python benchmarks/bench_grbm_gmm.py"``)::
+
+    $B --quick > benchmarks/results/grbm_gmm_quick.txt
+    $B --exact 3000 --kinds anisotropic --variants none > benchmarks/results/grbm_gmm_exact.txt
+    $B --epochs 600 --kinds anisotropic --variants gibbs_langevin+MH --optimizer sgd \\
+        --negative-phase noise > benchmarks/results/grbm_gmm_aniso_glmh_sgd_noise.txt
+
+The full main table of doc/benchmarks/grbm.rst is ``$B --epochs 600`` (about 45
+CPU-minutes); its last output is in the git history (see benchmarks/README.md).
 """
 
 import argparse
+import os
+import sys
 import time
-from pathlib import Path
 
 import numpy as np
 from scipy.special import logsumexp
@@ -47,6 +57,9 @@ from skdgm._core.numerics import sigmoid
 from skdgm._core.optim import Adam
 from skdgm.grbm._model import GRBMParams, StatsAccumulator, free_energy, hidden_activation
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import RESULTS, header  # noqa: E402
+
 WEIGHTS = np.array([0.33, 0.33, 0.34])
 MEANS = np.array([[-5.0, -5.0], [5.0, -5.0], [0.0, 5.0]])
 STDS = {
@@ -55,7 +68,6 @@ STDS = {
 }
 VARIANTS = [("gibbs", False), ("langevin", False), ("langevin", True),
             ("gibbs_langevin", False), ("gibbs_langevin", True)]
-RESULTS = Path(__file__).resolve().parent / "results"
 
 
 def sample_gmm(kind, n, rng):
@@ -154,6 +166,9 @@ def _trace(est, every, scale, G, cell, kind):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--epochs", type=int, default=300)
+    ap.add_argument("--quick", action="store_true",
+                    help="the quick setting: --kinds anisotropic --variants "
+                         "gibbs,gibbs_langevin+MH (see the module docstring)")
     ap.add_argument("--hidden", type=int, default=32)
     ap.add_argument("--cd-steps", type=int, default=100)
     ap.add_argument("--lr", type=float, default=0.01)
@@ -177,6 +192,11 @@ def main():
     ap.add_argument("--variants", default="all",
                     help="comma list such as gibbs,gibbs_langevin+MH; 'none' to skip fits")
     args = ap.parse_args()
+    if args.quick:
+        args.kinds, args.variants = "anisotropic", "gibbs,gibbs_langevin+MH"
+    header([f"quick setting (--quick: {args.epochs} epochs, --kinds {args.kinds} "
+            f"--variants {args.variants}); the full table is --epochs 600"]
+           if args.quick else None)
     kinds = args.kinds.split(",")
     if args.exact:
         for kind in kinds:
@@ -259,7 +279,7 @@ def main():
         fig.suptitle(f"GRBM on the {kind} mixture: density (top), samples (bottom)")
         out = RESULTS / f"grbm_gmm_{kind}{tag}.png"
         fig.savefig(out, dpi=80)
-        print("saved", out)
+        print("saved", os.path.relpath(out, RESULTS.parent.parent))
 
 
 if __name__ == "__main__":

@@ -17,49 +17,23 @@ variance are relative, at the worst coordinate, each with its Monte-Carlo standa
 error (batch means over time); "exact" is the stationary variance bias of the
 discretised update where it is known in closed form.
 
-Run (about 100 CPU-seconds on one core)::
+Usage (about 100 CPU-seconds on one core)::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python benchmarks/bench_sgmcmc_bias.py \
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python benchmarks/bench_sgmcmc_bias.py \\
         > benchmarks/results/sgmcmc_bias.txt
 """
 
 import os
-import platform
-import subprocess
 import sys
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 import _sgmcmc_bias as B  # noqa: E402
-
-
-def _header():
-    root = Path(__file__).resolve().parents[1]
-    try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
-                                text=True).stdout.strip()
-    except OSError:
-        commit = "?"
-    cpu = "?"
-    try:
-        out = subprocess.run(["lscpu"], capture_output=True, text=True).stdout
-        cpu = next(line.split(":", 1)[1].strip() for line in out.splitlines()
-                   if line.startswith("Model name"))
-    except (OSError, StopIteration):
-        pass
-    threads = ", ".join(f"{k}={os.environ.get(k, 'unset')}"
-                        for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"))
-    return [
-        "command: OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python "
-        + " ".join(["benchmarks/bench_sgmcmc_bias.py"] + sys.argv[1:]),
-        f"commit: {commit}",
-        f"date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}",
-        f"CPU: {cpu}; {threads}; python {platform.python_version()}, numpy {np.__version__}",
-    ]
+from _common import header  # noqa: E402
 
 
 def _lengths(h, burn, keep, floor=1000):
@@ -107,9 +81,7 @@ def rows():
 
 
 def main():
-    for line in _header():
-        print(line)
-    print()
+    header()
     print(f"{'kernel':>24s} {'model':>13s} {'step h':>7s} {'mean bias':>10s} {'(se)':>8s} "
           f"{'var bias':>9s} {'(se)':>8s} {'exact var':>10s} {'sec':>6s}")
     t_all = time.process_time()

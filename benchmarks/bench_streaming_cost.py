@@ -19,48 +19,23 @@ and prints their ratio. For ``DBMCAST`` it also times the stream with a score
 read after every call (``score_after_each``), which is what every call cost
 before ``log Z`` was made lazy: one AIS estimate per call.
 
-Run (one thread, as on the shared box)::
+Usage (under a minute of one core)::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python benchmarks/bench_streaming_cost.py
-
-``--out FILE`` also writes the report (with the command, commit, date, CPU model
-and thread settings) to ``FILE``.
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python benchmarks/bench_streaming_cost.py \\
+        --repeat 5 > benchmarks/results/streaming_cost.txt
 """
 
 import argparse
 import os
-import platform
-import subprocess
 import sys
-import time
 import warnings
 
 import numpy as np
 
 import skdgm
 
-
-def cpu_model():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown"
-
-
-def commit():
-    try:
-        here = os.path.dirname(os.path.abspath(__file__))
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=here,
-                             capture_output=True, text=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                               cwd=here, capture_output=True, text=True).stdout.strip()
-        return out + (" (with uncommitted changes)" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import cpu_timed, header  # noqa: E402
 
 
 def datasets(n, seed=0):
@@ -96,12 +71,8 @@ CASES = [
 
 
 def cpu(f, repeat):
-    best = np.inf
-    for _ in range(repeat):
-        t = time.process_time()
-        f()
-        best = min(best, time.process_time() - t)
-    return best
+    """Best of ``repeat`` CPU times: the least disturbed by the other jobs on the box."""
+    return min(cpu_timed(f)[1] for _ in range(repeat))
 
 
 def main(argv=None):
@@ -109,25 +80,12 @@ def main(argv=None):
     ap.add_argument("--n", type=int, default=1000, help="rows streamed (default 1000)")
     ap.add_argument("--batch-size", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--out", default=None)
     args = ap.parse_args(argv)
     data = datasets(args.n)
     B = args.batch_size
-    lines = [
-        "# " + " ".join([f"{k}={os.environ[k]}" for k in ("OMP_NUM_THREADS",
-                                                             "OPENBLAS_NUM_THREADS")
-                         if k in os.environ]
-                        + ["python", os.path.relpath(sys.argv[0])] + sys.argv[1:]),
-        f"# commit {commit()}, {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}",
-        f"# CPU: {cpu_model()}; OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}, "
-        f"OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS')}; "
-        f"numpy {np.__version__}",
-        f"# n = {args.n} rows, batch_size = {B} ({-(-args.n // B)} partial_fit calls), "
-        f"CPU seconds (process_time), best of {args.repeat}",
-        "",
-        f"{'estimator':<28}{'fit 1 pass':>12}{'stream':>10}{'ratio':>8}",
-    ]
-    print("\n".join(lines), flush=True)
+    header([f"n = {args.n} rows, batch_size = {B} ({-(-args.n // B)} partial_fit calls), "
+            f"CPU seconds (process_time), best of {args.repeat}"])
+    print(f"{'estimator':<28}{'fit 1 pass':>12}{'stream':>10}{'ratio':>8}", flush=True)
     for label, cls, key, params in CASES:
         X = data[key]
 
@@ -150,12 +108,7 @@ def main(argv=None):
                 t_scored = cpu(lambda: stream(True), 1)
                 rows.append((label + " score_after_each", t_fit, t_scored))
         for lab, a, b in rows:
-            line = f"{lab:<28}{a:>12.3f}{b:>10.3f}{b / a:>8.2f}"
-            lines.append(line)
-            print(line, flush=True)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write("\n".join(lines) + "\n")
+            print(f"{lab:<28}{a:>12.3f}{b:>10.3f}{b / a:>8.2f}", flush=True)
 
 
 if __name__ == "__main__":
