@@ -12,6 +12,8 @@ chains (``exact_start=False``: the upper bound is approximate); the SBN's from
 exact ancestral samples. A small enumerable GRBM is run too, as a check that the
 exact ``log Z`` lies between the bounds on a fitted model.
 
+Usage::
+
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_bdmc_gap.py \
         > benchmarks/results/bdmc_gap.txt
 """

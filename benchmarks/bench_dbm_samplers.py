@@ -19,7 +19,7 @@ for ``bench_dbm_mixing.py``.
 ``log Z`` is estimated by AIS with 500 betas and 25 runs at each checkpoint (its
 standard error is printed); the checkpoints cost about a third of the run.
 
-Run (about 5 minutes of CPU)::
+Usage (about 5 minutes of CPU)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \
         python benchmarks/bench_dbm_samplers.py

@@ -24,7 +24,7 @@ computes the verbose figures (the bound and reconstruction error), as ``fit`` do
 reports their mean. Printed: SAP / floor (target <= 1.5), CAST / SAP (target <= 1.3) with float32 input
 (float32 model), and the same updates on float64 input for comparison.
 
-Run (about two minutes of one core)::
+Usage (about two minutes of one core)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python benchmarks/bench_dbm_speed.py \\
         > benchmarks/results/dbm_speed.txt

@@ -17,7 +17,7 @@ This is far shorter than the paper's schedule (2,000 burn-in + 1,500 collected
 minibatches, 1,500 collected test samples); the defaults are sized so that one
 (size, sampler) run takes a few minutes of one core.
 
-Run, e.g.:
+Usage, e.g.:
   OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \
       python benchmarks/bench_deep_lda_perplexity.py --layers 128 --samplers tlasgr
   python benchmarks/bench_deep_lda_perplexity.py --sklearn

@@ -7,7 +7,7 @@ a CPU-time timer around every kernel call (multinomial partitions per layer,
 CRT, the gamma draws of theta and the small NumPy draws); "rest" is the NumPy
 glue of the sweep (matrix products, sums, allocations).
 
-Run:  OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \
+Usage:  OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \
       python benchmarks/bench_deep_lda_profile.py
 """
 

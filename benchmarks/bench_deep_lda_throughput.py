@@ -15,7 +15,7 @@ one BLAS thread; the machine is shared, so only same-run ratios are meaningful):
 3. **Cost of one minibatch update at K = 512 against K = 32** (one layer, defaults, after
    warm-up updates): linear work in K would give 16x.
 
-Run::
+Usage::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \\
         python benchmarks/bench_deep_lda_throughput.py [--repeats 3] [--data-home DIR] \\

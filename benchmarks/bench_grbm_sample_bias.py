@@ -19,7 +19,7 @@ and the noise that starts the negative chains is already the target, so
 bias does to the learned variances. Defaults, except 30 epochs so that the
 variances settle.
 
-Run (figures in doc/user_guide/grbm.rst)::
+Usage (figures in doc/user_guide/grbm.rst)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/bench_grbm_sample_bias.py
 """

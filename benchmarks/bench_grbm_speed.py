@@ -16,7 +16,7 @@ Variants: the defaults with the Cython kernels; the same with their NumPy twins
 NumPy arrays); and Gibbs-Langevin with the closed-form K-step move
 (``sampler="gibbs_langevin"``, the paper's sampler at our default inner move).
 
-Run (one core, niced)::
+Usage (one core, niced)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python benchmarks/bench_grbm_speed.py \\
         > benchmarks/results/grbm_speed.txt

@@ -4,6 +4,8 @@
 A VB model is fitted on a binarized-MNIST training subset first (scaled down to run in a
 few minutes on one shared core).
 
+Usage::
+
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/bench_sbn_ais.py
 """
 import argparse

@@ -13,7 +13,7 @@ temperatures, ``--runs`` chains per point, exact collapsed Gibbs transitions wit
 the C sweep); for DSGHMC-NAIS also by importance sampling from its recognition
 network (``--is-samples`` proposals per point), which must agree with AIS.
 
-Run one method per invocation, e.g.::
+Usage one method per invocation, e.g.::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \
         python benchmarks/bench_sbn_dsghmc_mnist.py --method dsghmc_nais --layers 200

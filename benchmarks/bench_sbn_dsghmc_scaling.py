@@ -12,7 +12,7 @@ the mean over a few minibatches, Gibbs times one full iteration at 2.5k-20k rows
 Times are CPU seconds of this process (one BLAS thread), which the other jobs on
 a shared machine disturb far less than wall time.
 
-Run: ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/bench_sbn_dsghmc_scaling.py``
+Usage: ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/bench_sbn_dsghmc_scaling.py``
 """
 
 import sys

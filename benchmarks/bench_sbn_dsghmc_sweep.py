@@ -4,7 +4,7 @@ One sweep over 200 hidden units, 784 visible units, 100 rows x L = 5 chains (the
 shape of one DSGHMC-Gibbs step on MNIST), from the same generator state: the two
 must return the same hidden layers. Times are CPU seconds (best of a few).
 
-Run: ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/bench_sbn_dsghmc_sweep.py``
+Usage: ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/bench_sbn_dsghmc_sweep.py``
 """
 
 import time

@@ -8,6 +8,8 @@ augmented sweeps, ``--ais-runs`` chains per point) on a test subset. The paper's
 (the Gibbs row, an upper bound); ours are AIS estimates, which are stochastic lower
 bounds in expectation.
 
+Usage::
+
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \\
         python benchmarks/bench_sbn_loglik.py --dataset mnist --model sbn_vb
 """

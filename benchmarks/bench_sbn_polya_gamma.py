@@ -6,6 +6,8 @@ standard error) and the relative error of the sample variance against the closed
 draws per CPU-second on 2 M activations of mixed size. The figures quoted in the SBN
 user guide (section "Pólya-Gamma draws") come from this script.
 
+Usage::
+
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_sbn_polya_gamma.py
 """
 import argparse
