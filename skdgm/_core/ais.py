@@ -112,6 +112,27 @@ def _ais_group(n_runs, rng, **kwargs):
     return ais_log_weights(n_runs, rng, **kwargs)
 
 
+def check_schedule(betas, n_runs, n_groups=None, kind="linear"):
+    """``(betas, group sizes)``: a validated schedule and the runs split into groups.
+
+    ``betas`` is a schedule or a count (then :func:`beta_schedule` of that
+    ``kind``); ``n_groups`` defaults to ``min(n_runs, 8)``. The split depends only
+    on ``n_runs`` and ``n_groups``, which keeps estimates identical for any
+    ``n_jobs``.
+    """
+    if np.isscalar(betas):
+        betas = beta_schedule(int(betas), kind)
+    betas = np.asarray(betas, dtype=float)
+    if betas.ndim != 1 or len(betas) < 2 or np.any(np.diff(betas) < 0):
+        raise ValueError("betas must be a non-decreasing 1-D schedule of at least 2 values")
+    n_runs = int(n_runs)
+    if n_runs < 1:
+        raise ValueError(f"n_runs must be >= 1, got {n_runs}")
+    if n_groups is None:
+        n_groups = min(n_runs, 8)
+    return betas, [s.stop - s.start for s in even_chunks(n_runs, n_groups)]
+
+
 def annealed_importance_sampling(log_density, transition, sample_base, log_z0, betas,
                                  n_runs, *, n_groups=None, random_state=None, n_jobs=None):
     """Estimate ``log Z`` of ``f_1`` by annealed importance sampling.
@@ -142,17 +163,7 @@ def annealed_importance_sampling(log_density, transition, sample_base, log_z0, b
     -------
     result : AISResult
     """
-    if np.isscalar(betas):
-        betas = beta_schedule(int(betas))
-    betas = np.asarray(betas, dtype=float)
-    if betas.ndim != 1 or len(betas) < 2 or np.any(np.diff(betas) < 0):
-        raise ValueError("betas must be a non-decreasing 1-D schedule of at least 2 values")
-    n_runs = int(n_runs)
-    if n_runs < 1:
-        raise ValueError(f"n_runs must be >= 1, got {n_runs}")
-    if n_groups is None:
-        n_groups = min(n_runs, 8)
-    sizes = [s.stop - s.start for s in even_chunks(n_runs, n_groups)]
+    betas, sizes = check_schedule(betas, n_runs, n_groups)
     parts = run_chains(
         _ais_group, sizes, random_state=random_state, n_jobs=n_jobs,
         log_density=log_density, transition=transition, sample_base=sample_base,
