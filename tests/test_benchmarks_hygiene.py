@@ -33,8 +33,6 @@ PENDING = {
     # re-run with bench_dbm_samplers.py to bring them up to it
     "results/bench_dbm_samplers.txt",
     "results/bench_dbm_samplers_v1.txt",
-    # output of the shared bench_defaults.py: starts with a "# note:" line
-    "results/defaults_grbm.txt",
     # made before the header rule by bench_sbn_loglik.py (MNIST, AIS)
     "results/sbn_loglik.txt",
     # JSON cannot start with "# command:"; the script appends records to it
