@@ -614,12 +614,36 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features), binary
-        y : ignored
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Binary data (or thresholded by ``binarize``).
+        y : Ignored
 
         Returns
         -------
-        self
+        self : DBMCAST
+
+        Raises
+        ------
+        ValueError
+            For non-binary input or invalid parameters (the estimator is left as
+            it was).
+        skdgm.exceptions.DivergenceError
+            If an update would make the parameters non-finite or run away (the
+            state from before the call is restored).
+
+        See Also
+        --------
+        partial_fit : one pass over new rows, continuing the chains.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DBMCAST
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> dbm = DBMCAST(n_components=(3, 2), n_iter=2, batch_size=20,
+        ...               random_state=0).fit(X)
+        >>> dbm.n_iter_, [W.shape for W in dbm.coefs_]
+        (2, [(6, 3), (3, 2)])
         """
         return super().fit(X, y)
 
@@ -631,9 +655,39 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         weights. ``log_partition_`` is not re-estimated here: it is computed when
         next read (see ``log_partition_``).
 
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The next binary rows (same number of features as before).
+        y : Ignored
+
         Returns
         -------
-        self
+        self : DBMCAST
+
+        Raises
+        ------
+        ValueError
+            For non-binary input, invalid parameters or a changed number of
+            features (the estimator is left as it was).
+        skdgm.exceptions.DivergenceError
+            If an update would make the parameters non-finite or run away (the
+            state from before the call is restored).
+
+        See Also
+        --------
+        fit : reset, optional pre-training, then ``n_iter`` passes.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DBMCAST
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> dbm = DBMCAST(n_components=(3, 2), batch_size=20, random_state=0)
+        >>> for rows in (X[:20], X[20:]):
+        ...     dbm = dbm.partial_fit(rows)
+        >>> dbm.n_iter_
+        2
         """
         return super().partial_fit(X, y)
 
@@ -735,9 +789,47 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         ``exact=None`` the odd layers are enumerated instead when they have at
         most 16 units (``exact=True`` forces enumeration, up to 22 units).
 
+        Parameters
+        ----------
+        n_betas : int or "auto", optional
+            Inverse temperatures of the AIS path (default ``n_ais_betas``);
+            ``"auto"`` takes the forward half of :meth:`log_likelihood_bounds`'
+            last round.
+        n_runs : int, optional
+            AIS runs (default ``n_ais_runs``).
+        exact : bool or None, default=None
+            Force (``True``) or forbid (``False``) enumeration of the odd layers;
+            ``None`` enumerates up to 16 odd-layer units.
+        random_state : None, int, SeedSequence or Generator, optional
+            Seeds AIS (default: derived from the estimator's ``random_state``).
+
         Returns
         -------
         log_z : float
+            Also cached as ``log_partition_`` (its standard error as
+            ``log_partition_std_``).
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        log_likelihood_bounds : sandwich bounds on ``log Z`` (BDMC).
+        score_samples : the variational bound, which subtracts this ``log Z``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DBMCAST
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> dbm = DBMCAST(n_components=(3, 2), n_iter=2, batch_size=20,
+        ...               random_state=0).fit(X)
+        >>> round(dbm.log_partition(), 2)          # 3 odd-layer units: enumerated
+        5.49
+        >>> bool(abs(dbm.log_partition(exact=False, n_betas=200) - 5.49) < 0.1)
+        True
         """
         check_is_fitted(self)
         odd = sum(self.intercepts_[l].shape[0]
@@ -817,6 +909,28 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             ``target="log_partition"``: ``lower``, ``upper``, ``gap`` on ``log Z``
             and their standard errors, ``n_betas``, ``exact_start``, and ``exact``
             (the enumerated ``log Z`` when the odd layers hold at most 16 units).
+
+        Raises
+        ------
+        ValueError
+            For an invalid ``n_samples``, ``n_betas`` or ``tol``.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        log_partition : the AIS (or exact) estimate these bounds bracket.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DBMCAST
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> dbm = DBMCAST(n_components=(3, 2), n_iter=2, batch_size=20,
+        ...               random_state=0).fit(X)
+        >>> res = dbm.log_likelihood_bounds(n_samples=10, n_betas=50)
+        >>> bool(res.lower - 0.1 < res.exact < res.upper + 0.1), res.exact_start
+        (True, True)
         """
         check_is_fitted(self)
         n_samples = self.n_ais_runs if n_samples is None else n_samples
@@ -917,6 +1031,28 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         ConvergenceWarning
             When some row has not reached a fixed point within
             ``n_mean_field_eval`` sweeps.
+
+        Raises
+        ------
+        ValueError
+            For non-binary input or a feature count other than the training data's.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        score_samples : the bound of the same fixed point.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DBMCAST
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> dbm = DBMCAST(n_components=(3, 2), n_iter=2, batch_size=20,
+        ...               random_state=0).fit(X)
+        >>> H = dbm.transform(X)
+        >>> H.shape, bool(np.all((H > 0) & (H < 1)))
+        ((40, 5), True)
         """
         dtype = _float_dtype(X)
         X = self._validate(X, reset=False)
@@ -949,6 +1085,31 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         -------
         X_filled : ndarray of shape (n_samples, n_features)
             The observed entries unchanged, the missing ones in ``[0, 1]`` (float64).
+
+        Raises
+        ------
+        ValueError
+            For an invalid ``n_sweeps``, non-binary observed entries, a row with
+            every entry missing, or a feature count other than the training data's.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        transform : the hidden layers' mean-field means.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DBMCAST
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> dbm = DBMCAST(n_components=(3, 2), n_iter=2, batch_size=20,
+        ...               random_state=0).fit(X)
+        >>> Xm = X[:2].copy()
+        >>> Xm[0, 0] = np.nan
+        >>> filled = dbm.impute(Xm, n_sweeps=10)
+        >>> bool(0.0 <= filled[0, 0] <= 1.0), bool(np.array_equal(filled[1], X[1]))
+        (True, True)
         """
         check_is_fitted(self)
         n_sweeps = check_n_sweeps(n_sweeps)
@@ -1017,6 +1178,29 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         ConvergenceWarning
             When some row has not reached a fixed point within
             ``n_mean_field_eval`` sweeps.
+
+        Raises
+        ------
+        ValueError
+            For non-binary input or a feature count other than the training data's.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        score : the mean of these values.
+        log_partition : the ``log Z`` subtracted.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DBMCAST
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> dbm = DBMCAST(n_components=(3, 2), n_iter=2, batch_size=20,
+        ...               random_state=0).fit(X)
+        >>> bound, std_err = dbm.score_samples(X, return_std=True)
+        >>> bound.shape, bool(np.all(bound < 0)), bool(np.all(std_err == 0))
+        ((40,), True, True)
         """
         X = self._validate(X, reset=False)
         out = self._mean_field(X)[1] - self.log_partition_
@@ -1028,6 +1212,40 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         With ``return_std=True`` also its Monte-Carlo standard error, that of
         ``log Z`` (shared by every row). It is not the sampling error over rows
         (``std(score_samples(X)) / sqrt(n)``).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : Ignored
+        return_std : bool, default=False
+            Also return the Monte-Carlo standard error.
+
+        Returns
+        -------
+        score : float
+        std_err : float
+            Only with ``return_std=True``.
+
+        Raises
+        ------
+        ValueError
+            For non-binary input or a feature count other than the training data's.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        score_samples : the per-row bounds.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DBMCAST
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> dbm = DBMCAST(n_components=(3, 2), n_iter=2, batch_size=20,
+        ...               random_state=0).fit(X)
+        >>> round(dbm.score(X), 2)
+        -3.47
         """
         out, se = self.score_samples(X, return_std=True)
         mean = float(np.mean(out))
@@ -1038,7 +1256,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
         Parameters
         ----------
-        n_samples : int
+        n_samples : int, default=1
             Independent chains, one sample each.
         sampler : {"gibbs", "adaptive_st"}
             Blocked Gibbs sweeps, or Alg. 1 with this estimator's temperatures and
@@ -1046,13 +1264,37 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             those at temperature 1 at the last step are returned (``n_steps``
             more steps when too few are; see
             :func:`skdgm.dbm._tempering.adaptive_st_draw`).
-        n_steps : int
+        n_steps : int, default=1000
+            Sweeps (or tempering steps) per chain.
         random_state : None, int or Generator
             Fresh randomness by default.
 
         Returns
         -------
         V : ndarray of shape (n_samples, n_features)
+            0/1 visible states (float64).
+
+        Raises
+        ------
+        ValueError
+            For an unknown ``sampler``.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        impute : conditional probabilities of missing entries given observed ones.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DBMCAST
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> dbm = DBMCAST(n_components=(3, 2), n_iter=2, batch_size=20,
+        ...               random_state=0).fit(X)
+        >>> V = dbm.sample(4, n_steps=20, random_state=0)
+        >>> V.shape, bool(np.isin(V, (0.0, 1.0)).all())
+        ((4, 6), True)
         """
         check_is_fitted(self)
         if sampler not in ("gibbs", "adaptive_st"):

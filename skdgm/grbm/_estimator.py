@@ -419,12 +419,36 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Real-valued data (standardise it first, as the paper does).
+            Real-valued data (standardise it first, as the paper does); a CSR
+            matrix is densified one minibatch at a time.
         y : Ignored
 
         Returns
         -------
-        self
+        self : GaussianBernoulliRBM
+
+        Raises
+        ------
+        ValueError
+            For invalid parameters (e.g. ``burn_in >= cd_steps``) or non-finite
+            input (the estimator is left as it was).
+        skdgm.exceptions.DivergenceError
+            If an update would make the parameters non-finite or run away (the
+            state from before the call is restored).
+
+        See Also
+        --------
+        partial_fit : one pass over new rows, continuing the current model.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import GaussianBernoulliRBM
+        >>> X = np.random.default_rng(0).standard_normal((40, 4))
+        >>> grbm = GaussianBernoulliRBM(n_components=3, n_iter=2, batch_size=20,
+        ...                             random_state=0).fit(X)
+        >>> grbm.n_iter_, grbm.n_updates_, grbm.components_.shape
+        (2, 4, (3, 4))
         """
         with _blas_scope(self, X):
             return super().fit(X, y)
@@ -435,9 +459,39 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         The first call initialises the model. Outside :meth:`fit` the learning
         rate is the constant ``learning_rate``.
 
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The next rows (same number of features as before).
+        y : Ignored
+
         Returns
         -------
-        self
+        self : GaussianBernoulliRBM
+
+        Raises
+        ------
+        ValueError
+            For invalid parameters, non-finite input or a changed number of
+            features (the estimator is left as it was).
+        skdgm.exceptions.DivergenceError
+            If an update would make the parameters non-finite or run away (the
+            state from before the call is restored).
+
+        See Also
+        --------
+        fit : reset, then ``n_iter`` passes with a cosine-decayed learning rate.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import GaussianBernoulliRBM
+        >>> X = np.random.default_rng(0).standard_normal((40, 4))
+        >>> grbm = GaussianBernoulliRBM(n_components=3, batch_size=20, random_state=0)
+        >>> for rows in (X[:20], X[20:]):
+        ...     grbm = grbm.partial_fit(rows)
+        >>> grbm.n_iter_, grbm.n_updates_
+        (2, 2)
         """
         with _blas_scope(self, X):
             return super().partial_fit(X, y)
@@ -652,6 +706,28 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
             Computed in the dtype the model was fitted in, returned in that of ``X``.
         H_std : ndarray of shape (n_samples, n_components)
             Only with ``return_std=True``.
+
+        Raises
+        ------
+        ValueError
+            For non-finite input or a feature count other than the training data's.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        impute : the conditional means of missing visible entries instead.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import GaussianBernoulliRBM
+        >>> X = np.random.default_rng(0).standard_normal((40, 4))
+        >>> grbm = GaussianBernoulliRBM(n_components=3, n_iter=2, batch_size=20,
+        ...                             random_state=0).fit(X)
+        >>> H, H_std = grbm.transform(X, return_std=True)
+        >>> H.shape, bool(np.all((H > 0) & (H < 1))), bool(np.all(H_std <= 0.5))
+        ((40, 3), True, True)
         """
         dtype = _float_dtype(X)
         X = self._check_X(X)
@@ -683,6 +759,31 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         -------
         X_filled : ndarray of shape (n_samples, n_features)
             The observed entries unchanged, the missing ones imputed (float64).
+
+        Raises
+        ------
+        ValueError
+            For an invalid ``n_sweeps``, infinite entries, a row with every
+            entry missing, or a feature count other than the training data's.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        transform : the hidden units' conditional means.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import GaussianBernoulliRBM
+        >>> X = np.random.default_rng(0).standard_normal((40, 4))
+        >>> grbm = GaussianBernoulliRBM(n_components=3, n_iter=2, batch_size=20,
+        ...                             random_state=0).fit(X)
+        >>> Xm = X[:2].copy()
+        >>> Xm[0, 0] = np.nan
+        >>> filled = grbm.impute(Xm, n_sweeps=10)
+        >>> bool(np.isnan(filled).any()), bool(np.array_equal(filled[1], X[1]))
+        (False, True)
         """
         check_is_fitted(self)
         n_sweeps = check_n_sweeps(n_sweeps)
@@ -702,7 +803,40 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         return np.where(missing, total / len(states), X)
 
     def free_energy(self, X):
-        """Marginal energy ``E~(v)`` of Eq. (5) per row (``log p(v) = -E~(v) - log Z``)."""
+        """Marginal energy ``E~(v)`` of Eq. (5) per row (``log p(v) = -E~(v) - log Z``).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        energy : ndarray of shape (n_samples,)
+            In the dtype the model was fitted in; exact (no sampling).
+
+        Raises
+        ------
+        ValueError
+            For non-finite input or a feature count other than the training data's.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        log_partition : the ``log Z`` that turns it into ``log p(v)``.
+        score_samples : ``-free_energy(X) - log Z``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import GaussianBernoulliRBM
+        >>> X = np.random.default_rng(0).standard_normal((40, 4))
+        >>> grbm = GaussianBernoulliRBM(n_components=3, n_iter=2, batch_size=20,
+        ...                             random_state=0).fit(X)
+        >>> log_z, _ = grbm.log_partition()
+        >>> bool(np.allclose(-grbm.free_energy(X) - log_z, grbm.score_samples(X)))
+        True
+        """
         X = self._check_X(X)
         params = self._params()
         return map_row_chunks(lambda V: free_energy(V, params), X, self.batch_size)
@@ -716,6 +850,34 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         through :func:`skdgm._core.ais.annealed_importance_sampling`, seeded from
         ``random_state`` (deterministic for an int). Reused while the parameters,
         ``random_state`` (an int) and the AIS settings are unchanged.
+
+        Returns
+        -------
+        log_z : float
+            The estimate of ``log Z``.
+        std_err : float
+            Its Monte-Carlo standard error over the AIS runs (0.0 when exact).
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        log_likelihood_bounds : sandwich bounds on ``log Z`` (BDMC).
+        score_samples : ``log p(v)`` with this ``log Z``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import GaussianBernoulliRBM
+        >>> X = np.random.default_rng(0).standard_normal((40, 4))
+        >>> grbm = GaussianBernoulliRBM(n_components=3, n_iter=2, batch_size=20,
+        ...                             random_state=0).fit(X)
+        >>> log_z, std_err = grbm.log_partition()   # 3 hidden units: enumerated
+        >>> round(log_z, 2), std_err
+        (5.73, 0.0)
         """
         check_is_fitted(self)
         params = self._params()
@@ -783,6 +945,29 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         log_pv : ndarray of shape (n_samples,)
         std_err : ndarray of shape (n_samples,)
             Only with ``return_std=True``.
+
+        Raises
+        ------
+        ValueError
+            For non-finite input or a feature count other than the training data's.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        score : the mean of these values.
+        log_likelihood_bounds : how far the AIS ``log Z`` can be off.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import GaussianBernoulliRBM
+        >>> X = np.random.default_rng(0).standard_normal((40, 4))
+        >>> grbm = GaussianBernoulliRBM(n_components=3, n_iter=2, batch_size=20,
+        ...                             random_state=0).fit(X)
+        >>> log_pv, std_err = grbm.score_samples(X, return_std=True)
+        >>> log_pv.shape, bool(np.all(std_err == 0))   # log Z is exact here
+        ((40,), True)
         """
         X = self._check_X(X)
         log_z, se = self.log_partition()
@@ -796,6 +981,40 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         With ``return_std=True`` also its Monte-Carlo standard error, that of
         ``log Z`` (shared by every row, so it does not shrink with more rows). It
         is not the sampling error over rows (``std(score_samples(X)) / sqrt(n)``).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : Ignored
+        return_std : bool, default=False
+            Also return the Monte-Carlo standard error.
+
+        Returns
+        -------
+        score : float
+        std_err : float
+            Only with ``return_std=True``.
+
+        Raises
+        ------
+        ValueError
+            For non-finite input or a feature count other than the training data's.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        score_samples : the per-row values.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import GaussianBernoulliRBM
+        >>> X = np.random.default_rng(0).standard_normal((40, 4))
+        >>> grbm = GaussianBernoulliRBM(n_components=3, n_iter=2, batch_size=20,
+        ...                             random_state=0).fit(X)
+        >>> round(grbm.score(X), 2)
+        -5.53
         """
         out, se = self.score_samples(X, return_std=True)
         mean = float(np.mean(out))
@@ -837,6 +1056,28 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
             ``target="log_partition"``: ``lower``, ``upper``, ``gap`` on ``log Z``
             and their standard errors, ``n_betas``, ``exact_start``, and ``exact``
             (the enumerated ``log Z`` when ``n_components <= 16``, else ``None``).
+
+        Raises
+        ------
+        ValueError
+            For an invalid ``n_samples``, ``n_betas`` or ``tol``.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        log_partition : the AIS (or exact) estimate these bounds bracket.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import GaussianBernoulliRBM
+        >>> X = np.random.default_rng(0).standard_normal((40, 4))
+        >>> grbm = GaussianBernoulliRBM(n_components=3, n_iter=2, batch_size=20,
+        ...                             random_state=0).fit(X)
+        >>> res = grbm.log_likelihood_bounds(n_samples=10, n_betas=50)
+        >>> bool(res.lower - 0.1 < res.exact < res.upper + 0.1), res.exact_start
+        (True, True)
         """
         check_is_fitted(self)
         n_samples = self.n_ais_runs if n_samples is None else n_samples
@@ -874,7 +1115,8 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
 
         Parameters
         ----------
-        n_samples : int
+        n_samples : int, default=1
+            Independent chains, one draw each.
         n_steps : int, optional
             Sampler steps (default ``cd_steps``, as in training).
         metropolis_adjust : bool, default=True
@@ -892,6 +1134,28 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         Returns
         -------
         X : ndarray of shape (n_samples, n_features)
+            In the dtype the model was fitted in.
+
+        Raises
+        ------
+        ValueError
+            If ``metropolis_adjust`` is not a bool.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        impute : conditional draws' means given some observed entries.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import GaussianBernoulliRBM
+        >>> X = np.random.default_rng(0).standard_normal((40, 4))
+        >>> grbm = GaussianBernoulliRBM(n_components=3, n_iter=2, batch_size=20,
+        ...                             random_state=0).fit(X)
+        >>> grbm.sample(5, n_steps=20, random_state=0).shape
+        (5, 4)
         """
         check_is_fitted(self)
         if not isinstance(metropolis_adjust, (bool, np.bool_)):
