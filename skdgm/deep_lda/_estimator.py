@@ -362,7 +362,29 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
         Returns
         -------
-        self
+        self : DeepLDA
+
+        Raises
+        ------
+        ValueError
+            For invalid counts or parameters (the estimator is left as it was).
+        skdgm.exceptions.DivergenceError
+            If the global parameters become non-finite (the state from before
+            the call is restored).
+
+        See Also
+        --------
+        partial_fit : one pass over the next documents of a stream.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DeepLDA
+        >>> X = np.random.default_rng(0).poisson(1.0, (30, 12))
+        >>> lda = DeepLDA(n_components=(4, 2), n_iter=2, batch_size=10,
+        ...               random_state=0).fit(X)
+        >>> lda.n_iter_, lda.n_updates_, [phi.shape for phi in lda.topics_]
+        (2, 6, [(12, 4), (4, 2)])
         """
         return super().fit(X, y)
 
@@ -387,7 +409,31 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
         Returns
         -------
-        self
+        self : DeepLDA
+
+        Raises
+        ------
+        ValueError
+            For invalid counts or parameters, or a changed number of features
+            (the estimator is left as it was).
+        skdgm.exceptions.DivergenceError
+            If the global parameters become non-finite (the state from before
+            the call is restored).
+
+        See Also
+        --------
+        fit : reset, then ``n_iter`` passes.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DeepLDA
+        >>> X = np.random.default_rng(0).poisson(1.0, (30, 12))
+        >>> lda = DeepLDA(n_components=(4, 2), batch_size=10, random_state=0)
+        >>> for docs in (X[:15], X[15:]):
+        ...     lda = lda.partial_fit(docs)
+        >>> lda.n_iter_, lda.n_updates_
+        (2, 4)
         """
         return super().partial_fit(X, y)
 
@@ -521,6 +567,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     @property
     def components_(self):
+        """Layer-1 topics ``Phi^(1)`` transposed, shape ``(K_1, n_features)``, rows on the simplex."""
         check_is_fitted(self, "topics_")
         return self.topics_[0].T
 
@@ -536,6 +583,28 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         -------
         topics : ndarray of shape (n_features, K_layer)
             Columns on the simplex.
+
+        Raises
+        ------
+        ValueError
+            If ``layer`` is not in ``1..len(n_components)``.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        components_ : the layer-1 topics, one row per topic.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DeepLDA
+        >>> X = np.random.default_rng(0).poisson(1.0, (30, 12))
+        >>> lda = DeepLDA(n_components=(4, 2), n_iter=2, batch_size=10,
+        ...               random_state=0).fit(X)
+        >>> top = lda.projected_topics(2)
+        >>> top.shape, bool(np.allclose(top.sum(axis=0), 1.0))
+        ((12, 2), True)
         """
         check_is_fitted(self, "topics_")
         if not 1 <= layer <= len(self.topics_):
@@ -584,6 +653,33 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         -------
         doc_topic : ndarray of shape (n_samples, K_1), or list of such per layer
         doc_topic_std : same as ``doc_topic``, only with ``return_std=True``
+
+        Raises
+        ------
+        ValueError
+            For negative or non-integer counts (unless ``round_counts``), binary
+            data violated under ``link="bernoulli"``, or a feature count other
+            than the training data's.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+            ``all_layers=True`` under ``set_output`` also raises ``ValueError``.
+
+        See Also
+        --------
+        projected_topics : the topics these proportions weight.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DeepLDA
+        >>> X = np.random.default_rng(0).poisson(1.0, (30, 12))
+        >>> lda = DeepLDA(n_components=(4, 2), n_iter=2, batch_size=10,
+        ...               random_state=0).fit(X)
+        >>> theta = lda.transform(X)
+        >>> theta.shape, bool(np.allclose(theta.sum(axis=1), 1.0))
+        ((30, 4), True)
+        >>> [t.shape for t in lda.transform(X, all_layers=True)]
+        [(30, 4), (30, 2)]
         """
         check_is_fitted(self, "topics_")
         dtype = _float_dtype(X)
@@ -630,6 +726,31 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         -------
         X_filled : ndarray of shape (n_samples, n_features)
             The observed entries unchanged, the missing ones non-negative reals (float64).
+
+        Raises
+        ------
+        ValueError
+            For an invalid ``n_sweeps``, invalid observed counts, a document with
+            every entry missing, or a feature count other than the training data's.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        perplexity : scores held-out words instead of filling them.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DeepLDA
+        >>> X = np.random.default_rng(0).poisson(1.0, (30, 12))
+        >>> lda = DeepLDA(n_components=(4, 2), n_iter=2, batch_size=10,
+        ...               random_state=0).fit(X)
+        >>> Xm = X[:2].astype(float)
+        >>> Xm[0, 0] = np.nan
+        >>> filled = lda.impute(Xm, n_sweeps=4)
+        >>> bool(filled[0, 0] >= 0), bool(np.array_equal(filled[1], X[1]))
+        (True, True)
         """
         check_is_fitted(self, "topics_")
         n_sweeps = check_n_sweeps(n_sweeps)
@@ -706,6 +827,28 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         -------
         perplexity : float
             ``exp(- sum log p(held-out words) / number of held-out words)``.
+
+        Raises
+        ------
+        ValueError
+            For invalid counts, ``X_observed`` and ``X_heldout`` of different
+            shapes, or an ``X_heldout`` without tokens.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        score : ``-log`` perplexity on a seeded 80/20 split of ``X`` itself.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DeepLDA
+        >>> X = np.random.default_rng(0).poisson(1.0, (30, 12))
+        >>> lda = DeepLDA(n_components=(4, 2), n_iter=2, batch_size=10,
+        ...               random_state=0).fit(X)
+        >>> bool(1.0 < lda.perplexity(X[:10], X[10:20]) < 12.0 * 10)
+        True
         """
         check_is_fitted(self, "topics_")
         Xo = self._check_X(X_observed, reset=False)
@@ -762,6 +905,31 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         scores : ndarray of shape (n_samples,)
         std_err : ndarray of shape (n_samples,)
             Only with ``return_std=True``.
+
+        Raises
+        ------
+        ValueError
+            For negative or non-integer counts (unless ``round_counts``), binary
+            data violated under ``link="bernoulli"``, or a feature count other
+            than the training data's.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        score : pooled over every held-out token.
+        perplexity : with a split of the user's choosing.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DeepLDA
+        >>> X = np.random.default_rng(0).poisson(1.0, (30, 12))
+        >>> lda = DeepLDA(n_components=(4, 2), n_iter=2, batch_size=10,
+        ...               random_state=0).fit(X)
+        >>> scores = lda.score_samples(X)
+        >>> scores.shape, bool(np.all(scores <= 0))
+        ((30,), True)
         """
         if not return_std:
             ll, cnt = self._score_parts(X)
@@ -778,6 +946,44 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         With ``return_std=True`` also its Monte-Carlo standard error, the jackknife
         of :meth:`score_samples` applied to the pooled figure (NaN with a single
         kept global sample). It is not the sampling error over documents.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : Ignored
+        return_std : bool, default=False
+            Also return the Monte-Carlo standard error.
+
+        Returns
+        -------
+        score : float
+            Nats per held-out word.
+        std_err : float
+            Only with ``return_std=True``.
+
+        Raises
+        ------
+        ValueError
+            For negative or non-integer counts (unless ``round_counts``), binary
+            data violated under ``link="bernoulli"``, or a feature count other
+            than the training data's.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        score_samples : the per-document figures.
+        perplexity : ``exp(-score)`` for a split of the user's choosing.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DeepLDA
+        >>> X = np.random.default_rng(0).poisson(1.0, (30, 12))
+        >>> lda = DeepLDA(n_components=(4, 2), n_iter=2, batch_size=10,
+        ...               random_state=0).fit(X)
+        >>> bool(-np.log(12) - 1.0 < lda.score(X) < 0)
+        True
         """
         if not return_std:
             ll, cnt = self._score_parts(X)
@@ -796,6 +1002,38 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         ``beta = 1`` (see :mod:`skdgm.deep_lda._bounds`). Use
         ``score(X, return_std=True)`` for the Monte-Carlo error of the held-out
         score.
+
+        Parameters
+        ----------
+        n_samples, n_betas, random_state, tol
+            Accepted for the signature shared with the other estimators; unused.
+
+        Returns
+        -------
+        None
+            It always raises.
+
+        Raises
+        ------
+        NotImplementedError
+            Always.
+
+        See Also
+        --------
+        score : ``score(X, return_std=True)`` gives the held-out score's error.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DeepLDA
+        >>> X = np.random.default_rng(0).poisson(1.0, (30, 12))
+        >>> lda = DeepLDA(n_components=(4, 2), n_iter=2, batch_size=10,
+        ...               random_state=0).fit(X)
+        >>> try:
+        ...     lda.log_likelihood_bounds()
+        ... except NotImplementedError:
+        ...     print("not available")
+        not available
         """
         raise NotImplementedError(
             "DeepLDA has no log_likelihood_bounds: bidirectional Monte Carlo needs a "
@@ -819,6 +1057,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         Parameters
         ----------
         n_samples : int, default=1
+            Documents drawn.
         lengths : "empirical" or array-like of int of shape (n_samples,)
             ``"empirical"``: each length is drawn from the lengths of all the
             documents given to :meth:`fit` (or to every :meth:`partial_fit` since
@@ -827,10 +1066,34 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             document's rates are scaled so that its *expected* number of ones is
             that length.
         random_state : int, RandomState, Generator or None, default=None
+            Fresh randomness when None.
 
         Returns
         -------
         X : scipy.sparse.csr_matrix of shape (n_samples, n_features), int64
+
+        Raises
+        ------
+        ValueError
+            For invalid ``lengths`` (wrong shape, negative, or above the count
+            limit).
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        impute : expected counts of missing words given a document's others.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DeepLDA
+        >>> X = np.random.default_rng(0).poisson(1.0, (30, 12))
+        >>> lda = DeepLDA(n_components=(4, 2), n_iter=2, batch_size=10,
+        ...               random_state=0).fit(X)
+        >>> docs = lda.sample(3, lengths=[5, 10, 20], random_state=0)
+        >>> docs.shape, docs.sum(axis=1).A1.tolist()
+        ((3, 12), [5, 10, 20])
         """
         check_is_fitted(self, "topics_")
         N = _generate.check_lengths(n_samples, lengths, link=self.link,
