@@ -1,4 +1,4 @@
-"""Annealed importance sampling (Neal 2001), one engine for every model.
+"""Annealed importance sampling (Neal 2001), one engine for every model with a ``log Z``.
 
 A model plugs in three things:
 

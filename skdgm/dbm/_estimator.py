@@ -1,9 +1,11 @@
 """``DBMCAST``: the scikit-learn face of the deep Boltzmann machine wing.
 
 It validates, keeps the random streams and the persistent chains, and orchestrates
-the kernels of :mod:`._model` (energies, mean-field, Gibbs, AIS, exact helpers) and
-:mod:`._tempering` (the negative-phase samplers). Nothing numerical lives here
-beyond the stochastic-approximation step itself (Sec. 2.2).
+the kernels of :mod:`._model` (energies, mean-field, Gibbs, AIS, exact helpers),
+:mod:`._tempering` (the negative-phase samplers), :mod:`._train` (greedy
+pre-training and the stochastic-approximation step of Sec. 2.2), :mod:`._bounds`,
+:mod:`._impute` and :mod:`._posterior`. The estimator commits a step only after the
+divergence check.
 """
 
 import numbers
