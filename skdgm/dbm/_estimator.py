@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import expit, logit
+from scipy.special import expit
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -26,7 +26,6 @@ from .._core.base import (DIVERGENCE_BOUND, EARLY_STOPPING_CONSTRAINTS, EARLY_ST
                           check_finite_params, dense_rows, float_dtype as _float_dtype,
                           iter_minibatches, map_row_chunks)
 from .._core.diagnostics import ess_bulk, rhat
-from .._core.mcmc import bernoulli
 from .._core.random import (RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for,
                             spawn_seeds)
 from .._core.schedules import InverseTime, make_schedule
@@ -34,7 +33,8 @@ from .._core.posterior import IterateKeeper, check_missing, check_n_sweeps
 from . import _bounds, _model, _tempering
 from ._impute import gibbs_impute
 from ._posterior import hidden_moments
-from ._train import pretrain_stack, reconstruction_error, sa_update
+from ._train import (init_params, initial_chain_layers, pretrain_stack, reconstruction_error,
+                     sa_update, split_sampler_stats)
 
 __all__ = ["DBMCAST"]
 
@@ -440,14 +440,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         if sizes is None:
             sizes = list(auto_n_components(d))
         self.n_components_ = tuple(int(s) for s in sizes)
-        all_sizes = [d] + sizes
-        dtype = X.dtype
-        self.coefs_ = [rng.normal(0.0, 0.01, (a, b)).astype(dtype)
-                       for a, b in zip(all_sizes[:-1], all_sizes[1:])]
-        self._base_visible = logit(np.clip(np.asarray(X.mean(axis=0)).ravel(), 1e-3,
-                                           1 - 1e-3))
-        self.intercepts_ = [self._base_visible.astype(dtype)] + [
-            np.zeros(s, dtype=dtype) for s in sizes]
+        self.coefs_, self.intercepts_, self._base_visible = init_params(X, sizes, rng)
         self.n_updates_ = 0
         self.pretrain_n_iter_ = 0
         self._start_history()
@@ -458,24 +451,12 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return rng
 
     def _init_chains(self, X, rng):
-        rows = rng.integers(0, X.shape[0], self.n_chains)
-        start = dense_rows(X, rows)
-        mus = _model.mean_field_init(start, self.coefs_, self.intercepts_)
-        layers = [start.copy()] + [bernoulli(m, rng, dtype=start.dtype) for m in mus[1:]]
-        betas = self._betas()
-        gain = _schedule(self.wl_gain, _WL_T0)
-        s = self.sampler
-        if s == "sap":
-            return _tempering.GibbsChains(layers)
-        if s == "fpcd":
-            return _tempering.FastWeightChains(layers, self.coefs_, self.intercepts_,
-                                               self.fpcd_learning_rate, self.fpcd_decay)
-        if s == "trans_sap":
-            return _tempering.TemperedTransitionChains(layers, betas, self.swap_interval)
-        if s == "adaptive_st":
-            return _tempering.AdaptiveSTChains(layers, betas, gain, self.swap_interval)
-        return _tempering.CASTChains(layers, [a.copy() for a in layers], betas, gain,
-                                     self.swap_interval, self.swap)
+        layers = initial_chain_layers(X, self.n_chains, self.coefs_, self.intercepts_, rng)
+        return _tempering.make_chains(
+            self.sampler, layers, self.coefs_, self.intercepts_, betas=self._betas(),
+            gain=_schedule(self.wl_gain, _WL_T0), swap_interval=self.swap_interval,
+            swap=self.swap, fpcd_learning_rate=self.fpcd_learning_rate,
+            fpcd_decay=self.fpcd_decay)
 
     def _refresh_sampler(self):
         """Hand the persistent sampler the current hyper-parameters (``set_params``).
@@ -565,11 +546,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                 bound, recon, n_rows = bound + b, recon + r, n_rows + Vb.shape[0]
         stats = self._sampler_obj.stats()
         stats.update(self._chain_diagnostics())
-        arrays = {k: stats.pop(k) for k in ("temperature_occupancy", "adaptive_log_weights")
-                  if k in stats}
-        if "temperature_occupancy" in arrays:
-            occ = arrays["temperature_occupancy"]
-            stats = {"temperature_flatness": float(occ.size * occ.min()), **stats}
+        stats, arrays = split_sampler_stats(stats)
         for k, v in arrays.items():
             self.sampler_history_.setdefault(k, []).append(v)
             del self.sampler_history_[k][:-HISTORY_CAP]
@@ -1302,20 +1279,9 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         if sampler not in ("gibbs", "adaptive_st"):
             raise ValueError(f"sampler must be 'gibbs' or 'adaptive_st', got {sampler!r}")
         rng = as_generator(check_seed_sequence(random_state))
-        sizes = [b.shape[0] for b in self.intercepts_]
-        # Adaptive ST keeps only the chains at temperature 1 at the last step
-        # (about one in K): it runs K chains per requested sample.
-        n_chains = int(n_samples) * (1 if sampler == "gibbs" else int(self.n_temperatures))
-        layers = [bernoulli(np.full((n_chains, s), 0.5), rng, dtype=np.float64)
-                  for s in sizes]
-        if sampler == "gibbs":
-            for _ in range(int(n_steps)):
-                _model.gibbs_sweep(layers, self.coefs_, self.intercepts_, rng)
-            return layers[0]
-        draws, _ = _tempering.adaptive_st_draw(
-            int(n_samples), layers, self._betas(), _schedule(self.wl_gain, _WL_T0), n_steps,
-            self.coefs_, self.intercepts_, rng)
-        return draws[0]
+        return _tempering.draw_visible(n_samples, sampler, n_steps, self.coefs_,
+                                       self.intercepts_, rng, betas=self._betas(),
+                                       gain=_schedule(self.wl_gain, _WL_T0))
 
     @property
     def _n_features_out(self):

@@ -140,3 +140,48 @@ def sa_update(coefs, intercepts, V, chains, rng, *, learning_rate, n_mean_field,
     if monitor:
         bound = float(np.sum(_model.lower_bound_unnormalised(mus, new_W, new_b)))
     return SAUpdate(new_W, new_b, (gW, gb), mf, neg, bound, recon)
+
+
+def init_params(X, sizes, rng):
+    """Fresh parameters for ``fit``: small random weights, the data's base rate on ``v``.
+
+    Weights ``N(0, 0.01^2)`` layer after layer, bottom first (one ``rng.normal`` call
+    each); the visible bias is the logit of each pixel's mean (clipped to
+    ``[1e-3, 1 - 1e-3]``), the hidden biases 0. Returns ``(coefs, intercepts,
+    base_visible)`` in the dtype of ``X``, ``base_visible`` (float64) being also the
+    AIS base model's visible bias.
+    """
+    all_sizes = [X.shape[1]] + list(sizes)
+    dtype = X.dtype
+    coefs = [rng.normal(0.0, 0.01, (a, b)).astype(dtype)
+             for a, b in zip(all_sizes[:-1], all_sizes[1:])]
+    base_visible = logit(np.clip(np.asarray(X.mean(axis=0)).ravel(), 1e-3, 1 - 1e-3))
+    intercepts = [base_visible.astype(dtype)] + [np.zeros(s, dtype=dtype) for s in sizes]
+    return coefs, intercepts, base_visible
+
+
+def initial_chain_layers(X, n_chains, coefs, intercepts, rng):
+    """Start of the persistent chains: random training rows, hidden layers drawn from mean-field.
+
+    ``n_chains`` rows of ``X`` (with replacement) as the visible layer, each hidden
+    layer a Bernoulli draw from the mean-field means of the current parameters.
+    """
+    rows = rng.integers(0, X.shape[0], n_chains)
+    start = dense_rows(X, rows)
+    mus = _model.mean_field_init(start, coefs, intercepts)
+    return [start.copy()] + [bernoulli(m, rng, dtype=start.dtype) for m in mus[1:]]
+
+
+def split_sampler_stats(stats):
+    """Split a sampler's ``stats()`` into scalars for ``history_`` and per-pass arrays.
+
+    The arrays (temperature occupancy, adaptive log-weights) go to
+    ``sampler_history_``; the occupancy's flatness ``K * min_k occupancy_k`` (1 when
+    flat) joins the scalars, first.
+    """
+    arrays = {k: stats.pop(k) for k in ("temperature_occupancy", "adaptive_log_weights")
+              if k in stats}
+    if "temperature_occupancy" in arrays:
+        occ = arrays["temperature_occupancy"]
+        stats = {"temperature_flatness": float(occ.size * occ.min()), **stats}
+    return stats, arrays
