@@ -14,7 +14,6 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import expit
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -25,7 +24,6 @@ from .._core.base import (DIVERGENCE_BOUND, EARLY_STOPPING_CONSTRAINTS, EARLY_ST
                           N_JOBS_CONSTRAINT, BaseGenerativeModel,
                           check_finite_params, dense_rows, float_dtype as _float_dtype,
                           iter_minibatches, map_row_chunks)
-from .._core.diagnostics import ess_bulk, rhat
 from .._core.random import (RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for,
                             spawn_seeds)
 from .._core.schedules import InverseTime, make_schedule
@@ -33,8 +31,8 @@ from .._core.posterior import IterateKeeper, check_missing, check_n_sweeps
 from . import _bounds, _model, _tempering
 from ._impute import gibbs_impute
 from ._posterior import hidden_moments
-from ._train import (init_params, initial_chain_layers, pretrain_stack, reconstruction_error,
-                     sa_update, split_sampler_stats)
+from ._train import (energy_diagnostics, init_params, initial_chain_layers,
+                     pretrain_recon_error, pretrain_stack, sa_update, split_sampler_stats)
 
 __all__ = ["DBMCAST"]
 
@@ -497,8 +495,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         def report(l, data, W, bv, bh, up, down):
             if not self.verbose:
                 return
-            err = reconstruction_error(data, expit(up * (data @ W) + bh), down * W,
-                                       bv) / data.shape[0]
+            err = pretrain_recon_error(data, W, bv, bh, up, down)
             elapsed = time.perf_counter() - t0
             print(f"[{type(self).__name__}] Pre-training RBM {l + 1}/{L} "
                   f"({W.shape[0]}-{W.shape[1]}, {n_epochs} CD-1 passes): "
@@ -558,20 +555,10 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                             time_left=self._time_left())
 
     def _chain_diagnostics(self):
-        """Split-R-hat and ESS of the negative chains' energy over the last updates.
-
-        The trace is ``(n_chains, updates)``, the last ``_RHAT_WINDOW`` updates at
-        most; NaN while fewer than 4 updates have been made. The parameters move
-        during the window, so the figures mix slow mixing with the drift of the
-        target: both show as R-hat above 1.
-        """
+        """``_train.energy_diagnostics`` over the last ``_RHAT_WINDOW`` updates."""
         if self.sampler == "adaptive_st":
             return {}
-        trace = self.__dict__.get("_energy_trace", [])
-        if len(trace) < 4:
-            return {"energy_split_rhat": float("nan"), "energy_ess": float("nan")}
-        x = np.stack(trace, axis=1)
-        return {"energy_split_rhat": rhat(x), "energy_ess": ess_bulk(x)}
+        return energy_diagnostics(self.__dict__.get("_energy_trace", []))
 
     def _time_left(self):
         """Seconds left in this fit, extrapolated from the passes so far (0 in partial_fit)."""
@@ -811,42 +798,22 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         True
         """
         check_is_fitted(self)
-        odd = sum(self.intercepts_[l].shape[0]
-                  for l in _model.odd_layers(len(self.intercepts_)))
-        # log Z in float64 whatever the model's dtype: its sums over states and
-        # AIS weights need the precision, and it is computed once per model
-        coefs = [W.astype(np.float64) for W in self.coefs_]
-        intercepts = [b.astype(np.float64) for b in self.intercepts_]
-        if exact or (exact is None and odd <= _EXACT_ODD_UNITS):
-            log_z = float(_model.exact_log_partition(coefs, intercepts))
-            self._log_z_cache = (self._log_z_key(), self._param_arrays(), (log_z, 0.0))
-            return log_z
+        exact = exact or (exact is None
+                          and _model.n_odd_units(self.intercepts_) <= _EXACT_ODD_UNITS)
         n_betas = self.n_ais_betas if n_betas is None else n_betas
         n_runs = self.n_ais_runs if n_runs is None else n_runs
-        if n_betas == "auto":
+        if not exact and n_betas == "auto":
             # the forward half of the last BDMC round is an ordinary AIS estimate
             res = self.log_likelihood_bounds(n_runs, "auto", random_state=random_state)
-            self._log_z_cache = (self._log_z_key(), self._param_arrays(),
-                                 (float(res.lower), float(res.lower_std_err)))
-            return float(res.lower)
-        base = [np.asarray(b, dtype=np.float64) for b in self._ais_base()]
-        if self.verbose:
-            print(f"[{type(self).__name__}] AIS estimate of log Z: {n_runs} runs x "
-                  f"{n_betas} inverse temperatures ...", flush=True)
-        t0 = time.perf_counter()
-        res = _model.ais_log_partition(
-            coefs, intercepts,
-            n_betas=n_betas, n_runs=n_runs,
-            base_intercepts=base,
-            random_state=self._log_z_seed() if random_state is None else random_state,
-            n_jobs=self.n_jobs)
-        self._log_z_cache = (self._log_z_key(), self._param_arrays(),
-                             (float(res.log_z), float(res.std_err)))
-        if self.verbose:
-            print(f"[{type(self).__name__}] AIS log Z = {float(res.log_z):.4f} "
-                  f"+- {float(res.std_err):.4f} (standard error), time = "
-                  f"{time.perf_counter() - t0:.2f}s", flush=True)
-        return float(res.log_z)
+            out = (float(res.lower), float(res.lower_std_err))
+        else:
+            out = _model.log_partition_estimate(
+                self.coefs_, self.intercepts_, self._ais_base(), exact=exact,
+                n_betas=n_betas, n_runs=n_runs,
+                random_state=self._log_z_seed() if random_state is None else random_state,
+                n_jobs=self.n_jobs, verbose_name=type(self).__name__ if self.verbose else None)
+        self._log_z_cache = (self._log_z_key(), self._param_arrays(), out)
+        return out[0]
 
     def _ais_base(self):
         # the AIS base model: the data's base rate on v, the model's biases elsewhere

@@ -16,6 +16,7 @@ import numpy as np
 from scipy.special import expit, logit
 
 from .._core.base import dense_rows, iter_minibatches
+from .._core.diagnostics import ess_bulk, rhat
 from .._core.mcmc import bernoulli
 from .._core.numerics import softplus
 from . import _model
@@ -185,3 +186,27 @@ def split_sampler_stats(stats):
         occ = arrays["temperature_occupancy"]
         stats = {"temperature_flatness": float(occ.size * occ.min()), **stats}
     return stats, arrays
+
+
+def pretrain_recon_error(data, W, bv, bh, up, down):
+    """Mean cross-entropy reconstruction of one greedy-stack RBM (its verbose figure).
+
+    ``p(h | v) = sigma(up * v W + bh)`` and ``p(v | h) = sigma(h (down W)^T + bv)``,
+    per row of ``data``.
+    """
+    return reconstruction_error(data, expit(up * (data @ W) + bh), down * W,
+                                bv) / data.shape[0]
+
+
+def energy_diagnostics(trace):
+    """Split-R-hat and bulk ESS of the negative chains' energies (``history_``).
+
+    ``trace`` lists one energy array of shape ``(n_chains,)`` per update; NaN for
+    both while it holds fewer than 4 updates. The parameters move during the
+    window, so the figures mix slow mixing with the drift of the target: both show
+    as R-hat above 1.
+    """
+    if len(trace) < 4:
+        return {"energy_split_rhat": float("nan"), "energy_ess": float("nan")}
+    x = np.stack(trace, axis=1)
+    return {"energy_split_rhat": rhat(x), "energy_ess": ess_bulk(x)}
