@@ -1,6 +1,5 @@
 """The scikit-learn face of the Gaussian-Bernoulli RBM: validates and orchestrates."""
 
-import contextlib
 import numbers
 import time
 
@@ -27,25 +26,16 @@ from . import _bounds
 from ._impute import gibbs_impute
 from ._posterior import hidden_moments
 from ._samplers import SAMPLERS
-from ._train import (TrainSettings, auto_passes, blas_limit, draw_samples,
-                     learning_rate_at, log_partition_estimate, modified_cd_update)
+from ._train import (TrainSettings, auto_passes, blas_limit, blas_scope, draw_samples,
+                     init_params, learning_rate_at, log_partition_estimate,
+                     modified_cd_update, pass_metrics, recon_error, resolve_negative_phase)
 
 __all__ = ["GaussianBernoulliRBM"]
 
 
 def _blas_scope(est, X):
-    """The BLAS thread limit of one ``fit`` / ``partial_fit`` call, entered once per call.
-
-    Sized from ``X`` before validation; input without a 2-D shape gets no limit
-    (validation then rejects it or the call is too small to matter).
-    """
-    try:
-        shape = getattr(X, "shape", None)
-        n_rows, n_features = np.shape(X) if shape is None else shape
-        n_components = int(est.n_components)
-    except (TypeError, ValueError):
-        return contextlib.nullcontext()
-    return blas_limit(min(int(est.batch_size), n_rows), n_features, n_components)
+    """The BLAS thread limit of one ``fit`` / ``partial_fit`` call, entered once per call."""
+    return blas_scope(X, est.batch_size, est.n_components)
 
 
 # Parameters only some samplers read (in training and in ``sample``); setting one
@@ -61,9 +51,6 @@ _OPTION_READS = {"sampler": {
 # history_ keeps the latest entries only, so an endless stream of partial_fit calls
 # runs in constant memory (the cap is documented under ``history_``).
 _MAX_HISTORY = 10_000
-
-# negative_phase="auto" anneals up to this many features (visible units).
-_ANNEALED_MAX_FEATURES = 10
 
 # temperatures of the cheap log Z behind early stopping's validation score
 _VALIDATION_BETAS = 300
@@ -392,16 +379,10 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
     def _init_params(self, n_features, dtype):
         self._seed_seq = seed_for(self.random_state)
         rng = as_generator(spawn_seeds(self._seed_seq, 1)[0])
-        M = self.n_components
-        # Unit variances as in the paper. Small weights keep the first updates
-        # gentle at large learning rates; with SGD they can also leave the fit on
-        # the saddle of the best single Gaussian (where every weight's gradient
-        # vanishes if the data's covariance is diagonal) for thousands of updates.
-        std = 1.0 / np.sqrt(n_features + M) if self.init_std == "auto" else self.init_std
-        self.components_ = (std * rng.standard_normal((M, n_features))).astype(dtype)
-        self.intercept_hidden_ = np.zeros(M, dtype=dtype)
-        self.mean_ = np.zeros(n_features, dtype=dtype)
-        self.log_variance_ = np.zeros(n_features, dtype=dtype)
+        # unit variances, as in the paper
+        (self.components_, self.intercept_hidden_, self.mean_,
+         self.log_variance_) = init_params(n_features, self.n_components, self.init_std,
+                                           dtype, rng)
         self.variance_ = np.exp(self.log_variance_)
         self.n_updates_ = 0
         self._lr_total = None
@@ -522,16 +503,8 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         self._call_start = (time.perf_counter(), 0)
 
     def _resolve_negative_phase(self):
-        # "auto": the annealed phase where its importance weights stay useful at
-        # cd_steps temperatures (low-dimensional data, whose separated modes the
-        # noise phase cannot weigh); the plain noise phase otherwise. On digits
-        # (64-D) the annealed phase cost twice as much per update and learned a
-        # worse model (user guide, "Defaults").
-        phase = self.negative_phase
-        if phase == "auto":
-            phase = ("annealed" if self.n_features_in_ <= _ANNEALED_MAX_FEATURES
-                     and self.burn_in == 0 else "noise")
-        self.negative_phase_ = phase
+        self.negative_phase_ = resolve_negative_phase(self.negative_phase,
+                                                      self.n_features_in_, self.burn_in)
 
     def _resume(self, X):
         self._resolve_negative_phase()
@@ -602,22 +575,13 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         # Reconstruction error of the last minibatch only (mean-field, with the
         # parameters it was updated from), so the updates themselves stay at
         # 3K + 4 matrix products.
-        recon = float(np.mean((dense_rows(X, idx) - self.mean_ - p_pos @ self.components_)
-                              ** 2))
+        recon = recon_error(dense_rows(X, idx), self._params(), p_pos)
         self._log_z_cache = None
-        # Only figures that are defined for the chosen options are recorded, so
-        # every entry of history_ is finite and the verbose line holds no NaN.
-        metrics = {}
-        if self.negative_phase_ == "annealed":
-            metrics["train_loglik_ais"] = float(np.mean(lls))
-        metrics["recon_error"] = recon
-        metrics["grad_norm"] = float(np.mean(norms))
-        metrics["mean_log_var"] = float(np.mean(self.log_variance_))
-        if self.metropolis_adjust and self.sampler != "gibbs" and n_prop:
-            metrics["acceptance_rate"] = float(n_acc / n_prop)
-        if self.negative_phase_ == "annealed":
-            metrics["negative_ess"] = float(np.mean(ess))
-        self._log_iteration(**metrics)
+        self._log_iteration(**pass_metrics(
+            annealed=self.negative_phase_ == "annealed", lls=lls, recon=recon, norms=norms,
+            log_var=self.log_variance_,
+            adjusted=bool(self.metropolis_adjust) and self.sampler != "gibbs",
+            n_acc=n_acc, n_prop=n_prop, ess=ess))
 
     def _settings(self, n_steps):
         return TrainSettings(

@@ -277,3 +277,77 @@ def log_partition_estimate(params, *, exact, n_runs, n_betas, random_state, n_jo
         print(f"[{verbose_name}] AIS log Z = {out[0]:.3f} +- {out[1]:.3f} (standard "
               f"error), time = {time.perf_counter() - t0:.1f}s", flush=True)
     return out
+
+
+def init_params(n_features, n_components, init_std, dtype, rng):
+    """Fresh parameters: ``W ~ N(0, std^2)``, zero biases and means, unit variances.
+
+    ``init_std="auto"`` is ``1 / sqrt(n_features + n_components)``, the scale of the
+    authors' code. Small weights keep the first updates gentle at large learning
+    rates; with SGD they can also leave the fit on the saddle of the best single
+    Gaussian (where every weight's gradient vanishes if the data's covariance is
+    diagonal) for thousands of updates.
+    """
+    M = n_components
+    std = 1.0 / np.sqrt(n_features + M) if init_std == "auto" else init_std
+    W = (std * rng.standard_normal((M, n_features))).astype(dtype)
+    return GRBMParams(W, np.zeros(M, dtype=dtype), np.zeros(n_features, dtype=dtype),
+                      np.zeros(n_features, dtype=dtype))
+
+
+def blas_scope(X, batch_size, n_components):
+    """The BLAS thread limit of one ``fit`` / ``partial_fit`` call (:func:`blas_limit`).
+
+    Sized from ``X`` before validation; input without a 2-D shape gets no limit
+    (validation then rejects it, or the call is too small to matter).
+    """
+    try:
+        shape = getattr(X, "shape", None)
+        n_rows, n_features = np.shape(X) if shape is None else shape
+        n_components = int(n_components)
+    except (TypeError, ValueError):
+        return contextlib.nullcontext()
+    return blas_limit(min(int(batch_size), n_rows), n_features, n_components)
+
+
+def recon_error(V, params, p_pos):
+    """Mean squared error of the mean-field reconstruction ``mu + W^T p(h | v)`` of ``V``."""
+    return float(np.mean((V - params.mu - p_pos @ params.W) ** 2))
+
+
+# negative_phase="auto" anneals up to this many features (visible units).
+ANNEALED_MAX_FEATURES = 10
+
+
+def resolve_negative_phase(negative_phase, n_features, burn_in):
+    """``negative_phase="auto"`` made concrete: ``"annealed"`` or ``"noise"``.
+
+    The annealed phase where its importance weights stay useful at ``cd_steps``
+    temperatures (low-dimensional data, whose separated modes the noise phase
+    cannot weigh); the plain noise phase otherwise. On digits (64-D) the annealed
+    phase cost twice as much per update and learned a worse model (user guide,
+    "Defaults").
+    """
+    if negative_phase != "auto":
+        return negative_phase
+    return "annealed" if n_features <= ANNEALED_MAX_FEATURES and burn_in == 0 else "noise"
+
+
+def pass_metrics(*, annealed, lls, recon, norms, log_var, adjusted, n_acc, n_prop, ess):
+    """The figures of one pass for ``history_``, only those defined for the options.
+
+    Every entry is finite, so the verbose line holds no NaN: ``train_loglik_ais``
+    and ``negative_ess`` only with the annealed phase, ``acceptance_rate`` only
+    when the training chains are Metropolis-adjusted.
+    """
+    metrics = {}
+    if annealed:
+        metrics["train_loglik_ais"] = float(np.mean(lls))
+    metrics["recon_error"] = recon
+    metrics["grad_norm"] = float(np.mean(norms))
+    metrics["mean_log_var"] = float(np.mean(log_var))
+    if adjusted and n_prop:
+        metrics["acceptance_rate"] = float(n_acc / n_prop)
+    if annealed:
+        metrics["negative_ess"] = float(np.mean(ess))
+    return metrics
