@@ -22,7 +22,7 @@ from .._core.schedules import Polynomial
 from . import _bounds, _evaluate, _generate, _gibbs, _global
 from ._local import MAX_TOTAL_COUNT, local_task, merge_chunks, round_counts
 from ._posterior import theta_moments
-from ._impute import gibbs_impute as impute_counts
+from ._impute import impute_over_samples
 
 __all__ = ["DeepLDA"]
 
@@ -768,25 +768,11 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         X = np.where(missing, np.nan, obs)
         if not missing.any():
             return X.copy()
-        samples = self.posterior_samples_
-        root = self._eval_seed(4)
-        rng = as_generator(root.spawn(1)[0])
-        seeds = root.spawn(len(samples) * n_sweeps)
-        total, state = np.zeros(X.shape), None
         with chain_pool(self.n_jobs):     # the calls, one per sweep, share workers
-            for i, (phis, r) in enumerate(samples):
-                def sweep(Xc, seed, thetas, phis=phis, r=r):
-                    res = self._local(Xc, seed, phis, r, n_burn=0, n_collect=1,
-                                      collect_topics=False, thetas=thetas)
-                    return ([part["theta"] for part in res],
-                            self._merge(res)["theta_sum"][0])
-
-                state, est = impute_counts(sweep, phis[0], X, missing, rng,
-                                           seeds[i * n_sweeps:(i + 1) * n_sweeps],
-                                           n_sweeps=n_sweeps, n_burn=n_sweeps // 2,
-                                           link=self.link, state=state)
-                total += est
-        return np.where(missing, total / len(samples), X)
+            mean = impute_over_samples(self._local, self._merge, X, missing,
+                                       self.posterior_samples_, self._eval_seed(4),
+                                       n_sweeps=n_sweeps, link=self.link)
+        return np.where(missing, mean, X)
 
     def _heldout_loglik(self, X_obs, X_held, *, point, n_burn, n_collect, seed,
                         return_parts=False):
