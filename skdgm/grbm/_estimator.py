@@ -1,5 +1,6 @@
 """The scikit-learn face of the Gaussian-Bernoulli RBM: validates and orchestrates."""
 
+import contextlib
 import numbers
 import time
 
@@ -26,7 +27,7 @@ from . import _bounds
 from ._impute import gibbs_impute
 from ._posterior import hidden_moments
 from ._samplers import SAMPLERS
-from ._train import (TrainSettings, auto_passes, blas_limit, blas_scope, draw_samples,
+from ._train import (TrainSettings, auto_passes, blas_limit, draw_samples,
                      init_params, learning_rate_at, log_partition_estimate,
                      modified_cd_update, pass_metrics, recon_error, resolve_negative_phase)
 
@@ -34,8 +35,18 @@ __all__ = ["GaussianBernoulliRBM"]
 
 
 def _blas_scope(est, X):
-    """The BLAS thread limit of one ``fit`` / ``partial_fit`` call, entered once per call."""
-    return blas_scope(X, est.batch_size, est.n_components)
+    """The BLAS thread limit of one ``fit`` / ``partial_fit`` call, entered once per call.
+
+    Sized from ``X`` before validation; input without a 2-D shape gets no limit
+    (validation then rejects it or the call is too small to matter).
+    """
+    try:
+        shape = getattr(X, "shape", None)
+        n_rows, n_features = np.shape(X) if shape is None else shape
+        n_components = int(est.n_components)
+    except (TypeError, ValueError):
+        return contextlib.nullcontext()
+    return blas_limit(min(int(est.batch_size), n_rows), n_features, n_components)
 
 
 # Parameters only some samplers read (in training and in ``sample``); setting one

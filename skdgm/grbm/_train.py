@@ -295,21 +295,6 @@ def init_params(n_features, n_components, init_std, dtype, rng):
                       np.zeros(n_features, dtype=dtype))
 
 
-def blas_scope(X, batch_size, n_components):
-    """The BLAS thread limit of one ``fit`` / ``partial_fit`` call (:func:`blas_limit`).
-
-    Sized from ``X`` before validation; input without a 2-D shape gets no limit
-    (validation then rejects it, or the call is too small to matter).
-    """
-    try:
-        shape = getattr(X, "shape", None)
-        n_rows, n_features = np.shape(X) if shape is None else shape
-        n_components = int(n_components)
-    except (TypeError, ValueError):
-        return contextlib.nullcontext()
-    return blas_limit(min(int(batch_size), n_rows), n_features, n_components)
-
-
 def recon_error(V, params, p_pos):
     """Mean squared error of the mean-field reconstruction ``mu + W^T p(h | v)`` of ``V``."""
     return float(np.mean((V - params.mu - p_pos @ params.W) ** 2))
