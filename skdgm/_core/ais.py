@@ -108,6 +108,33 @@ def ais_log_weights(n_runs, rng, *, log_density, transition, sample_base, betas,
     return log_w
 
 
+def check_schedule(betas, n_runs, n_groups=None, kind="linear"):
+    """Validate an annealing schedule and split ``n_runs`` into groups of runs.
+
+    ``betas`` is a schedule or a count (then :func:`beta_schedule` of that
+    ``kind``); it must be non-decreasing, 1-D and hold at least 2 values. The runs
+    are split into ``n_groups`` (default ``min(n_runs, 8)``) groups whose sizes
+    depend on ``n_runs`` and ``n_groups`` only, never on ``n_jobs``.
+
+    Returns
+    -------
+    betas : ndarray of float
+    sizes : list of int
+        Runs per group.
+    """
+    if np.isscalar(betas):
+        betas = beta_schedule(int(betas), kind)
+    betas = np.asarray(betas, dtype=float)
+    if betas.ndim != 1 or len(betas) < 2 or np.any(np.diff(betas) < 0):
+        raise ValueError("betas must be a non-decreasing 1-D schedule of at least 2 values")
+    n_runs = int(n_runs)
+    if n_runs < 1:
+        raise ValueError(f"n_runs must be >= 1, got {n_runs}")
+    if n_groups is None:
+        n_groups = min(n_runs, 8)
+    return betas, [s.stop - s.start for s in even_chunks(n_runs, n_groups)]
+
+
 def _ais_group(n_runs, rng, **kwargs):
     return ais_log_weights(n_runs, rng, **kwargs)
 
@@ -142,17 +169,7 @@ def annealed_importance_sampling(log_density, transition, sample_base, log_z0, b
     -------
     result : AISResult
     """
-    if np.isscalar(betas):
-        betas = beta_schedule(int(betas))
-    betas = np.asarray(betas, dtype=float)
-    if betas.ndim != 1 or len(betas) < 2 or np.any(np.diff(betas) < 0):
-        raise ValueError("betas must be a non-decreasing 1-D schedule of at least 2 values")
-    n_runs = int(n_runs)
-    if n_runs < 1:
-        raise ValueError(f"n_runs must be >= 1, got {n_runs}")
-    if n_groups is None:
-        n_groups = min(n_runs, 8)
-    sizes = [s.stop - s.start for s in even_chunks(n_runs, n_groups)]
+    betas, sizes = check_schedule(betas, n_runs, n_groups)
     parts = run_chains(
         _ais_group, sizes, random_state=random_state, n_jobs=n_jobs,
         log_density=log_density, transition=transition, sample_base=sample_base,

@@ -40,8 +40,8 @@ from typing import NamedTuple
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from .ais import ais_log_weights, beta_schedule, log_mean_exp
-from .chains import even_chunks, run_chains
+from .ais import ais_log_weights, check_schedule, log_mean_exp
+from .chains import run_chains
 from .mcmc import importance_std_err
 from .random import seed_for
 
@@ -196,17 +196,7 @@ def bidirectional_monte_carlo(log_density, transition, sample_base, sample_targe
     result : BDMCResult
         ``lower``, ``upper``, ... per trailing index of the state.
     """
-    if np.isscalar(betas):
-        betas = beta_schedule(int(betas), "sigmoid")
-    betas = np.asarray(betas, dtype=float)
-    if betas.ndim != 1 or len(betas) < 2 or np.any(np.diff(betas) < 0):
-        raise ValueError("betas must be a non-decreasing 1-D schedule of at least 2 values")
-    n_runs = int(n_runs)
-    if n_runs < 1:
-        raise ValueError(f"n_runs must be >= 1, got {n_runs}")
-    if n_groups is None:
-        n_groups = min(n_runs, 8)
-    sizes = [s.stop - s.start for s in even_chunks(n_runs, n_groups)]
+    betas, sizes = check_schedule(betas, n_runs, n_groups, "sigmoid")
     tasks = [("forward", n) for n in sizes] + [("reverse", n) for n in sizes]
     # seed_for: a SeedSequence is a seed (copied, not advanced), as in the estimators
     parts = run_chains(_bdmc_group, tasks, random_state=seed_for(random_state), n_jobs=n_jobs,
