@@ -23,14 +23,14 @@ from .._core.bdmc import check_bounds_args, choose_n_betas
 from .._core.base import (DIVERGENCE_BOUND, EARLY_STOPPING_CONSTRAINTS, EARLY_STOPPING_READS,
                           N_JOBS_CONSTRAINT, BaseGenerativeModel,
                           check_finite_params, dense_rows, float_dtype as _float_dtype,
-                          iter_minibatches, map_row_chunks)
+                          iter_minibatches)
 from .._core.random import (RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for,
                             spawn_seeds)
 from .._core.schedules import InverseTime, make_schedule
 from .._core.posterior import IterateKeeper, check_missing, check_n_sweeps
 from . import _bounds, _model, _tempering
 from ._impute import gibbs_impute
-from ._posterior import hidden_moments
+from ._posterior import mean_field_features
 from ._train import (energy_diagnostics, init_params, initial_chain_layers,
                      pretrain_recon_error, pretrain_stack, sa_update, split_sampler_stats)
 
@@ -463,20 +463,10 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         ladder (``beta_min``), the gain schedule (continued at the sampler's own
         step counter) and the FPCD rates are read again at every call.
         """
-        obj = self._sampler_obj
-        if hasattr(obj, "betas"):
-            betas = self._betas()
-            if len(betas) != len(obj.betas):
-                raise ValueError(
-                    f"n_temperatures changed from {len(obj.betas)} to {len(betas)} between "
-                    f"partial_fit calls; the tempered chains cannot change their number of "
-                    f"levels: call fit to start again")
-            obj.betas = np.asarray(betas, dtype=float)
-        if hasattr(obj, "gain"):
-            obj.gain = _schedule(self.wl_gain, _WL_T0)
-        if hasattr(obj, "fast_lr"):
-            obj.fast_lr = float(self.fpcd_learning_rate)
-            obj.fast_decay = float(self.fpcd_decay)
+        _tempering.refresh_chains(self._sampler_obj, betas=self._betas(),
+                                  gain=_schedule(self.wl_gain, _WL_T0),
+                                  fpcd_learning_rate=self.fpcd_learning_rate,
+                                  fpcd_decay=self.fpcd_decay)
 
     def _divergence_params(self):
         if not hasattr(self, "coefs_"):
@@ -914,16 +904,10 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         parameter ``states`` (default: the current parameters only); a CSR ``X``
         is densified ``batch_size`` rows at a time.
         """
-        def mf(V, coefs, intercepts):
-            info = _model.mean_field(V, coefs, intercepts, self.n_mean_field_eval,
-                                     self.mean_field_tol, starts=self._starts(),
-                                     return_info=True)
-            return np.hstack(info.mus[1:]), info.bound, info.converged
-
         states = [(self.coefs_, self.intercepts_)] if states is None else states
-        out = map_row_chunks(
-            lambda V: hidden_moments(V, states, mf, return_std=return_std), X,
-            self.batch_size)
+        out = mean_field_features(X, states, n_iter=self.n_mean_field_eval,
+                                  tol=self.mean_field_tol, starts=self._starts(),
+                                  batch_size=self.batch_size, return_std=return_std)
         hidden, bound, converged = out[:3]
         n_bad = int(np.count_nonzero(~converged))
         if n_bad:

@@ -546,3 +546,24 @@ def make_chains(sampler, layers, coefs, intercepts, *, betas, gain, swap_interva
     if sampler == "adaptive_st":
         return AdaptiveSTChains(layers, betas, gain, swap_interval)
     return CASTChains(layers, [a.copy() for a in layers], betas, gain, swap_interval, swap)
+
+
+def refresh_chains(chains, *, betas, gain, fpcd_learning_rate, fpcd_decay):
+    """Hand a persistent sampler new hyper-parameters (between ``partial_fit`` calls).
+
+    The chains, the Wang-Landau weights and the counters carry over; the ladder,
+    the gain schedule and the FPCD rates are replaced where the sampler has them.
+    The number of temperatures cannot change (``ValueError``).
+    """
+    if hasattr(chains, "betas"):
+        if len(betas) != len(chains.betas):
+            raise ValueError(
+                f"n_temperatures changed from {len(chains.betas)} to {len(betas)} between "
+                f"partial_fit calls; the tempered chains cannot change their number of "
+                f"levels: call fit to start again")
+        chains.betas = np.asarray(betas, dtype=float)
+    if hasattr(chains, "gain"):
+        chains.gain = gain
+    if hasattr(chains, "fast_lr"):
+        chains.fast_lr = float(fpcd_learning_rate)
+        chains.fast_decay = float(fpcd_decay)
