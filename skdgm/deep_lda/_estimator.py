@@ -21,6 +21,7 @@ from .._core.random import RANDOM_STATE_CONSTRAINT, as_generator, check_seed_seq
 from .._core.schedules import Polynomial
 from . import _bounds, _evaluate, _generate, _gibbs, _global
 from ._local import MAX_TOTAL_COUNT, local_task, merge_chunks, round_counts
+from ._evaluate import PassLog
 from ._posterior import theta_moments
 from ._impute import impute_over_samples
 
@@ -58,23 +59,6 @@ _SAMPLER_DEFAULTS = {  # (learning_rate, learning_decay): the authors' settings
 _SG_READS = {"batch_size", "total_samples", "learning_rate", "learning_offset", "learning_decay"}
 _OPTION_READS = {"sampler": {"tlasgr": _SG_READS, "tlfsgr": _SG_READS, "sgrld": _SG_READS,
                              "gibbs": set()}}
-
-
-class _PassLog:
-    """What one pass (or one ``partial_fit`` call) reports: the own-words
-    log-likelihood of its minibatches under their collected local samples,
-    and the step size and rates of its last update."""
-
-    def __init__(self):
-        self.loglik, self.n_words, self.eps, self.rates = 0.0, 0.0, float("nan"), []
-
-    def add(self, loglik, n_words, eps, rates):
-        self.loglik += loglik
-        self.n_words += n_words
-        self.eps, self.rates = eps, rates
-
-    def perplexity(self):
-        return float(np.exp(-self.loglik / self.n_words)) if self.n_words else float("nan")
 
 
 class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
@@ -466,7 +450,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     def _fit_pass(self, X, ctx):
         n = X.shape[0]
-        log = _PassLog()
+        log = PassLog()
         if self.sampler == "gibbs":
             self._update(X, n, log)
         else:
@@ -479,7 +463,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     def _partial_step(self, X, ctx):
         total = X.shape[0] if self.total_samples is None else self.total_samples
-        log = _PassLog()
+        log = PassLog()
         if self.sampler == "gibbs":
             self._update(X, total, log)
         else:
