@@ -29,7 +29,7 @@ from ._posterior import hidden_moments
 from ._samplers import SAMPLERS
 from ._train import (TrainSettings, auto_passes, blas_limit, draw_samples,
                      init_params, learning_rate_at, log_partition_estimate,
-                     modified_cd_update, pass_metrics, recon_error, resolve_negative_phase)
+                     modified_cd_update, pass_line, pass_metrics, recon_error, resolve_negative_phase)
 
 __all__ = ["GaussianBernoulliRBM"]
 
@@ -545,17 +545,9 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
             del values[:-_MAX_HISTORY]
         if self.verbose:
             t0, done0 = getattr(self, "_call_start", (self._t_start, 0))
-            parts = [f"{k} = {v:.4g}" for k, v in metrics.items()]
-            total = getattr(self, "_passes_total", None)
-            if total:
-                done = self.n_iter_ - done0
-                left = (now - t0) / done * (total - done)
-                head = f"pass {self.n_iter_}/{total}"
-                parts += [f"time = {elapsed:.1f}s", f"left ~ {left:.1f}s"]
-            else:
-                head = f"pass {self.n_iter_}"
-                parts.append(f"time = {elapsed:.1f}s")
-            print(f"[{type(self).__name__}] {head}, " + ", ".join(parts), flush=True)
+            print(pass_line(type(self).__name__, self.n_iter_, metrics, elapsed,
+                            getattr(self, "_passes_total", None), now - t0,
+                            self.n_iter_ - done0), flush=True)
 
     def _pass(self, X, ctx):
         # (the BLAS thread limit is entered once per fit / partial_fit call)

@@ -336,3 +336,18 @@ def pass_metrics(*, annealed, lls, recon, norms, log_var, adjusted, n_acc, n_pro
     if annealed:
         metrics["negative_ess"] = float(np.mean(ess))
     return metrics
+
+
+def pass_line(name, n_iter, metrics, elapsed, total=None, call_time=0.0, call_passes=0):
+    """The verbose line of one pass: every figure by name, the elapsed time and,
+    inside ``fit`` (``total`` passes), the time left (passes left times the mean
+    time per pass of this call: ``call_time`` over ``call_passes``)."""
+    parts = [f"{k} = {v:.4g}" for k, v in metrics.items()]
+    if total:
+        left = call_time / call_passes * (total - call_passes)
+        head = f"pass {n_iter}/{total}"
+        parts += [f"time = {elapsed:.1f}s", f"left ~ {left:.1f}s"]
+    else:
+        head = f"pass {n_iter}"
+        parts.append(f"time = {elapsed:.1f}s")
+    return f"[{name}] {head}, " + ", ".join(parts)
