@@ -30,6 +30,8 @@ from .._core.schedules import InverseTime, make_schedule
 from .._core.posterior import IterateKeeper, check_missing, check_n_sweeps
 from . import _bounds, _model, _tempering
 from ._impute import gibbs_impute
+from ._defaults import (AUTO_MIN_PASSES, AUTO_PRETRAIN_UPDATES, AUTO_UPDATES,
+                        auto_n_components, auto_passes)
 from ._posterior import mean_field_features
 from ._train import (energy_diagnostics, init_params, initial_chain_layers,
                      pretrain_recon_error, pretrain_stack, sa_update, split_sampler_stats)
@@ -44,18 +46,6 @@ _LR_T0 = 2000.0
 _WL_T0 = 1000.0
 # Odd-layer units up to which log Z is computed exactly instead of by AIS.
 _EXACT_ODD_UNITS = _model.MAX_EXACT_UNITS
-# ``"auto"`` sizes: h1 = n_features / 4 clipped to [16, 500], h2 = 2 h1 (the paper's
-# 500-1000 ratio). 16 keeps log Z exact (enumerated) on small inputs such as 8x8
-# digits; 500 is the paper's MNIST model, reached from 2,000 features up.
-_AUTO_H1_MIN, _AUTO_H1_MAX = 16, 500
-# ``n_iter="auto"``: enough passes for this many parameter updates (at least
-# _AUTO_MIN_PASSES passes). 2,400 updates took binarised digits (1,200 rows, auto
-# sizes) from learning nothing to +5.7 nats over independent pixels (5.4 CPU-s);
-# see doc/user_guide/dbm.rst, "Defaults".
-_AUTO_UPDATES = 2400
-_AUTO_MIN_PASSES = 5
-# ``pretrain_n_iter="auto"``: CD-1 updates per RBM of the greedy stack.
-_AUTO_PRETRAIN_UPDATES = 600
 # The verbose figures (the batch's unnormalised bound and reconstruction error, three
 # products) are computed on every _MONITOR_EVERY-th update of a pass, the first
 # included; the others skip them (issue 15: they cost ~15 % of an update).
@@ -80,18 +70,6 @@ _OPTION_READS = {
 }
 # ``mean_field_starts`` -> the starts of :func:`._model.mean_field`.
 _MF_STARTS = {"best": ("doubled", "zeros"), "doubled": ("doubled",), "zeros": ("zeros",)}
-
-
-def auto_n_components(n_features):
-    """The ``n_components="auto"`` rule: ``(h, 2 h)``, ``h = n_features // 4`` in [16, 500]."""
-    h = int(min(_AUTO_H1_MAX, max(_AUTO_H1_MIN, int(n_features) // 4)))
-    return (h, 2 * h)
-
-
-def auto_passes(n_samples, batch_size, n_updates, min_passes=1):
-    """Passes over ``n_samples`` rows in minibatches of ``batch_size`` giving ``n_updates``."""
-    per_pass = max(1, -(-int(n_samples) // max(1, int(batch_size))))
-    return max(int(min_passes), -(-int(n_updates) // per_pass))
 
 
 def _schedule(spec, t0):
@@ -477,7 +455,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         """Greedy stack of RBMs with doubled weights (``_train.pretrain_stack``)."""
         n_epochs = self.pretrain_n_iter
         if n_epochs == "auto":
-            n_epochs = auto_passes(X.shape[0], self.batch_size, _AUTO_PRETRAIN_UPDATES)
+            n_epochs = auto_passes(X.shape[0], self.batch_size, AUTO_PRETRAIN_UPDATES)
         self.pretrain_n_iter_ = int(n_epochs)
         L = len(self.coefs_)
         t0 = time.perf_counter()
@@ -671,7 +649,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     def _resolve_n_iter(self, n_samples):
         if self.n_iter == "auto":
-            return auto_passes(n_samples, self.batch_size, _AUTO_UPDATES, _AUTO_MIN_PASSES)
+            return auto_passes(n_samples, self.batch_size, AUTO_UPDATES, AUTO_MIN_PASSES)
         return int(self.n_iter)
 
     def _n_passes(self):
