@@ -21,6 +21,7 @@ from .._core.random import RANDOM_STATE_CONSTRAINT, as_generator, check_seed_seq
 from .._core.schedules import Polynomial
 from . import _bounds, _evaluate, _generate, _gibbs, _global
 from ._local import MAX_TOTAL_COUNT, local_task, merge_chunks, round_counts
+from ._defaults import resolve_n_iter
 from ._evaluate import PassLog
 from ._posterior import theta_moments
 from ._impute import impute_over_samples
@@ -38,13 +39,6 @@ _MAX_HISTORY = 10_000
 # Multiplicative EM steps that start each document's local chain near its
 # words' topics (see _local.upward_downward): a few sweeps of burn-in then suffice.
 _EM_STEPS = 5
-
-# n_iter="auto": passes enough for about _AUTO_UPDATES global updates, within
-# [_AUTO_MIN_PASSES, _AUTO_MAX_PASSES]; batch Gibbs makes _AUTO_GIBBS_SWEEPS sweeps.
-_AUTO_UPDATES = 500
-_AUTO_MIN_PASSES = 1
-_AUTO_MAX_PASSES = 10
-_AUTO_GIBBS_SWEEPS = 100
 
 _SAMPLER_DEFAULTS = {  # (learning_rate, learning_decay): the authors' settings
     "tlasgr": (1.0, 0.7),
@@ -277,13 +271,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     def _resolve_n_iter(self, n_samples):
         """Passes of ``fit`` over ``n_samples`` documents (``n_iter="auto"`` resolved)."""
-        if self.n_iter != "auto":
-            return int(self.n_iter)
-        if self.sampler == "gibbs":
-            return _AUTO_GIBBS_SWEEPS
-        per_pass = math.ceil(n_samples / self.batch_size)
-        return max(_AUTO_MIN_PASSES, min(_AUTO_MAX_PASSES,
-                                         math.ceil(_AUTO_UPDATES / per_pass)))
+        return resolve_n_iter(self.n_iter, self.sampler, n_samples, self.batch_size)
 
     def _schedule(self):
         a0, c0 = _SAMPLER_DEFAULTS[self.sampler]
