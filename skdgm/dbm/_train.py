@@ -21,7 +21,9 @@ from .._core.mcmc import bernoulli
 from .._core.numerics import softplus
 from . import _model
 
-__all__ = ["SAUpdate", "pretrain_rbm", "reconstruction_error", "sa_update"]
+__all__ = ["SAUpdate", "energy_diagnostics", "init_params", "initial_chain_layers",
+           "pretrain_recon_error", "pretrain_rbm", "reconstruction_error", "sa_update",
+           "split_sampler_stats"]
 
 
 def reconstruction_error(V, mu_h, W, b_v):

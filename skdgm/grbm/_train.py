@@ -30,9 +30,14 @@ __all__ = [
     "auto_passes",
     "blas_limit",
     "draw_samples",
+    "init_params",
     "learning_rate_at",
     "log_partition_estimate",
     "modified_cd_update",
+    "pass_line",
+    "pass_metrics",
+    "recon_error",
+    "resolve_negative_phase",
 ]
 
 # Below this many multiply-adds per matrix product, BLAS threads cost more than
