@@ -22,7 +22,8 @@ from .._core.numerics import softplus
 from . import _model
 
 __all__ = ["SAUpdate", "energy_diagnostics", "init_params", "initial_chain_layers",
-           "pretrain_recon_error", "pretrain_rbm", "reconstruction_error", "sa_update",
+           "pretrain_recon_error", "pretrain_rbm", "pretrain_stack", "reconstruction_error",
+           "sa_update",
            "split_sampler_stats"]
 
 
