@@ -1,4 +1,4 @@
-"""Annealed importance sampling (Neal 2001), one engine for every model.
+"""Annealed importance sampling (Neal 2001), one engine for every model with a ``log Z``.
 
 A model plugs in three things:
 
@@ -108,17 +108,19 @@ def ais_log_weights(n_runs, rng, *, log_density, transition, sample_base, betas,
     return log_w
 
 
-def _ais_group(n_runs, rng, **kwargs):
-    return ais_log_weights(n_runs, rng, **kwargs)
-
-
 def check_schedule(betas, n_runs, n_groups=None, kind="linear"):
-    """``(betas, group sizes)``: a validated schedule and the runs split into groups.
+    """Validate an annealing schedule and split ``n_runs`` into groups of runs.
 
     ``betas`` is a schedule or a count (then :func:`beta_schedule` of that
-    ``kind``); ``n_groups`` defaults to ``min(n_runs, 8)``. The split depends only
-    on ``n_runs`` and ``n_groups``, which keeps estimates identical for any
-    ``n_jobs``.
+    ``kind``); it must be non-decreasing, 1-D and hold at least 2 values. The runs
+    are split into ``n_groups`` (default ``min(n_runs, 8)``) groups whose sizes
+    depend on ``n_runs`` and ``n_groups`` only, never on ``n_jobs``.
+
+    Returns
+    -------
+    betas : ndarray of float
+    sizes : list of int
+        Runs per group.
     """
     if np.isscalar(betas):
         betas = beta_schedule(int(betas), kind)
@@ -131,6 +133,10 @@ def check_schedule(betas, n_runs, n_groups=None, kind="linear"):
     if n_groups is None:
         n_groups = min(n_runs, 8)
     return betas, [s.stop - s.start for s in even_chunks(n_runs, n_groups)]
+
+
+def _ais_group(n_runs, rng, **kwargs):
+    return ais_log_weights(n_runs, rng, **kwargs)
 
 
 def annealed_importance_sampling(log_density, transition, sample_base, log_z0, betas,

@@ -3,7 +3,8 @@
 Validation that names the problem, one verbose format, a ``history_`` of
 per-iteration metrics, minibatch iteration, the divergence guard, and the
 training contract every estimator keeps (see :class:`BaseGenerativeModel`).
-Only the estimator modules import this; kernels never do.
+The estimators import all of it; a few wing modules import only its small
+array helpers (``check_finite_params``, ``dense_rows``, ``iter_minibatches``).
 """
 
 import copy

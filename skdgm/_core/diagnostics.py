@@ -6,8 +6,9 @@ for R-hat, and the multi-chain autocorrelation summed with Geyer's initial
 monotone sequence truncation. ``rhat``, ``ess_bulk`` and ``ess_tail`` are the
 rank-normalised versions of Vehtari, Gelman, Simpson, Carpenter & Bürkner (2021,
 "Rank-normalization, folding, and localization", Bayesian Analysis 16(2)), the
-current standard, which the estimators report in ``history_``: they also work for
-heavy tails and catch chains that differ in scale but not in location.
+current standard: they also work for heavy tails and catch chains that differ in
+scale but not in location. ``DBMCAST`` reports ``rhat`` and ``ess_bulk`` of its
+negative chains' energies in ``history_``; the tests use the rest.
 """
 
 import numpy as np

@@ -1,7 +1,8 @@
 """First-order optimisers on lists of arrays (no model knowledge).
 
-:class:`Adam` (Kingma and Ba 2015, Alg. 1) is what Du, Zhu and Zhang (2018)
-use for the recognition network of their neural adaptive proposal.
+:class:`Adam` (Kingma and Ba 2015, Alg. 1): the optimiser of the recognition
+network of DSGHMC's neural adaptive proposal (Du, Zhu and Zhang 2018) and of
+``GaussianBernoulliRBM(optimizer="adam")``.
 """
 
 import numpy as np

@@ -1,9 +1,11 @@
 """``DBMCAST``: the scikit-learn face of the deep Boltzmann machine wing.
 
 It validates, keeps the random streams and the persistent chains, and orchestrates
-the kernels of :mod:`._model` (energies, mean-field, Gibbs, AIS, exact helpers) and
-:mod:`._tempering` (the negative-phase samplers). Nothing numerical lives here
-beyond the stochastic-approximation step itself (Sec. 2.2).
+the kernels of :mod:`._model` (energies, mean-field, Gibbs, AIS, exact helpers),
+:mod:`._tempering` (the negative-phase samplers), :mod:`._train` (greedy
+pre-training and the stochastic-approximation step of Sec. 2.2), :mod:`._bounds`,
+:mod:`._impute` and :mod:`._posterior`. The estimator commits a step only after the
+divergence check.
 """
 
 import numbers
@@ -12,7 +14,6 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
-from scipy.special import expit, logit
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
@@ -22,17 +23,18 @@ from .._core.bdmc import check_bounds_args, choose_n_betas
 from .._core.base import (DIVERGENCE_BOUND, EARLY_STOPPING_CONSTRAINTS, EARLY_STOPPING_READS,
                           N_JOBS_CONSTRAINT, BaseGenerativeModel,
                           check_finite_params, dense_rows, float_dtype as _float_dtype,
-                          iter_minibatches, map_row_chunks)
-from .._core.diagnostics import ess_bulk, rhat
-from .._core.mcmc import bernoulli
+                          iter_minibatches)
 from .._core.random import (RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for,
                             spawn_seeds)
 from .._core.schedules import InverseTime, make_schedule
 from .._core.posterior import IterateKeeper, check_missing, check_n_sweeps
 from . import _bounds, _model, _tempering
 from ._impute import gibbs_impute
-from ._posterior import hidden_moments
-from ._train import pretrain_stack, reconstruction_error, sa_update
+from ._defaults import (AUTO_MIN_PASSES, AUTO_PRETRAIN_UPDATES, AUTO_UPDATES,
+                        auto_n_components, auto_passes)
+from ._posterior import mean_field_features
+from ._train import (energy_diagnostics, init_params, initial_chain_layers,
+                     pretrain_recon_error, pretrain_stack, sa_update, split_sampler_stats)
 
 __all__ = ["DBMCAST"]
 
@@ -44,18 +46,6 @@ _LR_T0 = 2000.0
 _WL_T0 = 1000.0
 # Odd-layer units up to which log Z is computed exactly instead of by AIS.
 _EXACT_ODD_UNITS = _model.MAX_EXACT_UNITS
-# ``"auto"`` sizes: h1 = n_features / 4 clipped to [16, 500], h2 = 2 h1 (the paper's
-# 500-1000 ratio). 16 keeps log Z exact (enumerated) on small inputs such as 8x8
-# digits; 500 is the paper's MNIST model, reached from 2,000 features up.
-_AUTO_H1_MIN, _AUTO_H1_MAX = 16, 500
-# ``n_iter="auto"``: enough passes for this many parameter updates (at least
-# _AUTO_MIN_PASSES passes). 2,400 updates took binarised digits (1,200 rows, auto
-# sizes) from learning nothing to +5.7 nats over independent pixels (5.4 CPU-s);
-# see doc/user_guide/dbm.rst, "Defaults".
-_AUTO_UPDATES = 2400
-_AUTO_MIN_PASSES = 5
-# ``pretrain_n_iter="auto"``: CD-1 updates per RBM of the greedy stack.
-_AUTO_PRETRAIN_UPDATES = 600
 # The verbose figures (the batch's unnormalised bound and reconstruction error, three
 # products) are computed on every _MONITOR_EVERY-th update of a pass, the first
 # included; the others skip them (issue 15: they cost ~15 % of an update).
@@ -80,18 +70,6 @@ _OPTION_READS = {
 }
 # ``mean_field_starts`` -> the starts of :func:`._model.mean_field`.
 _MF_STARTS = {"best": ("doubled", "zeros"), "doubled": ("doubled",), "zeros": ("zeros",)}
-
-
-def auto_n_components(n_features):
-    """The ``n_components="auto"`` rule: ``(h, 2 h)``, ``h = n_features // 4`` in [16, 500]."""
-    h = int(min(_AUTO_H1_MAX, max(_AUTO_H1_MIN, int(n_features) // 4)))
-    return (h, 2 * h)
-
-
-def auto_passes(n_samples, batch_size, n_updates, min_passes=1):
-    """Passes over ``n_samples`` rows in minibatches of ``batch_size`` giving ``n_updates``."""
-    per_pass = max(1, -(-int(n_samples) // max(1, int(batch_size))))
-    return max(int(min_passes), -(-int(n_updates) // per_pass))
 
 
 def _schedule(spec, t0):
@@ -438,14 +416,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         if sizes is None:
             sizes = list(auto_n_components(d))
         self.n_components_ = tuple(int(s) for s in sizes)
-        all_sizes = [d] + sizes
-        dtype = X.dtype
-        self.coefs_ = [rng.normal(0.0, 0.01, (a, b)).astype(dtype)
-                       for a, b in zip(all_sizes[:-1], all_sizes[1:])]
-        self._base_visible = logit(np.clip(np.asarray(X.mean(axis=0)).ravel(), 1e-3,
-                                           1 - 1e-3))
-        self.intercepts_ = [self._base_visible.astype(dtype)] + [
-            np.zeros(s, dtype=dtype) for s in sizes]
+        self.coefs_, self.intercepts_, self._base_visible = init_params(X, sizes, rng)
         self.n_updates_ = 0
         self.pretrain_n_iter_ = 0
         self._start_history()
@@ -456,24 +427,12 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return rng
 
     def _init_chains(self, X, rng):
-        rows = rng.integers(0, X.shape[0], self.n_chains)
-        start = dense_rows(X, rows)
-        mus = _model.mean_field_init(start, self.coefs_, self.intercepts_)
-        layers = [start.copy()] + [bernoulli(m, rng, dtype=start.dtype) for m in mus[1:]]
-        betas = self._betas()
-        gain = _schedule(self.wl_gain, _WL_T0)
-        s = self.sampler
-        if s == "sap":
-            return _tempering.GibbsChains(layers)
-        if s == "fpcd":
-            return _tempering.FastWeightChains(layers, self.coefs_, self.intercepts_,
-                                               self.fpcd_learning_rate, self.fpcd_decay)
-        if s == "trans_sap":
-            return _tempering.TemperedTransitionChains(layers, betas, self.swap_interval)
-        if s == "adaptive_st":
-            return _tempering.AdaptiveSTChains(layers, betas, gain, self.swap_interval)
-        return _tempering.CASTChains(layers, [a.copy() for a in layers], betas, gain,
-                                     self.swap_interval, self.swap)
+        layers = initial_chain_layers(X, self.n_chains, self.coefs_, self.intercepts_, rng)
+        return _tempering.make_chains(
+            self.sampler, layers, self.coefs_, self.intercepts_, betas=self._betas(),
+            gain=_schedule(self.wl_gain, _WL_T0), swap_interval=self.swap_interval,
+            swap=self.swap, fpcd_learning_rate=self.fpcd_learning_rate,
+            fpcd_decay=self.fpcd_decay)
 
     def _refresh_sampler(self):
         """Hand the persistent sampler the current hyper-parameters (``set_params``).
@@ -482,20 +441,10 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         ladder (``beta_min``), the gain schedule (continued at the sampler's own
         step counter) and the FPCD rates are read again at every call.
         """
-        obj = self._sampler_obj
-        if hasattr(obj, "betas"):
-            betas = self._betas()
-            if len(betas) != len(obj.betas):
-                raise ValueError(
-                    f"n_temperatures changed from {len(obj.betas)} to {len(betas)} between "
-                    f"partial_fit calls; the tempered chains cannot change their number of "
-                    f"levels: call fit to start again")
-            obj.betas = np.asarray(betas, dtype=float)
-        if hasattr(obj, "gain"):
-            obj.gain = _schedule(self.wl_gain, _WL_T0)
-        if hasattr(obj, "fast_lr"):
-            obj.fast_lr = float(self.fpcd_learning_rate)
-            obj.fast_decay = float(self.fpcd_decay)
+        _tempering.refresh_chains(self._sampler_obj, betas=self._betas(),
+                                  gain=_schedule(self.wl_gain, _WL_T0),
+                                  fpcd_learning_rate=self.fpcd_learning_rate,
+                                  fpcd_decay=self.fpcd_decay)
 
     def _divergence_params(self):
         if not hasattr(self, "coefs_"):
@@ -506,7 +455,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         """Greedy stack of RBMs with doubled weights (``_train.pretrain_stack``)."""
         n_epochs = self.pretrain_n_iter
         if n_epochs == "auto":
-            n_epochs = auto_passes(X.shape[0], self.batch_size, _AUTO_PRETRAIN_UPDATES)
+            n_epochs = auto_passes(X.shape[0], self.batch_size, AUTO_PRETRAIN_UPDATES)
         self.pretrain_n_iter_ = int(n_epochs)
         L = len(self.coefs_)
         t0 = time.perf_counter()
@@ -514,8 +463,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         def report(l, data, W, bv, bh, up, down):
             if not self.verbose:
                 return
-            err = reconstruction_error(data, expit(up * (data @ W) + bh), down * W,
-                                       bv) / data.shape[0]
+            err = pretrain_recon_error(data, W, bv, bh, up, down)
             elapsed = time.perf_counter() - t0
             print(f"[{type(self).__name__}] Pre-training RBM {l + 1}/{L} "
                   f"({W.shape[0]}-{W.shape[1]}, {n_epochs} CD-1 passes): "
@@ -563,11 +511,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                 bound, recon, n_rows = bound + b, recon + r, n_rows + Vb.shape[0]
         stats = self._sampler_obj.stats()
         stats.update(self._chain_diagnostics())
-        arrays = {k: stats.pop(k) for k in ("temperature_occupancy", "adaptive_log_weights")
-                  if k in stats}
-        if "temperature_occupancy" in arrays:
-            occ = arrays["temperature_occupancy"]
-            stats = {"temperature_flatness": float(occ.size * occ.min()), **stats}
+        stats, arrays = split_sampler_stats(stats)
         for k, v in arrays.items():
             self.sampler_history_.setdefault(k, []).append(v)
             del self.sampler_history_[k][:-HISTORY_CAP]
@@ -579,20 +523,10 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                             time_left=self._time_left())
 
     def _chain_diagnostics(self):
-        """Split-R-hat and ESS of the negative chains' energy over the last updates.
-
-        The trace is ``(n_chains, updates)``, the last ``_RHAT_WINDOW`` updates at
-        most; NaN while fewer than 4 updates have been made. The parameters move
-        during the window, so the figures mix slow mixing with the drift of the
-        target: both show as R-hat above 1.
-        """
+        """``_train.energy_diagnostics`` over the last ``_RHAT_WINDOW`` updates."""
         if self.sampler == "adaptive_st":
             return {}
-        trace = self.__dict__.get("_energy_trace", [])
-        if len(trace) < 4:
-            return {"energy_split_rhat": float("nan"), "energy_ess": float("nan")}
-        x = np.stack(trace, axis=1)
-        return {"energy_split_rhat": rhat(x), "energy_ess": ess_bulk(x)}
+        return energy_diagnostics(self.__dict__.get("_energy_trace", []))
 
     def _time_left(self):
         """Seconds left in this fit, extrapolated from the passes so far (0 in partial_fit)."""
@@ -614,12 +548,36 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features), binary
-        y : ignored
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            Binary data (or thresholded by ``binarize``).
+        y : Ignored
 
         Returns
         -------
-        self
+        self : DBMCAST
+
+        Raises
+        ------
+        ValueError
+            For non-binary input or invalid parameters (the estimator is left as
+            it was).
+        skdgm.exceptions.DivergenceError
+            If an update would make the parameters non-finite or run away (the
+            state from before the call is restored).
+
+        See Also
+        --------
+        partial_fit : one pass over new rows, continuing the chains.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DBMCAST
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> dbm = DBMCAST(n_components=(3, 2), n_iter=2, batch_size=20,
+        ...               random_state=0).fit(X)
+        >>> dbm.n_iter_, [W.shape for W in dbm.coefs_]
+        (2, [(6, 3), (3, 2)])
         """
         return super().fit(X, y)
 
@@ -631,9 +589,39 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         weights. ``log_partition_`` is not re-estimated here: it is computed when
         next read (see ``log_partition_``).
 
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The next binary rows (same number of features as before).
+        y : Ignored
+
         Returns
         -------
-        self
+        self : DBMCAST
+
+        Raises
+        ------
+        ValueError
+            For non-binary input, invalid parameters or a changed number of
+            features (the estimator is left as it was).
+        skdgm.exceptions.DivergenceError
+            If an update would make the parameters non-finite or run away (the
+            state from before the call is restored).
+
+        See Also
+        --------
+        fit : reset, optional pre-training, then ``n_iter`` passes.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DBMCAST
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> dbm = DBMCAST(n_components=(3, 2), batch_size=20, random_state=0)
+        >>> for rows in (X[:20], X[20:]):
+        ...     dbm = dbm.partial_fit(rows)
+        >>> dbm.n_iter_
+        2
         """
         return super().partial_fit(X, y)
 
@@ -661,7 +649,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     def _resolve_n_iter(self, n_samples):
         if self.n_iter == "auto":
-            return auto_passes(n_samples, self.batch_size, _AUTO_UPDATES, _AUTO_MIN_PASSES)
+            return auto_passes(n_samples, self.batch_size, AUTO_UPDATES, AUTO_MIN_PASSES)
         return int(self.n_iter)
 
     def _n_passes(self):
@@ -735,47 +723,65 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         ``exact=None`` the odd layers are enumerated instead when they have at
         most 16 units (``exact=True`` forces enumeration, up to 22 units).
 
+        Parameters
+        ----------
+        n_betas : int or "auto", optional
+            Inverse temperatures of the AIS path (default ``n_ais_betas``);
+            ``"auto"`` takes the forward half of :meth:`log_likelihood_bounds`'
+            last round.
+        n_runs : int, optional
+            AIS runs (default ``n_ais_runs``).
+        exact : bool or None, default=None
+            Force (``True``) or forbid (``False``) enumeration of the odd layers;
+            ``None`` enumerates up to 16 odd-layer units.
+        random_state : None, int, SeedSequence or Generator, optional
+            Seeds AIS (default: derived from the estimator's ``random_state``).
+
         Returns
         -------
         log_z : float
+            Also cached as ``log_partition_`` (its standard error as
+            ``log_partition_std_``).
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        log_likelihood_bounds : sandwich bounds on ``log Z`` (BDMC).
+        score_samples : the variational bound, which subtracts this ``log Z``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DBMCAST
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> dbm = DBMCAST(n_components=(3, 2), n_iter=2, batch_size=20,
+        ...               random_state=0).fit(X)
+        >>> round(dbm.log_partition(), 2)          # 3 odd-layer units: enumerated
+        5.49
+        >>> bool(abs(dbm.log_partition(exact=False, n_betas=200) - 5.49) < 0.1)
+        True
         """
         check_is_fitted(self)
-        odd = sum(self.intercepts_[l].shape[0]
-                  for l in _model.odd_layers(len(self.intercepts_)))
-        # log Z in float64 whatever the model's dtype: its sums over states and
-        # AIS weights need the precision, and it is computed once per model
-        coefs = [W.astype(np.float64) for W in self.coefs_]
-        intercepts = [b.astype(np.float64) for b in self.intercepts_]
-        if exact or (exact is None and odd <= _EXACT_ODD_UNITS):
-            log_z = float(_model.exact_log_partition(coefs, intercepts))
-            self._log_z_cache = (self._log_z_key(), self._param_arrays(), (log_z, 0.0))
-            return log_z
+        exact = exact or (exact is None
+                          and _model.n_odd_units(self.intercepts_) <= _EXACT_ODD_UNITS)
         n_betas = self.n_ais_betas if n_betas is None else n_betas
         n_runs = self.n_ais_runs if n_runs is None else n_runs
-        if n_betas == "auto":
+        if not exact and n_betas == "auto":
             # the forward half of the last BDMC round is an ordinary AIS estimate
             res = self.log_likelihood_bounds(n_runs, "auto", random_state=random_state)
-            self._log_z_cache = (self._log_z_key(), self._param_arrays(),
-                                 (float(res.lower), float(res.lower_std_err)))
-            return float(res.lower)
-        base = [np.asarray(b, dtype=np.float64) for b in self._ais_base()]
-        if self.verbose:
-            print(f"[{type(self).__name__}] AIS estimate of log Z: {n_runs} runs x "
-                  f"{n_betas} inverse temperatures ...", flush=True)
-        t0 = time.perf_counter()
-        res = _model.ais_log_partition(
-            coefs, intercepts,
-            n_betas=n_betas, n_runs=n_runs,
-            base_intercepts=base,
-            random_state=self._log_z_seed() if random_state is None else random_state,
-            n_jobs=self.n_jobs)
-        self._log_z_cache = (self._log_z_key(), self._param_arrays(),
-                             (float(res.log_z), float(res.std_err)))
-        if self.verbose:
-            print(f"[{type(self).__name__}] AIS log Z = {float(res.log_z):.4f} "
-                  f"+- {float(res.std_err):.4f} (standard error), time = "
-                  f"{time.perf_counter() - t0:.2f}s", flush=True)
-        return float(res.log_z)
+            out = (float(res.lower), float(res.lower_std_err))
+        else:
+            out = _model.log_partition_estimate(
+                self.coefs_, self.intercepts_, self._ais_base(), exact=exact,
+                n_betas=n_betas, n_runs=n_runs,
+                random_state=self._log_z_seed() if random_state is None else random_state,
+                n_jobs=self.n_jobs, verbose_name=type(self).__name__ if self.verbose else None)
+        self._log_z_cache = (self._log_z_key(), self._param_arrays(), out)
+        return out[0]
 
     def _ais_base(self):
         # the AIS base model: the data's base rate on v, the model's biases elsewhere
@@ -817,6 +823,28 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             ``target="log_partition"``: ``lower``, ``upper``, ``gap`` on ``log Z``
             and their standard errors, ``n_betas``, ``exact_start``, and ``exact``
             (the enumerated ``log Z`` when the odd layers hold at most 16 units).
+
+        Raises
+        ------
+        ValueError
+            For an invalid ``n_samples``, ``n_betas`` or ``tol``.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        log_partition : the AIS (or exact) estimate these bounds bracket.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DBMCAST
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> dbm = DBMCAST(n_components=(3, 2), n_iter=2, batch_size=20,
+        ...               random_state=0).fit(X)
+        >>> res = dbm.log_likelihood_bounds(n_samples=10, n_betas=50)
+        >>> bool(res.lower - 0.1 < res.exact < res.upper + 0.1), res.exact_start
+        (True, True)
         """
         check_is_fitted(self)
         n_samples = self.n_ais_runs if n_samples is None else n_samples
@@ -854,16 +882,10 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         parameter ``states`` (default: the current parameters only); a CSR ``X``
         is densified ``batch_size`` rows at a time.
         """
-        def mf(V, coefs, intercepts):
-            info = _model.mean_field(V, coefs, intercepts, self.n_mean_field_eval,
-                                     self.mean_field_tol, starts=self._starts(),
-                                     return_info=True)
-            return np.hstack(info.mus[1:]), info.bound, info.converged
-
         states = [(self.coefs_, self.intercepts_)] if states is None else states
-        out = map_row_chunks(
-            lambda V: hidden_moments(V, states, mf, return_std=return_std), X,
-            self.batch_size)
+        out = mean_field_features(X, states, n_iter=self.n_mean_field_eval,
+                                  tol=self.mean_field_tol, starts=self._starts(),
+                                  batch_size=self.batch_size, return_std=return_std)
         hidden, bound, converged = out[:3]
         n_bad = int(np.count_nonzero(~converged))
         if n_bad:
@@ -917,6 +939,28 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         ConvergenceWarning
             When some row has not reached a fixed point within
             ``n_mean_field_eval`` sweeps.
+
+        Raises
+        ------
+        ValueError
+            For non-binary input or a feature count other than the training data's.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        score_samples : the bound of the same fixed point.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DBMCAST
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> dbm = DBMCAST(n_components=(3, 2), n_iter=2, batch_size=20,
+        ...               random_state=0).fit(X)
+        >>> H = dbm.transform(X)
+        >>> H.shape, bool(np.all((H > 0) & (H < 1)))
+        ((40, 5), True)
         """
         dtype = _float_dtype(X)
         X = self._validate(X, reset=False)
@@ -949,6 +993,31 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         -------
         X_filled : ndarray of shape (n_samples, n_features)
             The observed entries unchanged, the missing ones in ``[0, 1]`` (float64).
+
+        Raises
+        ------
+        ValueError
+            For an invalid ``n_sweeps``, non-binary observed entries, a row with
+            every entry missing, or a feature count other than the training data's.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        transform : the hidden layers' mean-field means.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DBMCAST
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> dbm = DBMCAST(n_components=(3, 2), n_iter=2, batch_size=20,
+        ...               random_state=0).fit(X)
+        >>> Xm = X[:2].copy()
+        >>> Xm[0, 0] = np.nan
+        >>> filled = dbm.impute(Xm, n_sweeps=10)
+        >>> bool(0.0 <= filled[0, 0] <= 1.0), bool(np.array_equal(filled[1], X[1]))
+        (True, True)
         """
         check_is_fitted(self)
         n_sweeps = check_n_sweeps(n_sweeps)
@@ -1017,6 +1086,29 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         ConvergenceWarning
             When some row has not reached a fixed point within
             ``n_mean_field_eval`` sweeps.
+
+        Raises
+        ------
+        ValueError
+            For non-binary input or a feature count other than the training data's.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        score : the mean of these values.
+        log_partition : the ``log Z`` subtracted.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DBMCAST
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> dbm = DBMCAST(n_components=(3, 2), n_iter=2, batch_size=20,
+        ...               random_state=0).fit(X)
+        >>> bound, std_err = dbm.score_samples(X, return_std=True)
+        >>> bound.shape, bool(np.all(bound < 0)), bool(np.all(std_err == 0))
+        ((40,), True, True)
         """
         X = self._validate(X, reset=False)
         out = self._mean_field(X)[1] - self.log_partition_
@@ -1028,6 +1120,40 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         With ``return_std=True`` also its Monte-Carlo standard error, that of
         ``log Z`` (shared by every row). It is not the sampling error over rows
         (``std(score_samples(X)) / sqrt(n)``).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : Ignored
+        return_std : bool, default=False
+            Also return the Monte-Carlo standard error.
+
+        Returns
+        -------
+        score : float
+        std_err : float
+            Only with ``return_std=True``.
+
+        Raises
+        ------
+        ValueError
+            For non-binary input or a feature count other than the training data's.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        score_samples : the per-row bounds.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DBMCAST
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> dbm = DBMCAST(n_components=(3, 2), n_iter=2, batch_size=20,
+        ...               random_state=0).fit(X)
+        >>> round(dbm.score(X), 2)
+        -3.47
         """
         out, se = self.score_samples(X, return_std=True)
         mean = float(np.mean(out))
@@ -1038,7 +1164,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
         Parameters
         ----------
-        n_samples : int
+        n_samples : int, default=1
             Independent chains, one sample each.
         sampler : {"gibbs", "adaptive_st"}
             Blocked Gibbs sweeps, or Alg. 1 with this estimator's temperatures and
@@ -1046,32 +1172,45 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             those at temperature 1 at the last step are returned (``n_steps``
             more steps when too few are; see
             :func:`skdgm.dbm._tempering.adaptive_st_draw`).
-        n_steps : int
+        n_steps : int, default=1000
+            Sweeps (or tempering steps) per chain.
         random_state : None, int or Generator
             Fresh randomness by default.
 
         Returns
         -------
         V : ndarray of shape (n_samples, n_features)
+            0/1 visible states (float64).
+
+        Raises
+        ------
+        ValueError
+            For an unknown ``sampler``.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        impute : conditional probabilities of missing entries given observed ones.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DBMCAST
+        >>> X = (np.random.default_rng(0).random((40, 6)) < 0.3).astype(float)
+        >>> dbm = DBMCAST(n_components=(3, 2), n_iter=2, batch_size=20,
+        ...               random_state=0).fit(X)
+        >>> V = dbm.sample(4, n_steps=20, random_state=0)
+        >>> V.shape, bool(np.isin(V, (0.0, 1.0)).all())
+        ((4, 6), True)
         """
         check_is_fitted(self)
         if sampler not in ("gibbs", "adaptive_st"):
             raise ValueError(f"sampler must be 'gibbs' or 'adaptive_st', got {sampler!r}")
         rng = as_generator(check_seed_sequence(random_state))
-        sizes = [b.shape[0] for b in self.intercepts_]
-        # Adaptive ST keeps only the chains at temperature 1 at the last step
-        # (about one in K): it runs K chains per requested sample.
-        n_chains = int(n_samples) * (1 if sampler == "gibbs" else int(self.n_temperatures))
-        layers = [bernoulli(np.full((n_chains, s), 0.5), rng, dtype=np.float64)
-                  for s in sizes]
-        if sampler == "gibbs":
-            for _ in range(int(n_steps)):
-                _model.gibbs_sweep(layers, self.coefs_, self.intercepts_, rng)
-            return layers[0]
-        draws, _ = _tempering.adaptive_st_draw(
-            int(n_samples), layers, self._betas(), _schedule(self.wl_gain, _WL_T0), n_steps,
-            self.coefs_, self.intercepts_, rng)
-        return draws[0]
+        return _tempering.draw_visible(n_samples, sampler, n_steps, self.coefs_,
+                                       self.intercepts_, rng, betas=self._betas(),
+                                       gain=_schedule(self.wl_gain, _WL_T0))
 
     @property
     def _n_features_out(self):

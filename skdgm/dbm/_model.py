@@ -19,6 +19,7 @@ A path between the model and a fully factorised base model with biases ``c_l`` i
 used by AIS: ``p_beta(x) ∝ exp(-beta E(x) + (1 - beta) sum_l c_l^T x_l)``.
 """
 
+import time
 from typing import NamedTuple
 
 import numpy as np
@@ -534,3 +535,36 @@ def ais_log_partition(coefs, intercepts, *, n_betas=1000, n_runs=100,
         partial(ais_sample_base, intercepts=kw["intercepts"],
                 base_intercepts=kw["base_intercepts"]),
         log_z0, betas, n_runs, n_groups=n_groups, random_state=random_state, n_jobs=n_jobs)
+
+
+def n_odd_units(intercepts):
+    """Units in the odd layers, the ones ``log Z`` enumerates or anneals over."""
+    return sum(intercepts[l].shape[0] for l in odd_layers(len(intercepts)))
+
+
+def log_partition_estimate(coefs, intercepts, base_intercepts, *, exact, n_betas, n_runs,
+                           random_state=None, n_jobs=None, verbose_name=None):
+    """``(log Z, standard error)`` of a DBM, by enumeration or AIS, in float64.
+
+    ``exact=True`` enumerates the odd layers (:func:`exact_log_partition`, standard
+    error 0); otherwise :func:`ais_log_partition` from the factorised base model
+    with biases ``base_intercepts``. Everything is computed in float64 whatever the
+    model's dtype: the sums over states and the AIS weights need the precision.
+    With ``verbose_name`` the AIS run is announced and its result printed.
+    """
+    coefs = [W.astype(np.float64) for W in coefs]
+    intercepts = [b.astype(np.float64) for b in intercepts]
+    if exact:
+        return float(exact_log_partition(coefs, intercepts)), 0.0
+    base = [np.asarray(b, dtype=np.float64) for b in base_intercepts]
+    if verbose_name:
+        print(f"[{verbose_name}] AIS estimate of log Z: {n_runs} runs x "
+              f"{n_betas} inverse temperatures ...", flush=True)
+    t0 = time.perf_counter()
+    res = ais_log_partition(coefs, intercepts, n_betas=n_betas, n_runs=n_runs,
+                            base_intercepts=base, random_state=random_state, n_jobs=n_jobs)
+    if verbose_name:
+        print(f"[{verbose_name}] AIS log Z = {float(res.log_z):.4f} "
+              f"+- {float(res.std_err):.4f} (standard error), time = "
+              f"{time.perf_counter() - t0:.2f}s", flush=True)
+    return float(res.log_z), float(res.std_err)

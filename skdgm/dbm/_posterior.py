@@ -10,11 +10,15 @@ in the marginal means it reaches, and those are a fixed point of Eq. 3, not the
 true marginals.
 """
 
+from functools import partial
+
 import numpy as np
 
+from .._core.base import map_row_chunks
 from .._core.posterior import Moments
+from ._model import mean_field
 
-__all__ = ["hidden_moments"]
+__all__ = ["hidden_moments", "mean_field_features"]
 
 
 def hidden_moments(V, states, mean_field, *, return_std=False):
@@ -50,3 +54,21 @@ def hidden_moments(V, states, mean_field, *, return_std=False):
     if return_std:
         return acc.mean(), bound, converged, acc.std()
     return acc.mean(), bound, converged
+
+
+def _mean_field_summary(V, coefs, intercepts, *, n_iter, tol, starts):
+    info = mean_field(V, coefs, intercepts, n_iter, tol, starts=starts, return_info=True)
+    return np.hstack(info.mus[1:]), info.bound, info.converged
+
+
+def mean_field_features(X, states, *, n_iter, tol, starts, batch_size, return_std=False):
+    """:func:`hidden_moments` with the mean-field of :func:`._model.mean_field`, by chunks.
+
+    Each row's fixed point is the best (highest bound) among ``starts``, after up to
+    ``n_iter`` sweeps; a CSR ``X`` is densified ``batch_size`` rows at a time.
+    Returns ``(hidden, bound, converged)`` and, with ``return_std``, the standard
+    deviation last.
+    """
+    mf = partial(_mean_field_summary, n_iter=n_iter, tol=tol, starts=starts)
+    return map_row_chunks(lambda V: hidden_moments(V, states, mf, return_std=return_std),
+                          X, batch_size)

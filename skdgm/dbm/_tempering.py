@@ -18,7 +18,7 @@ gain is ``gamma_t`` from a schedule of the sampler's step count, applied as
 
 import numpy as np
 
-from .._core.mcmc import metropolis_accept
+from .._core.mcmc import bernoulli, metropolis_accept
 from ._model import gibbs_sweep, gibbs_sweep_energy, odd_layers, even_layers
 
 __all__ = [
@@ -511,3 +511,59 @@ def adaptive_st_draw(n_samples, layers, betas, gain, n_steps, coefs, intercepts,
             o.append(f[sel])
         n += sel.size
     return [np.concatenate(o) for o in out], rounds
+
+
+def draw_visible(n_samples, sampler, n_steps, coefs, intercepts, rng, *, betas, gain):
+    """Visible draws from chains started at uniform random states (``DBMCAST.sample``).
+
+    ``sampler="gibbs"``: ``n_samples`` chains of ``n_steps`` blocked Gibbs sweeps,
+    the last visible state of each. ``"adaptive_st"``: Alg. 1 through
+    :func:`adaptive_st_draw` with ``len(betas) * n_samples`` chains (about one in
+    ``K`` is at temperature 1 at the last step). Every layer starts as
+    ``Bernoulli(1/2)`` in float64.
+    """
+    sizes = [b.shape[0] for b in intercepts]
+    n_chains = int(n_samples) * (1 if sampler == "gibbs" else len(betas))
+    layers = [bernoulli(np.full((n_chains, s), 0.5), rng, dtype=np.float64) for s in sizes]
+    if sampler == "gibbs":
+        for _ in range(int(n_steps)):
+            gibbs_sweep(layers, coefs, intercepts, rng)
+        return layers[0]
+    draws, _ = adaptive_st_draw(int(n_samples), layers, betas, gain, n_steps, coefs,
+                                intercepts, rng)
+    return draws[0]
+
+
+def make_chains(sampler, layers, coefs, intercepts, *, betas, gain, swap_interval, swap,
+                fpcd_learning_rate, fpcd_decay):
+    """The persistent negative-phase sampler named by ``DBMCAST(sampler=...)``."""
+    if sampler == "sap":
+        return GibbsChains(layers)
+    if sampler == "fpcd":
+        return FastWeightChains(layers, coefs, intercepts, fpcd_learning_rate, fpcd_decay)
+    if sampler == "trans_sap":
+        return TemperedTransitionChains(layers, betas, swap_interval)
+    if sampler == "adaptive_st":
+        return AdaptiveSTChains(layers, betas, gain, swap_interval)
+    return CASTChains(layers, [a.copy() for a in layers], betas, gain, swap_interval, swap)
+
+
+def refresh_chains(chains, *, betas, gain, fpcd_learning_rate, fpcd_decay):
+    """Hand a persistent sampler new hyper-parameters (between ``partial_fit`` calls).
+
+    The chains, the Wang-Landau weights and the counters carry over; the ladder,
+    the gain schedule and the FPCD rates are replaced where the sampler has them.
+    The number of temperatures cannot change (``ValueError``).
+    """
+    if hasattr(chains, "betas"):
+        if len(betas) != len(chains.betas):
+            raise ValueError(
+                f"n_temperatures changed from {len(chains.betas)} to {len(betas)} between "
+                f"partial_fit calls; the tempered chains cannot change their number of "
+                f"levels: call fit to start again")
+        chains.betas = np.asarray(betas, dtype=float)
+    if hasattr(chains, "gain"):
+        chains.gain = gain
+    if hasattr(chains, "fast_lr"):
+        chains.fast_lr = float(fpcd_learning_rate)
+        chains.fast_decay = float(fpcd_decay)

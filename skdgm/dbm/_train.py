@@ -16,11 +16,15 @@ import numpy as np
 from scipy.special import expit, logit
 
 from .._core.base import dense_rows, iter_minibatches
+from .._core.diagnostics import ess_bulk, rhat
 from .._core.mcmc import bernoulli
 from .._core.numerics import softplus
 from . import _model
 
-__all__ = ["SAUpdate", "pretrain_rbm", "reconstruction_error", "sa_update"]
+__all__ = ["SAUpdate", "energy_diagnostics", "init_params", "initial_chain_layers",
+           "pretrain_recon_error", "pretrain_rbm", "pretrain_stack", "reconstruction_error",
+           "sa_update",
+           "split_sampler_stats"]
 
 
 def reconstruction_error(V, mu_h, W, b_v):
@@ -140,3 +144,72 @@ def sa_update(coefs, intercepts, V, chains, rng, *, learning_rate, n_mean_field,
     if monitor:
         bound = float(np.sum(_model.lower_bound_unnormalised(mus, new_W, new_b)))
     return SAUpdate(new_W, new_b, (gW, gb), mf, neg, bound, recon)
+
+
+def init_params(X, sizes, rng):
+    """Fresh parameters for ``fit``: small random weights, the data's base rate on ``v``.
+
+    Weights ``N(0, 0.01^2)`` layer after layer, bottom first (one ``rng.normal`` call
+    each); the visible bias is the logit of each pixel's mean (clipped to
+    ``[1e-3, 1 - 1e-3]``), the hidden biases 0. Returns ``(coefs, intercepts,
+    base_visible)`` in the dtype of ``X``, ``base_visible`` (float64) being also the
+    AIS base model's visible bias.
+    """
+    all_sizes = [X.shape[1]] + list(sizes)
+    dtype = X.dtype
+    coefs = [rng.normal(0.0, 0.01, (a, b)).astype(dtype)
+             for a, b in zip(all_sizes[:-1], all_sizes[1:])]
+    base_visible = logit(np.clip(np.asarray(X.mean(axis=0)).ravel(), 1e-3, 1 - 1e-3))
+    intercepts = [base_visible.astype(dtype)] + [np.zeros(s, dtype=dtype) for s in sizes]
+    return coefs, intercepts, base_visible
+
+
+def initial_chain_layers(X, n_chains, coefs, intercepts, rng):
+    """Start of the persistent chains: random training rows, hidden layers drawn from mean-field.
+
+    ``n_chains`` rows of ``X`` (with replacement) as the visible layer, each hidden
+    layer a Bernoulli draw from the mean-field means of the current parameters.
+    """
+    rows = rng.integers(0, X.shape[0], n_chains)
+    start = dense_rows(X, rows)
+    mus = _model.mean_field_init(start, coefs, intercepts)
+    return [start.copy()] + [bernoulli(m, rng, dtype=start.dtype) for m in mus[1:]]
+
+
+def split_sampler_stats(stats):
+    """Split a sampler's ``stats()`` into scalars for ``history_`` and per-pass arrays.
+
+    The arrays (temperature occupancy, adaptive log-weights) go to
+    ``sampler_history_``; the occupancy's flatness ``K * min_k occupancy_k`` (1 when
+    flat) joins the scalars, first.
+    """
+    arrays = {k: stats.pop(k) for k in ("temperature_occupancy", "adaptive_log_weights")
+              if k in stats}
+    if "temperature_occupancy" in arrays:
+        occ = arrays["temperature_occupancy"]
+        stats = {"temperature_flatness": float(occ.size * occ.min()), **stats}
+    return stats, arrays
+
+
+def pretrain_recon_error(data, W, bv, bh, up, down):
+    """Mean cross-entropy reconstruction of one greedy-stack RBM (its verbose figure).
+
+    ``p(h | v) = sigma(up * v W + bh)`` and ``p(v | h) = sigma(h (down W)^T + bv)``,
+    per row of ``data``.
+    """
+    return reconstruction_error(data, expit(up * (data @ W) + bh), down * W,
+                                bv) / data.shape[0]
+
+
+def energy_diagnostics(trace):
+    """Split-R-hat and bulk ESS of the negative chains' energies (``history_``).
+
+    ``trace`` lists one energy array of shape ``(n_chains,)`` per update; NaN for
+    both while it holds fewer than 4 updates. The parameters move during the
+    window, so the figures mix slow mixing with the drift of the target: both show
+    as R-hat above 1.
+    """
+    if len(trace) < 4:
+        return {"energy_split_rhat": float("nan"), "energy_ess": float("nan")}
+    x = np.stack(trace, axis=1)
+    return {"energy_split_rhat": rhat(x), "energy_ess": ess_bulk(x)}

@@ -21,8 +21,10 @@ from .._core.random import RANDOM_STATE_CONSTRAINT, as_generator, check_seed_seq
 from .._core.schedules import Polynomial
 from . import _bounds, _evaluate, _generate, _gibbs, _global
 from ._local import MAX_TOTAL_COUNT, local_task, merge_chunks, round_counts
+from ._defaults import resolve_n_iter
+from ._evaluate import PassLog
 from ._posterior import theta_moments
-from ._impute import gibbs_impute as impute_counts
+from ._impute import impute_over_samples
 
 __all__ = ["DeepLDA"]
 
@@ -38,13 +40,6 @@ _MAX_HISTORY = 10_000
 # words' topics (see _local.upward_downward): a few sweeps of burn-in then suffice.
 _EM_STEPS = 5
 
-# n_iter="auto": passes enough for about _AUTO_UPDATES global updates, within
-# [_AUTO_MIN_PASSES, _AUTO_MAX_PASSES]; batch Gibbs makes _AUTO_GIBBS_SWEEPS sweeps.
-_AUTO_UPDATES = 500
-_AUTO_MIN_PASSES = 1
-_AUTO_MAX_PASSES = 10
-_AUTO_GIBBS_SWEEPS = 100
-
 _SAMPLER_DEFAULTS = {  # (learning_rate, learning_decay): the authors' settings
     "tlasgr": (1.0, 0.7),
     "tlfsgr": (1.0, 0.7),
@@ -58,23 +53,6 @@ _SAMPLER_DEFAULTS = {  # (learning_rate, learning_decay): the authors' settings
 _SG_READS = {"batch_size", "total_samples", "learning_rate", "learning_offset", "learning_decay"}
 _OPTION_READS = {"sampler": {"tlasgr": _SG_READS, "tlfsgr": _SG_READS, "sgrld": _SG_READS,
                              "gibbs": set()}}
-
-
-class _PassLog:
-    """What one pass (or one ``partial_fit`` call) reports: the own-words
-    log-likelihood of its minibatches under their collected local samples,
-    and the step size and rates of its last update."""
-
-    def __init__(self):
-        self.loglik, self.n_words, self.eps, self.rates = 0.0, 0.0, float("nan"), []
-
-    def add(self, loglik, n_words, eps, rates):
-        self.loglik += loglik
-        self.n_words += n_words
-        self.eps, self.rates = eps, rates
-
-    def perplexity(self):
-        return float(np.exp(-self.loglik / self.n_words)) if self.n_words else float("nan")
 
 
 class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
@@ -293,13 +271,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     def _resolve_n_iter(self, n_samples):
         """Passes of ``fit`` over ``n_samples`` documents (``n_iter="auto"`` resolved)."""
-        if self.n_iter != "auto":
-            return int(self.n_iter)
-        if self.sampler == "gibbs":
-            return _AUTO_GIBBS_SWEEPS
-        per_pass = math.ceil(n_samples / self.batch_size)
-        return max(_AUTO_MIN_PASSES, min(_AUTO_MAX_PASSES,
-                                         math.ceil(_AUTO_UPDATES / per_pass)))
+        return resolve_n_iter(self.n_iter, self.sampler, n_samples, self.batch_size)
 
     def _schedule(self):
         a0, c0 = _SAMPLER_DEFAULTS[self.sampler]
@@ -362,7 +334,29 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
         Returns
         -------
-        self
+        self : DeepLDA
+
+        Raises
+        ------
+        ValueError
+            For invalid counts or parameters (the estimator is left as it was).
+        skdgm.exceptions.DivergenceError
+            If the global parameters become non-finite (the state from before
+            the call is restored).
+
+        See Also
+        --------
+        partial_fit : one pass over the next documents of a stream.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DeepLDA
+        >>> X = np.random.default_rng(0).poisson(1.0, (30, 12))
+        >>> lda = DeepLDA(n_components=(4, 2), n_iter=2, batch_size=10,
+        ...               random_state=0).fit(X)
+        >>> lda.n_iter_, lda.n_updates_, [phi.shape for phi in lda.topics_]
+        (2, 6, [(12, 4), (4, 2)])
         """
         return super().fit(X, y)
 
@@ -387,7 +381,31 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
         Returns
         -------
-        self
+        self : DeepLDA
+
+        Raises
+        ------
+        ValueError
+            For invalid counts or parameters, or a changed number of features
+            (the estimator is left as it was).
+        skdgm.exceptions.DivergenceError
+            If the global parameters become non-finite (the state from before
+            the call is restored).
+
+        See Also
+        --------
+        fit : reset, then ``n_iter`` passes.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DeepLDA
+        >>> X = np.random.default_rng(0).poisson(1.0, (30, 12))
+        >>> lda = DeepLDA(n_components=(4, 2), batch_size=10, random_state=0)
+        >>> for docs in (X[:15], X[15:]):
+        ...     lda = lda.partial_fit(docs)
+        >>> lda.n_iter_, lda.n_updates_
+        (2, 4)
         """
         return super().partial_fit(X, y)
 
@@ -420,7 +438,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     def _fit_pass(self, X, ctx):
         n = X.shape[0]
-        log = _PassLog()
+        log = PassLog()
         if self.sampler == "gibbs":
             self._update(X, n, log)
         else:
@@ -433,7 +451,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     def _partial_step(self, X, ctx):
         total = X.shape[0] if self.total_samples is None else self.total_samples
-        log = _PassLog()
+        log = PassLog()
         if self.sampler == "gibbs":
             self._update(X, total, log)
         else:
@@ -521,6 +539,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     @property
     def components_(self):
+        """Layer-1 topics ``Phi^(1)`` transposed, shape ``(K_1, n_features)``, rows on the simplex."""
         check_is_fitted(self, "topics_")
         return self.topics_[0].T
 
@@ -536,6 +555,28 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         -------
         topics : ndarray of shape (n_features, K_layer)
             Columns on the simplex.
+
+        Raises
+        ------
+        ValueError
+            If ``layer`` is not in ``1..len(n_components)``.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        components_ : the layer-1 topics, one row per topic.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DeepLDA
+        >>> X = np.random.default_rng(0).poisson(1.0, (30, 12))
+        >>> lda = DeepLDA(n_components=(4, 2), n_iter=2, batch_size=10,
+        ...               random_state=0).fit(X)
+        >>> top = lda.projected_topics(2)
+        >>> top.shape, bool(np.allclose(top.sum(axis=0), 1.0))
+        ((12, 2), True)
         """
         check_is_fitted(self, "topics_")
         if not 1 <= layer <= len(self.topics_):
@@ -584,6 +625,33 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         -------
         doc_topic : ndarray of shape (n_samples, K_1), or list of such per layer
         doc_topic_std : same as ``doc_topic``, only with ``return_std=True``
+
+        Raises
+        ------
+        ValueError
+            For negative or non-integer counts (unless ``round_counts``), binary
+            data violated under ``link="bernoulli"``, or a feature count other
+            than the training data's.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+            ``all_layers=True`` under ``set_output`` also raises ``ValueError``.
+
+        See Also
+        --------
+        projected_topics : the topics these proportions weight.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DeepLDA
+        >>> X = np.random.default_rng(0).poisson(1.0, (30, 12))
+        >>> lda = DeepLDA(n_components=(4, 2), n_iter=2, batch_size=10,
+        ...               random_state=0).fit(X)
+        >>> theta = lda.transform(X)
+        >>> theta.shape, bool(np.allclose(theta.sum(axis=1), 1.0))
+        ((30, 4), True)
+        >>> [t.shape for t in lda.transform(X, all_layers=True)]
+        [(30, 4), (30, 2)]
         """
         check_is_fitted(self, "topics_")
         dtype = _float_dtype(X)
@@ -630,6 +698,31 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         -------
         X_filled : ndarray of shape (n_samples, n_features)
             The observed entries unchanged, the missing ones non-negative reals (float64).
+
+        Raises
+        ------
+        ValueError
+            For an invalid ``n_sweeps``, invalid observed counts, a document with
+            every entry missing, or a feature count other than the training data's.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        perplexity : scores held-out words instead of filling them.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DeepLDA
+        >>> X = np.random.default_rng(0).poisson(1.0, (30, 12))
+        >>> lda = DeepLDA(n_components=(4, 2), n_iter=2, batch_size=10,
+        ...               random_state=0).fit(X)
+        >>> Xm = X[:2].astype(float)
+        >>> Xm[0, 0] = np.nan
+        >>> filled = lda.impute(Xm, n_sweeps=4)
+        >>> bool(filled[0, 0] >= 0), bool(np.array_equal(filled[1], X[1]))
+        (True, True)
         """
         check_is_fitted(self, "topics_")
         n_sweeps = check_n_sweeps(n_sweeps)
@@ -647,25 +740,11 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         X = np.where(missing, np.nan, obs)
         if not missing.any():
             return X.copy()
-        samples = self.posterior_samples_
-        root = self._eval_seed(4)
-        rng = as_generator(root.spawn(1)[0])
-        seeds = root.spawn(len(samples) * n_sweeps)
-        total, state = np.zeros(X.shape), None
         with chain_pool(self.n_jobs):     # the calls, one per sweep, share workers
-            for i, (phis, r) in enumerate(samples):
-                def sweep(Xc, seed, thetas, phis=phis, r=r):
-                    res = self._local(Xc, seed, phis, r, n_burn=0, n_collect=1,
-                                      collect_topics=False, thetas=thetas)
-                    return ([part["theta"] for part in res],
-                            self._merge(res)["theta_sum"][0])
-
-                state, est = impute_counts(sweep, phis[0], X, missing, rng,
-                                           seeds[i * n_sweeps:(i + 1) * n_sweeps],
-                                           n_sweeps=n_sweeps, n_burn=n_sweeps // 2,
-                                           link=self.link, state=state)
-                total += est
-        return np.where(missing, total / len(samples), X)
+            mean = impute_over_samples(self._local, self._merge, X, missing,
+                                       self.posterior_samples_, self._eval_seed(4),
+                                       n_sweeps=n_sweeps, link=self.link)
+        return np.where(missing, mean, X)
 
     def _heldout_loglik(self, X_obs, X_held, *, point, n_burn, n_collect, seed,
                         return_parts=False):
@@ -706,6 +785,28 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         -------
         perplexity : float
             ``exp(- sum log p(held-out words) / number of held-out words)``.
+
+        Raises
+        ------
+        ValueError
+            For invalid counts, ``X_observed`` and ``X_heldout`` of different
+            shapes, or an ``X_heldout`` without tokens.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        score : ``-log`` perplexity on a seeded 80/20 split of ``X`` itself.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DeepLDA
+        >>> X = np.random.default_rng(0).poisson(1.0, (30, 12))
+        >>> lda = DeepLDA(n_components=(4, 2), n_iter=2, batch_size=10,
+        ...               random_state=0).fit(X)
+        >>> bool(1.0 < lda.perplexity(X[:10], X[10:20]) < 12.0 * 10)
+        True
         """
         check_is_fitted(self, "topics_")
         Xo = self._check_X(X_observed, reset=False)
@@ -762,6 +863,31 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         scores : ndarray of shape (n_samples,)
         std_err : ndarray of shape (n_samples,)
             Only with ``return_std=True``.
+
+        Raises
+        ------
+        ValueError
+            For negative or non-integer counts (unless ``round_counts``), binary
+            data violated under ``link="bernoulli"``, or a feature count other
+            than the training data's.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        score : pooled over every held-out token.
+        perplexity : with a split of the user's choosing.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DeepLDA
+        >>> X = np.random.default_rng(0).poisson(1.0, (30, 12))
+        >>> lda = DeepLDA(n_components=(4, 2), n_iter=2, batch_size=10,
+        ...               random_state=0).fit(X)
+        >>> scores = lda.score_samples(X)
+        >>> scores.shape, bool(np.all(scores <= 0))
+        ((30,), True)
         """
         if not return_std:
             ll, cnt = self._score_parts(X)
@@ -778,6 +904,44 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         With ``return_std=True`` also its Monte-Carlo standard error, the jackknife
         of :meth:`score_samples` applied to the pooled figure (NaN with a single
         kept global sample). It is not the sampling error over documents.
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : Ignored
+        return_std : bool, default=False
+            Also return the Monte-Carlo standard error.
+
+        Returns
+        -------
+        score : float
+            Nats per held-out word.
+        std_err : float
+            Only with ``return_std=True``.
+
+        Raises
+        ------
+        ValueError
+            For negative or non-integer counts (unless ``round_counts``), binary
+            data violated under ``link="bernoulli"``, or a feature count other
+            than the training data's.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        score_samples : the per-document figures.
+        perplexity : ``exp(-score)`` for a split of the user's choosing.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DeepLDA
+        >>> X = np.random.default_rng(0).poisson(1.0, (30, 12))
+        >>> lda = DeepLDA(n_components=(4, 2), n_iter=2, batch_size=10,
+        ...               random_state=0).fit(X)
+        >>> bool(-np.log(12) - 1.0 < lda.score(X) < 0)
+        True
         """
         if not return_std:
             ll, cnt = self._score_parts(X)
@@ -796,6 +960,38 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         ``beta = 1`` (see :mod:`skdgm.deep_lda._bounds`). Use
         ``score(X, return_std=True)`` for the Monte-Carlo error of the held-out
         score.
+
+        Parameters
+        ----------
+        n_samples, n_betas, random_state, tol
+            Accepted for the signature shared with the other estimators; unused.
+
+        Returns
+        -------
+        None
+            It always raises.
+
+        Raises
+        ------
+        NotImplementedError
+            Always.
+
+        See Also
+        --------
+        score : ``score(X, return_std=True)`` gives the held-out score's error.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DeepLDA
+        >>> X = np.random.default_rng(0).poisson(1.0, (30, 12))
+        >>> lda = DeepLDA(n_components=(4, 2), n_iter=2, batch_size=10,
+        ...               random_state=0).fit(X)
+        >>> try:
+        ...     lda.log_likelihood_bounds()
+        ... except NotImplementedError:
+        ...     print("not available")
+        not available
         """
         raise NotImplementedError(
             "DeepLDA has no log_likelihood_bounds: bidirectional Monte Carlo needs a "
@@ -819,6 +1015,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         Parameters
         ----------
         n_samples : int, default=1
+            Documents drawn.
         lengths : "empirical" or array-like of int of shape (n_samples,)
             ``"empirical"``: each length is drawn from the lengths of all the
             documents given to :meth:`fit` (or to every :meth:`partial_fit` since
@@ -827,10 +1024,34 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             document's rates are scaled so that its *expected* number of ones is
             that length.
         random_state : int, RandomState, Generator or None, default=None
+            Fresh randomness when None.
 
         Returns
         -------
         X : scipy.sparse.csr_matrix of shape (n_samples, n_features), int64
+
+        Raises
+        ------
+        ValueError
+            For invalid ``lengths`` (wrong shape, negative, or above the count
+            limit).
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        impute : expected counts of missing words given a document's others.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import DeepLDA
+        >>> X = np.random.default_rng(0).poisson(1.0, (30, 12))
+        >>> lda = DeepLDA(n_components=(4, 2), n_iter=2, batch_size=10,
+        ...               random_state=0).fit(X)
+        >>> docs = lda.sample(3, lengths=[5, 10, 20], random_state=0)
+        >>> docs.shape, docs.sum(axis=1).A1.tolist()
+        ((3, 12), [5, 10, 20])
         """
         check_is_fitted(self, "topics_")
         N = _generate.check_lengths(n_samples, lengths, link=self.link,

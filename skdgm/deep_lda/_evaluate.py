@@ -11,7 +11,7 @@ decides where the chunks of documents run (:func:`skdgm._core.chains.run_chains`
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["heldout_loglik", "split_tokens"]
+__all__ = ["PassLog", "heldout_loglik", "split_tokens"]
 
 
 def heldout_loglik(X_obs, X_held, samples, run_local, *, n_burn, n_collect, seed,
@@ -105,3 +105,20 @@ def split_tokens(X, fraction, rng):
     held.eliminate_zeros()
     obs.eliminate_zeros()
     return obs, held
+
+
+class PassLog:
+    """What one pass (or one ``partial_fit`` call) reports: the own-words
+    log-likelihood of its minibatches under their collected local samples,
+    and the step size and rates of its last update."""
+
+    def __init__(self):
+        self.loglik, self.n_words, self.eps, self.rates = 0.0, 0.0, float("nan"), []
+
+    def add(self, loglik, n_words, eps, rates):
+        self.loglik += loglik
+        self.n_words += n_words
+        self.eps, self.rates = eps, rates
+
+    def perplexity(self):
+        return float(np.exp(-self.loglik / self.n_words)) if self.n_words else float("nan")

@@ -20,8 +20,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._core.posterior import rao_blackwell_chain
+from .._core.random import as_generator
 
-__all__ = ["gibbs_impute"]
+__all__ = ["gibbs_impute", "impute_over_samples"]
 
 
 def gibbs_impute(local_sweep, phi1, X, missing, rng, seeds, *, n_sweeps, n_burn, link,
@@ -81,3 +82,34 @@ def gibbs_impute(local_sweep, phi1, X, missing, rng, seeds, *, n_sweeps, n_burn,
     est = np.zeros(X.shape)
     est[rows, cols] = total / n_kept
     return state, est
+
+
+def impute_over_samples(local, merge, X, missing, samples, root, *, n_sweeps, link):
+    """``E[x_miss | x_obs]`` averaged over the kept global samples (``DeepLDA.impute``).
+
+    Under each ``(phis, r)`` of ``samples`` in turn, :func:`gibbs_impute` runs
+    ``n_sweeps`` sweeps (the first half discarded) with the chain carried over from
+    one sample to the next. ``local(X, seed, phis, r, ...)`` is the estimator's local
+    sampler over chunks of documents and ``merge`` joins its chunks. ``root`` (a
+    ``SeedSequence``) gives the fills' generator (its first child) and one child per
+    sweep for the local sampler.
+
+    Returns
+    -------
+    estimate : ndarray of shape (n, V)
+        Meaningful in the missing entries only.
+    """
+    rng = as_generator(root.spawn(1)[0])
+    seeds = root.spawn(len(samples) * n_sweeps)
+    total, state = np.zeros(X.shape), None
+    for i, (phis, r) in enumerate(samples):
+        def sweep(Xc, seed, thetas, phis=phis, r=r):
+            res = local(Xc, seed, phis, r, n_burn=0, n_collect=1, collect_topics=False,
+                        thetas=thetas)
+            return [part["theta"] for part in res], merge(res)["theta_sum"][0]
+
+        state, est = gibbs_impute(sweep, phis[0], X, missing, rng,
+                                  seeds[i * n_sweeps:(i + 1) * n_sweeps], n_sweeps=n_sweeps,
+                                  n_burn=n_sweeps // 2, link=link, state=state)
+        total += est
+    return total / len(samples)

@@ -28,7 +28,8 @@ from ._impute import gibbs_impute
 from ._posterior import hidden_moments
 from ._samplers import SAMPLERS
 from ._train import (TrainSettings, auto_passes, blas_limit, draw_samples,
-                     learning_rate_at, log_partition_estimate, modified_cd_update)
+                     init_params, learning_rate_at, log_partition_estimate,
+                     modified_cd_update, pass_line, pass_metrics, recon_error, resolve_negative_phase)
 
 __all__ = ["GaussianBernoulliRBM"]
 
@@ -61,9 +62,6 @@ _OPTION_READS = {"sampler": {
 # history_ keeps the latest entries only, so an endless stream of partial_fit calls
 # runs in constant memory (the cap is documented under ``history_``).
 _MAX_HISTORY = 10_000
-
-# negative_phase="auto" anneals up to this many features (visible units).
-_ANNEALED_MAX_FEATURES = 10
 
 # temperatures of the cheap log Z behind early stopping's validation score
 _VALIDATION_BETAS = 300
@@ -392,16 +390,10 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
     def _init_params(self, n_features, dtype):
         self._seed_seq = seed_for(self.random_state)
         rng = as_generator(spawn_seeds(self._seed_seq, 1)[0])
-        M = self.n_components
-        # Unit variances as in the paper. Small weights keep the first updates
-        # gentle at large learning rates; with SGD they can also leave the fit on
-        # the saddle of the best single Gaussian (where every weight's gradient
-        # vanishes if the data's covariance is diagonal) for thousands of updates.
-        std = 1.0 / np.sqrt(n_features + M) if self.init_std == "auto" else self.init_std
-        self.components_ = (std * rng.standard_normal((M, n_features))).astype(dtype)
-        self.intercept_hidden_ = np.zeros(M, dtype=dtype)
-        self.mean_ = np.zeros(n_features, dtype=dtype)
-        self.log_variance_ = np.zeros(n_features, dtype=dtype)
+        # unit variances, as in the paper
+        (self.components_, self.intercept_hidden_, self.mean_,
+         self.log_variance_) = init_params(n_features, self.n_components, self.init_std,
+                                           dtype, rng)
         self.variance_ = np.exp(self.log_variance_)
         self.n_updates_ = 0
         self._lr_total = None
@@ -419,12 +411,36 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         Parameters
         ----------
         X : array-like of shape (n_samples, n_features)
-            Real-valued data (standardise it first, as the paper does).
+            Real-valued data (standardise it first, as the paper does); a CSR
+            matrix is densified one minibatch at a time.
         y : Ignored
 
         Returns
         -------
-        self
+        self : GaussianBernoulliRBM
+
+        Raises
+        ------
+        ValueError
+            For invalid parameters (e.g. ``burn_in >= cd_steps``) or non-finite
+            input (the estimator is left as it was).
+        skdgm.exceptions.DivergenceError
+            If an update would make the parameters non-finite or run away (the
+            state from before the call is restored).
+
+        See Also
+        --------
+        partial_fit : one pass over new rows, continuing the current model.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import GaussianBernoulliRBM
+        >>> X = np.random.default_rng(0).standard_normal((40, 4))
+        >>> grbm = GaussianBernoulliRBM(n_components=3, n_iter=2, batch_size=20,
+        ...                             random_state=0).fit(X)
+        >>> grbm.n_iter_, grbm.n_updates_, grbm.components_.shape
+        (2, 4, (3, 4))
         """
         with _blas_scope(self, X):
             return super().fit(X, y)
@@ -435,9 +451,39 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         The first call initialises the model. Outside :meth:`fit` the learning
         rate is the constant ``learning_rate``.
 
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+            The next rows (same number of features as before).
+        y : Ignored
+
         Returns
         -------
-        self
+        self : GaussianBernoulliRBM
+
+        Raises
+        ------
+        ValueError
+            For invalid parameters, non-finite input or a changed number of
+            features (the estimator is left as it was).
+        skdgm.exceptions.DivergenceError
+            If an update would make the parameters non-finite or run away (the
+            state from before the call is restored).
+
+        See Also
+        --------
+        fit : reset, then ``n_iter`` passes with a cosine-decayed learning rate.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import GaussianBernoulliRBM
+        >>> X = np.random.default_rng(0).standard_normal((40, 4))
+        >>> grbm = GaussianBernoulliRBM(n_components=3, batch_size=20, random_state=0)
+        >>> for rows in (X[:20], X[20:]):
+        ...     grbm = grbm.partial_fit(rows)
+        >>> grbm.n_iter_, grbm.n_updates_
+        (2, 2)
         """
         with _blas_scope(self, X):
             return super().partial_fit(X, y)
@@ -468,16 +514,8 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         self._call_start = (time.perf_counter(), 0)
 
     def _resolve_negative_phase(self):
-        # "auto": the annealed phase where its importance weights stay useful at
-        # cd_steps temperatures (low-dimensional data, whose separated modes the
-        # noise phase cannot weigh); the plain noise phase otherwise. On digits
-        # (64-D) the annealed phase cost twice as much per update and learned a
-        # worse model (user guide, "Defaults").
-        phase = self.negative_phase
-        if phase == "auto":
-            phase = ("annealed" if self.n_features_in_ <= _ANNEALED_MAX_FEATURES
-                     and self.burn_in == 0 else "noise")
-        self.negative_phase_ = phase
+        self.negative_phase_ = resolve_negative_phase(self.negative_phase,
+                                                      self.n_features_in_, self.burn_in)
 
     def _resume(self, X):
         self._resolve_negative_phase()
@@ -507,17 +545,9 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
             del values[:-_MAX_HISTORY]
         if self.verbose:
             t0, done0 = getattr(self, "_call_start", (self._t_start, 0))
-            parts = [f"{k} = {v:.4g}" for k, v in metrics.items()]
-            total = getattr(self, "_passes_total", None)
-            if total:
-                done = self.n_iter_ - done0
-                left = (now - t0) / done * (total - done)
-                head = f"pass {self.n_iter_}/{total}"
-                parts += [f"time = {elapsed:.1f}s", f"left ~ {left:.1f}s"]
-            else:
-                head = f"pass {self.n_iter_}"
-                parts.append(f"time = {elapsed:.1f}s")
-            print(f"[{type(self).__name__}] {head}, " + ", ".join(parts), flush=True)
+            print(pass_line(type(self).__name__, self.n_iter_, metrics, elapsed,
+                            getattr(self, "_passes_total", None), now - t0,
+                            self.n_iter_ - done0), flush=True)
 
     def _pass(self, X, ctx):
         # (the BLAS thread limit is entered once per fit / partial_fit call)
@@ -548,22 +578,13 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         # Reconstruction error of the last minibatch only (mean-field, with the
         # parameters it was updated from), so the updates themselves stay at
         # 3K + 4 matrix products.
-        recon = float(np.mean((dense_rows(X, idx) - self.mean_ - p_pos @ self.components_)
-                              ** 2))
+        recon = recon_error(dense_rows(X, idx), self._params(), p_pos)
         self._log_z_cache = None
-        # Only figures that are defined for the chosen options are recorded, so
-        # every entry of history_ is finite and the verbose line holds no NaN.
-        metrics = {}
-        if self.negative_phase_ == "annealed":
-            metrics["train_loglik_ais"] = float(np.mean(lls))
-        metrics["recon_error"] = recon
-        metrics["grad_norm"] = float(np.mean(norms))
-        metrics["mean_log_var"] = float(np.mean(self.log_variance_))
-        if self.metropolis_adjust and self.sampler != "gibbs" and n_prop:
-            metrics["acceptance_rate"] = float(n_acc / n_prop)
-        if self.negative_phase_ == "annealed":
-            metrics["negative_ess"] = float(np.mean(ess))
-        self._log_iteration(**metrics)
+        self._log_iteration(**pass_metrics(
+            annealed=self.negative_phase_ == "annealed", lls=lls, recon=recon, norms=norms,
+            log_var=self.log_variance_,
+            adjusted=bool(self.metropolis_adjust) and self.sampler != "gibbs",
+            n_acc=n_acc, n_prop=n_prop, ess=ess))
 
     def _settings(self, n_steps):
         return TrainSettings(
@@ -652,6 +673,28 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
             Computed in the dtype the model was fitted in, returned in that of ``X``.
         H_std : ndarray of shape (n_samples, n_components)
             Only with ``return_std=True``.
+
+        Raises
+        ------
+        ValueError
+            For non-finite input or a feature count other than the training data's.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        impute : the conditional means of missing visible entries instead.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import GaussianBernoulliRBM
+        >>> X = np.random.default_rng(0).standard_normal((40, 4))
+        >>> grbm = GaussianBernoulliRBM(n_components=3, n_iter=2, batch_size=20,
+        ...                             random_state=0).fit(X)
+        >>> H, H_std = grbm.transform(X, return_std=True)
+        >>> H.shape, bool(np.all((H > 0) & (H < 1))), bool(np.all(H_std <= 0.5))
+        ((40, 3), True, True)
         """
         dtype = _float_dtype(X)
         X = self._check_X(X)
@@ -683,6 +726,31 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         -------
         X_filled : ndarray of shape (n_samples, n_features)
             The observed entries unchanged, the missing ones imputed (float64).
+
+        Raises
+        ------
+        ValueError
+            For an invalid ``n_sweeps``, infinite entries, a row with every
+            entry missing, or a feature count other than the training data's.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        transform : the hidden units' conditional means.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import GaussianBernoulliRBM
+        >>> X = np.random.default_rng(0).standard_normal((40, 4))
+        >>> grbm = GaussianBernoulliRBM(n_components=3, n_iter=2, batch_size=20,
+        ...                             random_state=0).fit(X)
+        >>> Xm = X[:2].copy()
+        >>> Xm[0, 0] = np.nan
+        >>> filled = grbm.impute(Xm, n_sweeps=10)
+        >>> bool(np.isnan(filled).any()), bool(np.array_equal(filled[1], X[1]))
+        (False, True)
         """
         check_is_fitted(self)
         n_sweeps = check_n_sweeps(n_sweeps)
@@ -702,7 +770,40 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         return np.where(missing, total / len(states), X)
 
     def free_energy(self, X):
-        """Marginal energy ``E~(v)`` of Eq. (5) per row (``log p(v) = -E~(v) - log Z``)."""
+        """Marginal energy ``E~(v)`` of Eq. (5) per row (``log p(v) = -E~(v) - log Z``).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+
+        Returns
+        -------
+        energy : ndarray of shape (n_samples,)
+            In the dtype the model was fitted in; exact (no sampling).
+
+        Raises
+        ------
+        ValueError
+            For non-finite input or a feature count other than the training data's.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        log_partition : the ``log Z`` that turns it into ``log p(v)``.
+        score_samples : ``-free_energy(X) - log Z``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import GaussianBernoulliRBM
+        >>> X = np.random.default_rng(0).standard_normal((40, 4))
+        >>> grbm = GaussianBernoulliRBM(n_components=3, n_iter=2, batch_size=20,
+        ...                             random_state=0).fit(X)
+        >>> log_z, _ = grbm.log_partition()
+        >>> bool(np.allclose(-grbm.free_energy(X) - log_z, grbm.score_samples(X)))
+        True
+        """
         X = self._check_X(X)
         params = self._params()
         return map_row_chunks(lambda V: free_energy(V, params), X, self.batch_size)
@@ -716,6 +817,34 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         through :func:`skdgm._core.ais.annealed_importance_sampling`, seeded from
         ``random_state`` (deterministic for an int). Reused while the parameters,
         ``random_state`` (an int) and the AIS settings are unchanged.
+
+        Returns
+        -------
+        log_z : float
+            The estimate of ``log Z``.
+        std_err : float
+            Its Monte-Carlo standard error over the AIS runs (0.0 when exact).
+
+        Raises
+        ------
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        log_likelihood_bounds : sandwich bounds on ``log Z`` (BDMC).
+        score_samples : ``log p(v)`` with this ``log Z``.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import GaussianBernoulliRBM
+        >>> X = np.random.default_rng(0).standard_normal((40, 4))
+        >>> grbm = GaussianBernoulliRBM(n_components=3, n_iter=2, batch_size=20,
+        ...                             random_state=0).fit(X)
+        >>> log_z, std_err = grbm.log_partition()   # 3 hidden units: enumerated
+        >>> round(log_z, 2), std_err
+        (5.73, 0.0)
         """
         check_is_fitted(self)
         params = self._params()
@@ -783,6 +912,29 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         log_pv : ndarray of shape (n_samples,)
         std_err : ndarray of shape (n_samples,)
             Only with ``return_std=True``.
+
+        Raises
+        ------
+        ValueError
+            For non-finite input or a feature count other than the training data's.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        score : the mean of these values.
+        log_likelihood_bounds : how far the AIS ``log Z`` can be off.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import GaussianBernoulliRBM
+        >>> X = np.random.default_rng(0).standard_normal((40, 4))
+        >>> grbm = GaussianBernoulliRBM(n_components=3, n_iter=2, batch_size=20,
+        ...                             random_state=0).fit(X)
+        >>> log_pv, std_err = grbm.score_samples(X, return_std=True)
+        >>> log_pv.shape, bool(np.all(std_err == 0))   # log Z is exact here
+        ((40,), True)
         """
         X = self._check_X(X)
         log_z, se = self.log_partition()
@@ -796,6 +948,40 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         With ``return_std=True`` also its Monte-Carlo standard error, that of
         ``log Z`` (shared by every row, so it does not shrink with more rows). It
         is not the sampling error over rows (``std(score_samples(X)) / sqrt(n)``).
+
+        Parameters
+        ----------
+        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        y : Ignored
+        return_std : bool, default=False
+            Also return the Monte-Carlo standard error.
+
+        Returns
+        -------
+        score : float
+        std_err : float
+            Only with ``return_std=True``.
+
+        Raises
+        ------
+        ValueError
+            For non-finite input or a feature count other than the training data's.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        score_samples : the per-row values.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import GaussianBernoulliRBM
+        >>> X = np.random.default_rng(0).standard_normal((40, 4))
+        >>> grbm = GaussianBernoulliRBM(n_components=3, n_iter=2, batch_size=20,
+        ...                             random_state=0).fit(X)
+        >>> round(grbm.score(X), 2)
+        -5.53
         """
         out, se = self.score_samples(X, return_std=True)
         mean = float(np.mean(out))
@@ -837,6 +1023,28 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
             ``target="log_partition"``: ``lower``, ``upper``, ``gap`` on ``log Z``
             and their standard errors, ``n_betas``, ``exact_start``, and ``exact``
             (the enumerated ``log Z`` when ``n_components <= 16``, else ``None``).
+
+        Raises
+        ------
+        ValueError
+            For an invalid ``n_samples``, ``n_betas`` or ``tol``.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        log_partition : the AIS (or exact) estimate these bounds bracket.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import GaussianBernoulliRBM
+        >>> X = np.random.default_rng(0).standard_normal((40, 4))
+        >>> grbm = GaussianBernoulliRBM(n_components=3, n_iter=2, batch_size=20,
+        ...                             random_state=0).fit(X)
+        >>> res = grbm.log_likelihood_bounds(n_samples=10, n_betas=50)
+        >>> bool(res.lower - 0.1 < res.exact < res.upper + 0.1), res.exact_start
+        (True, True)
         """
         check_is_fitted(self)
         n_samples = self.n_ais_runs if n_samples is None else n_samples
@@ -874,7 +1082,8 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
 
         Parameters
         ----------
-        n_samples : int
+        n_samples : int, default=1
+            Independent chains, one draw each.
         n_steps : int, optional
             Sampler steps (default ``cd_steps``, as in training).
         metropolis_adjust : bool, default=True
@@ -892,6 +1101,28 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         Returns
         -------
         X : ndarray of shape (n_samples, n_features)
+            In the dtype the model was fitted in.
+
+        Raises
+        ------
+        ValueError
+            If ``metropolis_adjust`` is not a bool.
+        sklearn.exceptions.NotFittedError
+            Before ``fit``.
+
+        See Also
+        --------
+        impute : conditional draws' means given some observed entries.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from skdgm import GaussianBernoulliRBM
+        >>> X = np.random.default_rng(0).standard_normal((40, 4))
+        >>> grbm = GaussianBernoulliRBM(n_components=3, n_iter=2, batch_size=20,
+        ...                             random_state=0).fit(X)
+        >>> grbm.sample(5, n_steps=20, random_state=0).shape
+        (5, 4)
         """
         check_is_fitted(self)
         if not isinstance(metropolis_adjust, (bool, np.bool_)):

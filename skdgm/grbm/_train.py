@@ -30,9 +30,14 @@ __all__ = [
     "auto_passes",
     "blas_limit",
     "draw_samples",
+    "init_params",
     "learning_rate_at",
     "log_partition_estimate",
     "modified_cd_update",
+    "pass_line",
+    "pass_metrics",
+    "recon_error",
+    "resolve_negative_phase",
 ]
 
 # Below this many multiply-adds per matrix product, BLAS threads cost more than
@@ -277,3 +282,77 @@ def log_partition_estimate(params, *, exact, n_runs, n_betas, random_state, n_jo
         print(f"[{verbose_name}] AIS log Z = {out[0]:.3f} +- {out[1]:.3f} (standard "
               f"error), time = {time.perf_counter() - t0:.1f}s", flush=True)
     return out
+
+
+def init_params(n_features, n_components, init_std, dtype, rng):
+    """Fresh parameters: ``W ~ N(0, std^2)``, zero biases and means, unit variances.
+
+    ``init_std="auto"`` is ``1 / sqrt(n_features + n_components)``, the scale of the
+    authors' code. Small weights keep the first updates gentle at large learning
+    rates; with SGD they can also leave the fit on the saddle of the best single
+    Gaussian (where every weight's gradient vanishes if the data's covariance is
+    diagonal) for thousands of updates.
+    """
+    M = n_components
+    std = 1.0 / np.sqrt(n_features + M) if init_std == "auto" else init_std
+    W = (std * rng.standard_normal((M, n_features))).astype(dtype)
+    return GRBMParams(W, np.zeros(M, dtype=dtype), np.zeros(n_features, dtype=dtype),
+                      np.zeros(n_features, dtype=dtype))
+
+
+def recon_error(V, params, p_pos):
+    """Mean squared error of the mean-field reconstruction ``mu + W^T p(h | v)`` of ``V``."""
+    return float(np.mean((V - params.mu - p_pos @ params.W) ** 2))
+
+
+# negative_phase="auto" anneals up to this many features (visible units).
+ANNEALED_MAX_FEATURES = 10
+
+
+def resolve_negative_phase(negative_phase, n_features, burn_in):
+    """``negative_phase="auto"`` made concrete: ``"annealed"`` or ``"noise"``.
+
+    The annealed phase where its importance weights stay useful at ``cd_steps``
+    temperatures (low-dimensional data, whose separated modes the noise phase
+    cannot weigh); the plain noise phase otherwise. On digits (64-D) the annealed
+    phase cost twice as much per update and learned a worse model (user guide,
+    "Defaults").
+    """
+    if negative_phase != "auto":
+        return negative_phase
+    return "annealed" if n_features <= ANNEALED_MAX_FEATURES and burn_in == 0 else "noise"
+
+
+def pass_metrics(*, annealed, lls, recon, norms, log_var, adjusted, n_acc, n_prop, ess):
+    """The figures of one pass for ``history_``, only those defined for the options.
+
+    Every entry is finite, so the verbose line holds no NaN: ``train_loglik_ais``
+    and ``negative_ess`` only with the annealed phase, ``acceptance_rate`` only
+    when the training chains are Metropolis-adjusted.
+    """
+    metrics = {}
+    if annealed:
+        metrics["train_loglik_ais"] = float(np.mean(lls))
+    metrics["recon_error"] = recon
+    metrics["grad_norm"] = float(np.mean(norms))
+    metrics["mean_log_var"] = float(np.mean(log_var))
+    if adjusted and n_prop:
+        metrics["acceptance_rate"] = float(n_acc / n_prop)
+    if annealed:
+        metrics["negative_ess"] = float(np.mean(ess))
+    return metrics
+
+
+def pass_line(name, n_iter, metrics, elapsed, total=None, call_time=0.0, call_passes=0):
+    """The verbose line of one pass: every figure by name, the elapsed time and,
+    inside ``fit`` (``total`` passes), the time left (passes left times the mean
+    time per pass of this call: ``call_time`` over ``call_passes``)."""
+    parts = [f"{k} = {v:.4g}" for k, v in metrics.items()]
+    if total:
+        left = call_time / call_passes * (total - call_passes)
+        head = f"pass {n_iter}/{total}"
+        parts += [f"time = {elapsed:.1f}s", f"left ~ {left:.1f}s"]
+    else:
+        head = f"pass {n_iter}"
+        parts.append(f"time = {elapsed:.1f}s")
+    return f"[{name}] {head}, " + ", ".join(parts)

@@ -3,9 +3,9 @@
 Validates, resolves the ``"auto"`` settings (``_defaults``), runs the training skeleton
 of :class:`skdgm._core.base.BaseGenerativeModel` through its hooks, and stores the
 fitted attributes. The numerics live in module-level functions: ``_model`` (the model,
-stacking of pre-training stages, imputation), ``_gibbs`` / ``_vb`` / ``_dsghmc`` (the
-samplers, with their Cython twins) and ``_engines`` (one training state per
-``inference``).
+stacking of pre-training stages), ``_gibbs`` / ``_vb`` / ``_dsghmc`` (the samplers,
+with their Cython twins), ``_engines`` (one training state per ``inference``),
+``_priors``, ``_posterior`` (``transform``), ``_impute`` and ``_bounds``.
 """
 
 import numbers

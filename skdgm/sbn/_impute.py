@@ -5,8 +5,7 @@ The chain alternates one exact sequential Gibbs sweep over the hidden units
 and a redraw of the missing visible entries from their full conditionals
 (Eq. 8; with autoregression, Eq. 6, column by column). The estimate of
 ``E[x_miss | x_obs]`` averages those full conditional probabilities over the
-kept sweeps (Rao-Blackwellisation, Gelfand and Smith 1990), not the 0/1 draws
-(the majority vote over 10 draws that ``impute`` returned before).
+kept sweeps (Rao-Blackwellisation, Gelfand and Smith 1990), not the 0/1 draws.
 
 The exact answer, for the tests, enumerates the missing entries and the hidden
 layers (:func:`exact_conditional_mean`).
