@@ -5,7 +5,8 @@ from the real data it is meant for (binarised MNIST for BayesianSBN and DBMCAST,
 standardised MNIST for GaussianBernoulliRBM, the paper's 20 Newsgroups for DeepLDA;
 ``--synthetic`` or missing data: resampled ``load_digits``), the script times the
 steps of ``fit`` as the training skeleton runs them: the initialisation (pre-training
-included), passes over the data, and one ``score_samples`` on 1,000 rows. With
+included), passes over the data, and ``score_samples`` per 1,000 rows (timed on
+``--score-rows`` rows). With
 ``--max-passes k`` only the first ``k`` passes are timed and the rest is *projected*
 from their mean (the line says so); at 1k rows every pass is run, which checks the
 projection against the real total (printed as ``measured`` / ``projected``).
@@ -80,8 +81,11 @@ ESTIMATORS = {
 }
 
 
-def time_fit(name, X, max_passes):
-    """``(init CPU-s, per-pass CPU-s list, passes fit would run, score CPU-s, est)``."""
+def time_fit(name, X, max_passes, score_rows=1000):
+    """``(init CPU-s, per-pass CPU-s list, passes fit would run, score CPU-s per 1,000 rows)``.
+
+    The score is timed on ``score_rows`` rows and scaled to 1,000 (its cost is per row).
+    """
     import skdgm
 
     est = getattr(skdgm, name)(random_state=0)
@@ -98,8 +102,8 @@ def time_fit(name, X, max_passes):
         per_pass.append(time.process_time() - t)
     est._end_call(ctx)
     t = time.process_time()
-    est.score_samples(X[:1000])
-    score = time.process_time() - t
+    est.score_samples(X[:score_rows])
+    score = (time.process_time() - t) * 1000 / min(score_rows, X.shape[0])
     return init, per_pass, n_passes, score
 
 
@@ -110,20 +114,22 @@ def main():
                     help="passes timed above 1k rows; the rest is projected")
     ap.add_argument("--only", nargs="*", choices=sorted(ESTIMATORS), default=None)
     ap.add_argument("--synthetic", action="store_true")
+    ap.add_argument("--score-rows", type=int, default=1000,
+                    help="rows scored (the time is scaled to 1,000 rows)")
     _common.add_data_home_arg(ap)
     args = ap.parse_args()
     home = _common.data_home(args.data_home)
     header([f"data: {shown(home)}"])
     warnings.simplefilter("ignore")
     print(f"{'estimator':22s} {'rows':>7s} {'init':>8s} {'per pass':>9s} {'passes':>6s} "
-          f"{'score':>7s} {'total CPU-s':>12s}  note")
+          f"{'score':>7s} {'total CPU-s':>12s}  note (score: CPU-s per 1,000 rows)")
     for name in args.only or sorted(ESTIMATORS):
         base, label = load(ESTIMATORS[name], home, args.synthetic)
         print(f"# {name}: {label}, {base.shape[1]} features", flush=True)
         for n in args.sizes:
             X = rows(base, n, seed=n)
             limit = 10**9 if n <= 1000 else args.max_passes
-            init, per_pass, n_passes, score = time_fit(name, X, limit)
+            init, per_pass, n_passes, score = time_fit(name, X, limit, args.score_rows)
             mean = float(np.mean(per_pass)) if per_pass else 0.0
             total = init + mean * n_passes + score
             note = ("measured" if len(per_pass) == n_passes
