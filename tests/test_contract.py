@@ -543,3 +543,25 @@ def test_one_name_for_the_cython_numpy_switch():
             if inspect.isfunction(obj) and name.endswith(("_py", "_np")):
                 bad.append(f"{info.name}.{name}")
     assert not bad, bad
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("name", NAMES)
+def test_history_is_capped_for_endless_streams(name, monkeypatch):
+    """history_ keeps the latest entries only (the cap is lowered here to test it)."""
+    import skdgm._core.base as base_mod
+    import skdgm.dbm._estimator as dbm_mod
+    import skdgm.deep_lda._estimator as lda_mod
+    import skdgm.grbm._estimator as grbm_mod
+
+    monkeypatch.setattr(base_mod, "HISTORY_CAP", 3)
+    monkeypatch.setattr(dbm_mod, "HISTORY_CAP", 3)
+    monkeypatch.setattr(grbm_mod, "_MAX_HISTORY", 3)
+    monkeypatch.setattr(lda_mod, "_MAX_HISTORY", 3)
+    est = make(name)
+    X = data(name, n=20)
+    for _ in range(6):
+        est.partial_fit(X)
+    assert est.n_iter_ == 6
+    assert all(len(v) <= 3 for v in est.history_.values()), {
+        k: len(v) for k, v in est.history_.items()}

@@ -345,6 +345,9 @@ def map_row_chunks(func, X, chunk_size):
     return np.concatenate(outs)
 
 
+#: Entries per key that ``history_`` keeps (the latest); estimators document it.
+HISTORY_CAP = 10_000
+
 #: The constraints of the early-stopping parameters, shared by all estimators.
 EARLY_STOPPING_CONSTRAINTS = {
     "early_stopping": ["boolean"],
@@ -689,6 +692,9 @@ class BaseGenerativeModel(TransformerMixin, BaseEstimator):
         for k, v in metrics.items():
             self.history_.setdefault(k, []).append(v)
         self.history_.setdefault("time", []).append(elapsed)
+        # an endless stream of partial_fit calls must run in constant memory
+        for values in self.history_.values():
+            del values[:-HISTORY_CAP]
         if getattr(self, "verbose", 0):
             parts = ", ".join(f"{k} = {_fmt(v)}" for k, v in metrics.items())
             sep = ", " if parts else ""

@@ -198,7 +198,8 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         Per-iteration metrics (``log_joint`` for Gibbs; ``bound`` and ``elbo`` per
         sample for VB; ``batch_bound`` for online VB; ``step_size`` for DSGHMC, plus
         ``log_px_is`` and ``ess_ratio`` for ``"dsghmc_nais"``) and ``stage`` (0 = global),
-        one entry per pass over the data.
+        one entry per pass over the data; the latest 10,000 entries are kept, so an
+        endless stream of ``partial_fit`` calls runs in constant memory.
     n_components_ : tuple of int
         The hidden sizes used (``n_components`` with ``"auto"`` resolved).
     burn_in_ : int
