@@ -356,30 +356,9 @@ EARLY_STOPPING_CONSTRAINTS = {
     "tol": [Interval(numbers.Real, 0, None, closed="left")],
 }
 
-EARLY_STOPPING_DOC = """early_stopping : bool, default=False
-        Hold out ``validation_fraction`` of the rows given to :meth:`fit`, score
-        them after every pass, stop when the score has not improved by more than
-        ``tol`` for ``n_iter_no_change`` passes, and keep the parameters of the best
-        pass (as :class:`~sklearn.neural_network.MLPClassifier`). The scores are in
-        ``validation_scores_`` and ``history_["validation_score"]``, the best in
-        ``best_validation_score_``. :meth:`partial_fit` ignores it.
-    validation_fraction : float, default=0.1
-        Fraction of the rows held out with ``early_stopping`` (at least one row
-        each side).
-    n_iter_no_change : int, default=10
-        Passes without an improvement of more than ``tol`` before stopping.
-    tol : float, default=1e-4
-        Improvement of the validation score (per-row mean, in nats) that counts
-        as progress."""
-
 #: ``_option_reads`` entry: the early-stopping parameters are read only when it is on.
 EARLY_STOPPING_READS = {"early_stopping": {
     True: {"validation_fraction", "n_iter_no_change", "tol"}, False: set()}}
-
-#: Defaults of the early-stopping parameters (scikit-learn's MLP values).
-EARLY_STOPPING_DEFAULTS = dict(early_stopping=False, validation_fraction=0.1,
-                               n_iter_no_change=10, tol=1e-4)
-
 
 class EarlyStopping:
     """sklearn-style early stopping over the passes of ``fit`` (one per fit call).

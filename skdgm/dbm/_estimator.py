@@ -1041,20 +1041,13 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
         Exact when the odd layers can be enumerated; otherwise AIS with
         ``_VALIDATION_BETAS`` temperatures and at most 16 runs on a fixed stream
-        (common random numbers across passes). The cached ``log_partition_`` is
-        left as it was.
+        (common random numbers across passes); nothing is cached.
         """
-        saved = self.__dict__.get("_log_z_cache")
-        verbose, self.verbose = self.verbose, 0
-        try:
-            log_z = self.log_partition(n_betas=_VALIDATION_BETAS,
-                                       n_runs=min(self.n_ais_runs, 16),
-                                       random_state=seed_for(self.random_state, 0xE5))
-        finally:
-            self.verbose = verbose
-            self.__dict__.pop("_log_z_cache", None)
-            if saved is not None:
-                self._log_z_cache = saved
+        exact = _model.n_odd_units(self.intercepts_) <= _EXACT_ODD_UNITS
+        log_z, _ = _model.log_partition_estimate(
+            self.coefs_, self.intercepts_, self._ais_base(), exact=exact,
+            n_betas=_VALIDATION_BETAS, n_runs=min(self.n_ais_runs, 16),
+            random_state=seed_for(self.random_state, 0xE5), n_jobs=self.n_jobs)
         return float(np.mean(self._mean_field(X_val)[1]) - log_z)
 
     def score_samples(self, X, *, return_std=False):
