@@ -85,3 +85,22 @@ def test_a_fit_makes_one_parallel(count_parallel, monkeypatch):
     # three passes, each fanning out over the chunks, through one Parallel
     assert len(count_parallel) == 1
     np.testing.assert_array_equal(serial, pooled)
+
+
+def _worker_pid(task, rng):
+    import os
+    return os.getpid()
+
+
+def test_process_workers_outlive_the_pool_block():
+    # Consecutive ``partial_fit`` calls each open their own ``chain_pool``; the
+    # process workers behind them must be the same ones (loky's reusable executor),
+    # or a stream of calls would pay a worker start-up per call.
+    import os
+    with parallel_config(backend="loky"):
+        pids = set()
+        for _ in range(3):
+            with chain_pool(n_jobs=2):
+                pids |= set(run_chains(_worker_pid, 8, random_state=0, n_jobs=2))
+    assert os.getpid() not in pids
+    assert 1 <= len(pids) <= 2
