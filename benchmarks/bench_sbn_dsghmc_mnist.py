@@ -13,26 +13,29 @@ temperatures, ``--runs`` chains per point, exact collapsed Gibbs transitions wit
 the C sweep); for DSGHMC-NAIS also by importance sampling from its recognition
 network (``--is-samples`` proposals per point), which must agree with AIS.
 
-Usage one method per invocation, e.g.::
+Usage (about 3 CPU-minutes per method)::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \
-        python benchmarks/bench_sbn_dsghmc_mnist.py --method dsghmc_nais --layers 200
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python benchmarks/bench_sbn_dsghmc_mnist.py \\
+        --methods dsghmc_nais dsghmc_gibbs gibbs > benchmarks/results/sbn_dsghmc_mnist.txt
 """
 
 import argparse
+import os
 import sys
 import time
 from functools import partial
-from pathlib import Path
 
 import numpy as np
+
+from skdgm import datasets
 
 from skdgm._core.ais import annealed_importance_sampling, beta_schedule
 from skdgm.sbn import BayesianSBN
 from skdgm.sbn._dsghmc import gibbs_sweep_fast
 from skdgm.sbn._model import ais_log_density, ais_sample_base
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import add_data_home_arg, data_home, header, shown  # noqa: E402
 
 
 def _transition(state, beta, rng, *, params, X):
@@ -50,7 +53,7 @@ def ais_log_px(params, X, n_betas, n_runs, seed=0):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--method", default="dsghmc_nais",
+    ap.add_argument("--methods", nargs="+", default=["dsghmc_nais"],
                     choices=["dsghmc_nais", "dsghmc_gibbs", "gibbs"])
     ap.add_argument("--layers", default="200")
     ap.add_argument("--n-train", type=int, default=10_000)
@@ -60,17 +63,22 @@ def main():
     ap.add_argument("--runs", type=int, default=4)
     ap.add_argument("--is-samples", type=int, default=1000)
     ap.add_argument("--learning-rate", type=float, default=0.01)
+    add_data_home_arg(ap)
     a = ap.parse_args()
-    path = DATA / "binarized_mnist_larochelle.npz"
-    if not path.exists():
-        sys.exit(f"needs {path}")
-    d = np.load(path)
-    Xtr = np.unpackbits(d["train_bits"][:a.n_train], axis=1, count=784).astype(float)
-    Xte = np.unpackbits(d["test_bits"][:a.n_test], axis=1, count=784).astype(float)
+    home = data_home(a.data_home)
+    header([f"data: binarized MNIST from {shown(home)}"])
+    load = lambda subset, n: datasets.fetch_binarized_mnist(  # noqa: E731
+        data_home=home, subset=subset, download_if_missing=False).data[:n].astype(float)
+    Xtr, Xte = load("train", a.n_train), load("test", a.n_test)
+    for method in a.methods:
+        run(a, method, Xtr, Xte)
+
+
+def run(a, method, Xtr, Xte):
     sizes = tuple(int(k) for k in a.layers.split("-"))
     rng = np.random.default_rng(0)
     t0 = time.process_time()
-    if a.method == "gibbs":
+    if method == "gibbs":
         # Part 1 has no streaming mode: time one iteration, then fit to the budget.
         probe = time.process_time()
         BayesianSBN(sizes, inference="gibbs", n_iter=1, burn_in=0,
@@ -83,7 +91,7 @@ def main():
                           random_state=0).fit(Xtr)
         n_steps = f"{n_iter} iterations"
     else:
-        est = BayesianSBN(sizes, inference=a.method, total_samples=len(Xtr),
+        est = BayesianSBN(sizes, inference=method, total_samples=len(Xtr),
                           learning_rate=a.learning_rate, burn_in=10**9, random_state=0)
         n_batches = 0
         while time.process_time() - t0 < a.budget:
@@ -94,14 +102,14 @@ def main():
                     break
         n_steps = f"{n_batches} minibatches ({n_batches * 100 / len(Xtr):.1f} epochs)"
     train_time = time.process_time() - t0
-    print(f"{a.method} {a.layers}: trained {train_time:.0f} CPU s on {len(Xtr)} rows, {n_steps}",
+    print(f"{method} {a.layers}: trained {train_time:.0f} CPU s on {len(Xtr)} rows, {n_steps}",
           flush=True)
     t1 = time.process_time()
     lp_ais = ais_log_px(est.params_, Xte, a.betas, a.runs)
     print(f"  test log p(x), AIS ({a.betas} betas x {a.runs} runs, {len(Xte)} points): "
           f"{lp_ais.mean():.2f} +- {lp_ais.std(ddof=1) / np.sqrt(len(lp_ais)):.2f}  "
           f"[{time.process_time() - t1:.0f} CPU s]", flush=True)
-    if a.method == "dsghmc_nais":
+    if method == "dsghmc_nais":
         est.set_params(n_is_samples=a.is_samples)
         t1 = time.process_time()
         lp_is = est.score_samples(Xte, method="is")

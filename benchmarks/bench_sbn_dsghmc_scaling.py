@@ -12,27 +12,32 @@ the mean over a few minibatches, Gibbs times one full iteration at 2.5k-20k rows
 Times are CPU seconds of this process (one BLAS thread), which the other jobs on
 a shared machine disturb far less than wall time.
 
-Usage: ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/bench_sbn_dsghmc_scaling.py``
+Usage (a few CPU-minutes)::
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python benchmarks/bench_sbn_dsghmc_scaling.py \\
+        > benchmarks/results/sbn_dsghmc_scaling.txt
 """
 
+import os
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
+from skdgm import datasets
 from skdgm.sbn import BayesianSBN
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import add_data_home_arg, data_home, header, shown  # noqa: E402
+
 HIDDEN = (200,)
 BATCH = 100
 
 
-def load_packed():
-    path = DATA / "binarized_mnist_larochelle.npz"
-    if not path.exists():
-        sys.exit(f"needs {path}")
-    return np.load(path)["train_bits"]          # (50000, 98) packed bits
+def load_packed(home):
+    X = datasets.fetch_binarized_mnist(data_home=home, subset="train",
+                                       download_if_missing=False).data
+    return np.packbits(X, axis=1)               # (50000, 98) packed bits
 
 
 def time_dsghmc(inference, packed, n_rows, n_iter, seed=0):
@@ -66,8 +71,12 @@ def main():
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--methods", default="dsghmc_nais,dsghmc_gibbs,gibbs")
-    methods = ap.parse_args().methods.split(",")
-    packed = load_packed()
+    add_data_home_arg(ap)
+    args = ap.parse_args()
+    methods = args.methods.split(",")
+    home = data_home(args.data_home)
+    header([f"data: binarized MNIST from {shown(home)}"])
+    packed = load_packed(home)
     print(f"one hidden layer of {HIDDEN[0]}, minibatch {BATCH}, 10 SGHMC steps per minibatch")
     print(f"{'method':<14}{'rows':>10}{'CPU s / iteration':>20}")
     for n in (10_000, 100_000, 1_000_000) if "dsghmc_nais" in methods else ():

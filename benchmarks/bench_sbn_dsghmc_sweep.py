@@ -4,15 +4,23 @@ One sweep over 200 hidden units, 784 visible units, 100 rows x L = 5 chains (the
 shape of one DSGHMC-Gibbs step on MNIST), from the same generator state: the two
 must return the same hidden layers. Times are CPU seconds (best of a few).
 
-Usage: ``OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 python benchmarks/bench_sbn_dsghmc_sweep.py``
+Usage (under a minute)::
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python benchmarks/bench_sbn_dsghmc_sweep.py \\
+        > benchmarks/results/sbn_dsghmc_sweep.txt
 """
 
+import os
+import sys
 import time
 
 import numpy as np
 
 from skdgm.sbn._dsghmc import gibbs_sweep_fast
 from skdgm.sbn._model import gibbs_sweep, init_params, sample_hidden_prior
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import header  # noqa: E402
 
 
 def best_cpu(fn, repeats):
@@ -25,6 +33,7 @@ def best_cpu(fn, repeats):
 
 
 def main():
+    header()
     rng = np.random.default_rng(0)
     params = init_params(784, (200,), rng, scale=0.3)
     X = (rng.random((100, 784)) < 0.15).astype(float)

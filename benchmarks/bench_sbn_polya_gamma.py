@@ -8,15 +8,21 @@ user guide (section "Pólya-Gamma draws") come from this script.
 
 Usage::
 
-    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_sbn_polya_gamma.py
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python benchmarks/bench_sbn_polya_gamma.py \\
+        > benchmarks/results/sbn_polya_gamma.txt
 """
 import argparse
+import os
+import sys
 import time
 
 import numpy as np
 from polyagamma import random_polyagamma
 
 from skdgm.sbn._polya_gamma import draw_polya_gamma, pg_mean_var
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import header  # noqa: E402
 
 Z_GRID = [0.0, 1e-3, 1.0, 10.0, 50.0, 200.0, 500.0, 1000.0]
 
@@ -53,6 +59,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=200_000, help="draws per (b, z) cell")
     args = ap.parse_args()
+    header()
     rng = np.random.default_rng(0)
     print("mean z-score / variance relative error, z =", Z_GRID)
     for method in ("skdgm", None, "alternate", "devroye", "gamma", "saddle"):
