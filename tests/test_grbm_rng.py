@@ -116,3 +116,21 @@ def test_float32_bernoulli_ties_are_exact(from_tanh):
     se = np.sqrt(p64 * (1 - p64) / rows)
     assert np.all(np.abs(freq - p64) <= 5 * se), (freq, p64, se)
     assert h[:, 0].sum() > 0
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_wrappers_route_to_kernels_and_twins(dtype):
+    """``bernoulli`` and ``standard_normal`` (the positive phase and the chains'
+    starting noise): kernel and twin agree; float64 keeps numpy's own draws."""
+    p = np.random.default_rng(0).uniform(size=(33, 17)).astype(dtype)
+    a = S.bernoulli(p, np.random.default_rng(1), kernels="cython")
+    b = S.bernoulli(p, np.random.default_rng(1), kernels="numpy")
+    assert a.dtype == dtype
+    assert_array_equal(a, b)
+    x = S.standard_normal((33, 17), dtype, np.random.default_rng(2), kernels="cython")
+    y = S.standard_normal((33, 17), dtype, np.random.default_rng(2), kernels="numpy")
+    assert x.dtype == dtype and x.shape == (33, 17)
+    assert_array_equal(x, y)
+    if dtype == np.float64:
+        assert_array_equal(a, np.random.default_rng(1).random(p.shape) < p)
+        assert_array_equal(x, np.random.default_rng(2).standard_normal((33, 17)))
