@@ -161,8 +161,32 @@ def ziggurat_numpy(shape, rng):
     slow = np.flatnonzero(ra >= _ZK[layer])
     if slow.size:
         extra = raw_words(ZIG_EXTRA * slow.size, rng).reshape(slow.size, ZIG_EXTRA)
-        for k, ex in zip(slow, extra):
-            x[k] = ziggurat_slow(int(words[k]), ex, rng)
+        # The first wedge test of every slow word at once (the kernel's double
+        # arithmetic, exp through ``math`` as the C library's); the tail words and
+        # the wedge misses then finish one by one, in element order, as the kernel
+        # would (the misses restart from the low half of their second word).
+        i = layer[slow]
+        xd = (ra[slow].astype(np.float32) * _ZW[i]).astype(np.float64)
+        u = (extra[:, 0] >> np.uint64(11)).astype(np.float64) * _U53
+        y = _ZF[i] + u * (_ZF[i + 1] - _ZF[i])
+        bound = np.array([math.exp(-0.5 * (t * t)) for t in xd.tolist()])
+        sign = np.where(((words[slow] >> 8) & 1) == 1, -1.0, 1.0)
+        done = (i != 0) & (y < bound)
+        x[slow[done]] = (xd[done] * sign[done]).astype(np.float32)
+        # a wedge miss restarts from the low half of its second word, which
+        # usually passes the fast test at once
+        w2 = (extra[:, 1] & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+        l2, r2 = w2 & 0xFF, w2 >> 9
+        fast2 = ~done & (i != 0) & (r2 < _ZK[l2])
+        x2 = r2[fast2].astype(np.float32) * _ZW[l2[fast2]]
+        x[slow[fast2]] = x2 * np.where(((w2[fast2] >> 8) & 1) == 1, -1, 1).astype(np.float32)
+        rest = ~(done | fast2)
+        for k, w, ex, tail in zip(slow[rest].tolist(), words[slow[rest]].tolist(),
+                                  extra[rest], (i[rest] == 0).tolist()):
+            if tail:
+                x[k] = ziggurat_slow(w, ex, rng)
+            else:
+                x[k] = ziggurat_slow(int(ex[1]) & 0xFFFFFFFF, ex[2:], rng)
     return x.reshape(shape)
 
 
