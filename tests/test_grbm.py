@@ -392,9 +392,10 @@ def test_sampler_moments_match_exact(sampler, adjust, step, bias, inner):
 
 
 def test_float32_gibbs_chain_matches_exact_moments():
-    """The float32 Gibbs kernels (24-bit uniforms two per 64-bit draw, float32
-    ziggurat normals) sample the enumerated model, within 5 standard errors
-    of chain means, as the float64 chain in ``test_sampler_moments_match_exact``."""
+    """The float32 Gibbs kernels (16-bit Bernoulli uniforms four per 64-bit word
+    with exact ties, the kernels' own ziggurat normals) sample the enumerated model,
+    within 5 standard errors of chain means, as the float64 chain in
+    ``test_sampler_moments_match_exact``."""
     p = tiny_params(7, M=3, N=2, dtype=np.float32)
     Ev, Evv, Eh = exact_moments(p)
     rng = np.random.default_rng(13)
