@@ -185,23 +185,26 @@ def test_cython_kernels_match_numpy_twins(dtype):
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("from_tanh", [False, True])
-def test_bernoulli_kernel_matches_numpy_twin(dtype, from_tanh):
+@pytest.mark.parametrize("shape", [(7, 5), (301, 509)])
+def test_bernoulli_kernel_matches_numpy_twin(dtype, from_tanh, shape):
     """The Cython Bernoulli draw and its twin consume one stream identically.
 
-    Odd sizes check the pairing of the 24-bit float32 uniforms across rows.
+    Odd sizes check the packing of the float32 16-bit integers across rows; the
+    large shape has float32 ties (``k < 2^16 p < k + 1``), which draw more words.
     """
     rng = np.random.default_rng(3)
-    p = rng.uniform(-1 if from_tanh else 0, 1, (7, 5)).astype(dtype)
+    p = rng.uniform(-1 if from_tanh else 0, 1, shape).astype(dtype)
     out = []
-    work = np.full(p.size + 1, np.nan, dtype=dtype)
+    sentinel = np.uint64(0x5A5A5A5A5A5A5A5A)
+    work = np.full(_fast.bern_work_size(p.size, dtype == np.float32), sentinel)
     for kernel, buf in ((_fast.bernoulli_into, None), (_fast.bernoulli_into, work),
                         (grbm_samplers.bernoulli_into_numpy, None)):
         h = np.empty_like(p)
-        colsum = np.zeros(5)
+        colsum = np.zeros(shape[1])
         gen = np.random.default_rng(9)
         kernel(p, h, colsum, gen, from_tanh, buf)
         out.append((h, colsum, gen.random()))      # the stream is left in one state
-    assert not np.isnan(work[:-1]).any()            # the given buffer was used
+    assert (work != sentinel).mean() > 0.99         # the given buffer was used
     (h1, c1, u1), (h0, c0, u0), (h2, c2, u2) = out
     assert_array_equal(h0, h1)
     assert_array_equal(c0, c1)
@@ -210,6 +213,11 @@ def test_bernoulli_kernel_matches_numpy_twin(dtype, from_tanh):
     assert_array_equal(c1, c2)
     assert_array_equal(c1, h1.sum(axis=0))
     assert u1 == u2
+    if dtype == np.float32 and p.size > 10**5:
+        k = grbm_samplers.raw_words((p.size + 3) // 4, np.random.default_rng(9))
+        k = k.view(np.uint16)[:p.size].reshape(shape).astype(np.float32)
+        q = p * np.float32(32768) + np.float32(32768) if from_tanh else p * np.float32(65536)
+        assert np.sum((k < q) & (k + 1 > q)) > 0     # ties were drawn
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
@@ -249,7 +257,9 @@ def test_gaussian_kernel_matches_numpy_twin(dtype):
     assert_allclose(c1, c2, rtol=1e-12, atol=1e-12)
     assert_allclose(q1, q2, rtol=1e-12)
     # and the kernel's draw is the NumPy expression of Eq. (3)
-    xi = np.random.default_rng(8).standard_normal(loc.shape, dtype=dtype)
+    gen = np.random.default_rng(8)
+    xi = (grbm_samplers.ziggurat_numpy(loc.shape, gen) if dtype == np.float32
+          else gen.standard_normal(loc.shape, dtype=dtype))
     assert_array_equal(v1, (mu + loc) + scale * xi)
 
 
@@ -382,9 +392,10 @@ def test_sampler_moments_match_exact(sampler, adjust, step, bias, inner):
 
 
 def test_float32_gibbs_chain_matches_exact_moments():
-    """The float32 Gibbs kernels (24-bit uniforms two per 64-bit draw, float32
-    ziggurat normals) sample the enumerated model, within 5 standard errors
-    of chain means, as the float64 chain in ``test_sampler_moments_match_exact``."""
+    """The float32 Gibbs kernels (16-bit Bernoulli uniforms four per 64-bit word
+    with exact ties, the kernels' own ziggurat normals) sample the enumerated model,
+    within 5 standard errors of chain means, as the float64 chain in
+    ``test_sampler_moments_match_exact``."""
     p = tiny_params(7, M=3, N=2, dtype=np.float32)
     Ev, Evv, Eh = exact_moments(p)
     rng = np.random.default_rng(13)

@@ -30,6 +30,7 @@ version, which consumes the random stream in the same order. ``inner="closed_for
 draws the same K-step move from its exact Gaussian law instead (Eq. 11).
 """
 
+import math
 from typing import NamedTuple
 
 import numpy as np
@@ -41,6 +42,9 @@ from .._core.numerics import sigmoid, softplus
 from .._core.schedules import Cosine
 from ._model import GRBMParams, free_energy, hidden_activation
 from ._samplers_fast import bernoulli_into as _bernoulli_into_fast
+from ._samplers_fast import ZIG_EXTRA, ziggurat_tables
+from ._samplers_fast import ziggurat_fill as _ziggurat_fill_fast
+from ._samplers_fast import bern_work_size, zig_work_size
 from ._samplers_fast import gaussian_into as _gaussian_into_fast
 from ._samplers_fast import langevin_inner as _langevin_inner_fast
 
@@ -94,39 +98,142 @@ def langevin_inner_numpy(v, m, sigma, alphas, rng):
     return v
 
 
-def uniform24(shape, rng):
-    """float32 uniforms on ``[0, 1)``, two per 64-bit output of the bit generator.
+def raw_words(n, rng):
+    """``n`` 64-bit words of the bit generator, as the kernels' ``next_uint64`` draws them."""
+    return rng.integers(0, 2**64 - 1, size=n, dtype=np.uint64, endpoint=True)
 
-    ``x >> 8`` of each 32-bit half (low half first) times ``2**-24``: the
-    resolution of ``rng.random(dtype=np.float32)`` for half the generator calls.
+
+_ZR, _ZX, _ZF, _ZW, _ZK = ziggurat_tables()
+_U53 = 2.0 ** -53
+
+
+def ziggurat_slow(w, extra, rng):
+    """Twin of the kernel's slow path: the normal of the ziggurat word ``w``.
+
+    Each attempt takes two 64-bit words, first from ``extra`` (``ZIG_EXTRA`` of
+    them), then from ``rng``: Marsaglia's exponential tail proposal beyond ``r``
+    in layer 0, otherwise the wedge test ``y < exp(-x^2 / 2)``, whose failure
+    makes the low half of the second word a fresh ziggurat word. Double-precision
+    arithmetic through ``math`` (the C library's ``exp`` and ``log``, as in the
+    kernel) and float32 where the kernel uses float.
+    """
+    extra = [int(e) for e in extra]
+    tail = False
+    i = ra = 0
+    sgn = np.float32(1.0)
+    while True:
+        if not tail:
+            i, ra = w & 0xFF, w >> 9
+            sgn = np.float32(1.0 - 2.0 * ((w >> 8) & 1))
+            if ra < _ZK[i]:
+                return np.float32(np.float32(ra) * _ZW[i]) * sgn
+        if len(extra) >= 2:
+            a, b = extra.pop(0), extra.pop(0)
+        else:
+            a, b = (int(x) for x in raw_words(2, rng))
+        if i == 0:
+            tail = True
+            xd = -math.log(1.0 - float(a >> 11) * _U53) / _ZR
+            e = -math.log(1.0 - float(b >> 11) * _U53)
+            if e + e > xd * xd:
+                return np.float32(_ZR + xd) * sgn
+        else:
+            x = np.float32(np.float32(ra) * _ZW[i])
+            xd = float(x)
+            y = _ZF[i] + (float(a >> 11) * _U53) * (_ZF[i + 1] - _ZF[i])
+            if y < math.exp(-0.5 * (xd * xd)):
+                return x * sgn
+            w = b & 0xFFFFFFFF
+
+
+def ziggurat_numpy(shape, rng):
+    """Twin of ``ziggurat_fill``: float32 standard normals of the given shape.
+
+    ``ceil(n / 2)`` 64-bit words read as ``n`` 32-bit words (memory order), the
+    branch-free fast path on all of them, then ``ZIG_EXTRA`` words for each of
+    the ``R`` words that missed it and their slow paths in element order.
     """
     n = int(np.prod(shape))
-    raw = rng.integers(0, 2**64 - 1, size=(n + 1) // 2, dtype=np.uint64, endpoint=True)
-    halves = raw.view(np.uint32) if raw.dtype.byteorder in "=<|" and np.little_endian \
-        else np.stack([raw & 0xFFFFFFFF, raw >> 32], axis=1).ravel().astype(np.uint32)
-    return ((halves[:n] >> 8).astype(np.float32) * np.float32(2.0 ** -24)).reshape(shape)
+    words = raw_words((n + 1) // 2, rng).view(np.uint32)[:n]
+    layer, ra = words & 0xFF, words >> 9
+    x = ra.astype(np.float32) * _ZW[layer]
+    x *= (np.float32(1.0) - np.float32(2.0) * ((words >> 8) & 1).astype(np.float32))
+    slow = np.flatnonzero(ra >= _ZK[layer])
+    if slow.size:
+        extra = raw_words(ZIG_EXTRA * slow.size, rng).reshape(slow.size, ZIG_EXTRA)
+        # The first wedge test of every slow word at once (the kernel's double
+        # arithmetic, exp through ``math`` as the C library's); the tail words and
+        # the wedge misses then finish one by one, in element order, as the kernel
+        # would (the misses restart from the low half of their second word).
+        i = layer[slow]
+        xd = (ra[slow].astype(np.float32) * _ZW[i]).astype(np.float64)
+        u = (extra[:, 0] >> np.uint64(11)).astype(np.float64) * _U53
+        y = _ZF[i] + u * (_ZF[i + 1] - _ZF[i])
+        bound = np.array([math.exp(-0.5 * (t * t)) for t in xd.tolist()])
+        sign = np.where(((words[slow] >> 8) & 1) == 1, -1.0, 1.0)
+        done = (i != 0) & (y < bound)
+        x[slow[done]] = (xd[done] * sign[done]).astype(np.float32)
+        # a wedge miss restarts from the low half of its second word, which
+        # usually passes the fast test at once
+        w2 = (extra[:, 1] & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+        l2, r2 = w2 & 0xFF, w2 >> 9
+        fast2 = ~done & (i != 0) & (r2 < _ZK[l2])
+        x2 = r2[fast2].astype(np.float32) * _ZW[l2[fast2]]
+        x[slow[fast2]] = x2 * np.where(((w2[fast2] >> 8) & 1) == 1, -1, 1).astype(np.float32)
+        rest = ~(done | fast2)
+        for k, w, ex, tail in zip(slow[rest].tolist(), words[slow[rest]].tolist(),
+                                  extra[rest], (i[rest] == 0).tolist()):
+            if tail:
+                x[k] = ziggurat_slow(w, ex, rng)
+            else:
+                x[k] = ziggurat_slow(int(ex[1]) & 0xFFFFFFFF, ex[2:], rng)
+    return x.reshape(shape)
 
 
 def bernoulli_into_numpy(p, out, colsum, rng, from_tanh=False, work=None):
     """Twin of ``bernoulli_into``: ``out[...] = u < p``, ``colsum += out.sum(0)``.
 
-    ``u`` is ``uniform24(p.shape, rng)`` for float32 and ``rng.random(p.shape)``
-    for float64. With ``from_tanh``, ``p`` holds ``tanh(a / 2)`` and the
-    probabilities are ``0.5 + 0.5 * p``, as ``_core.numerics.sigmoid`` forms them.
-    ``work`` (the kernel's uniform buffer) is accepted and not needed.
+    float64: ``u = rng.random(p.shape)`` (with ``from_tanh``, ``p`` holds
+    ``tanh(a / 2)`` and the probabilities are ``0.5 + 0.5 * p``, as
+    ``_core.numerics.sigmoid`` forms them). float32: 16-bit integers ``k`` from
+    ``ceil(n / 4)`` words against ``q = 2^16 p`` (``2^15 t + 2^15`` from
+    ``t = tanh(a / 2)``), one more word per tie ``k < q < k + 1`` in C order.
+    ``work`` (the kernel's buffer) is accepted and not needed.
     """
-    if from_tanh:
-        p = 0.5 + 0.5 * p
-    u = uniform24(p.shape, rng) if p.dtype == np.float32 else rng.random(p.shape)
-    out[...] = u < p
+    if p.dtype != np.float32:
+        if from_tanh:
+            p = 0.5 + 0.5 * p
+        out[...] = rng.random(p.shape) < p
+    else:
+        n = p.size
+        k = raw_words((n + 3) // 4, rng).view(np.uint16)[:n].reshape(p.shape)
+        k = k.astype(np.float32)
+        if from_tanh:
+            q = p * np.float32(32768.0) + np.float32(32768.0)
+        else:
+            q = p * np.float32(65536.0)
+        k1 = k + np.float32(1.0)
+        h = k1 <= q
+        ties = np.flatnonzero((k < q) & (k1 > q))
+        if ties.size:
+            c = raw_words(ties.size, rng)
+            h.flat[ties] = ((c >> np.uint64(11)).astype(np.float64) * _U53
+                            < q.flat[ties].astype(np.float64) - k.flat[ties])
+        out[...] = h
     if colsum.shape[0] == p.shape[1]:
         colsum += out.sum(axis=0, dtype=np.float64)
     return out
 
 
-def gaussian_into_numpy(loc, mu, scale, var, v, vs, csum, sqsum, rng):
-    """Twin of ``gaussian_into``: ``v = (mu + loc) + scale xi``, ``vs = v / var``, and sums."""
-    xi = rng.standard_normal(v.shape, dtype=v.dtype)
+def gaussian_into_numpy(loc, mu, scale, var, v, vs, csum, sqsum, rng, work=None):
+    """Twin of ``gaussian_into``: ``v = (mu + loc) + scale xi``, ``vs = v / var``, and sums.
+
+    ``xi`` is ``rng.standard_normal`` for float64, ``ziggurat_numpy`` for float32.
+    """
+    if v.dtype == np.float32:
+        xi = ziggurat_numpy(v.shape, rng)
+    else:
+        xi = rng.standard_normal(v.shape, dtype=v.dtype)
     v[...] = (mu + loc) + scale * xi
     np.divide(v, var, out=vs)
     if csum.shape[0] == v.shape[1]:
@@ -144,9 +251,29 @@ def _use_cython(kernels):
 
 
 def bernoulli(p, rng, kernels=None):
-    # NumPy's vectorised uniform fill was 5x faster than a Cython loop calling
-    # random_standard_uniform per element (measured), so both paths use it.
-    return bernoulli_numpy(p, rng)
+    """``h ~ Bernoulli(p)`` for a 2-D ``p`` through ``bernoulli_into`` (or its twin).
+
+    float64 draws ``rng.random(p.shape)`` as before; float32 the kernel's 16-bit
+    words (a quarter of a generator call per unit instead of one).
+    """
+    p = np.asanyarray(p)
+    if p.ndim != 2 or p.dtype not in (np.float32, np.float64):
+        return bernoulli_numpy(p, rng)
+    out = np.empty_like(p, order="C")         # p's array type, as NumPy's u < p keeps it
+    kernel = _bernoulli_into_fast if _use_cython(kernels) else bernoulli_into_numpy
+    kernel(np.ascontiguousarray(p), out.view(np.ndarray), np.empty(0), rng)
+    return out
+
+
+def standard_normal(shape, dtype, rng, kernels=None):
+    """Standard normals of ``dtype``: the float32 ziggurat of the kernels for float32
+    (``ziggurat_fill`` or its twin), ``rng.standard_normal`` otherwise."""
+    if np.dtype(dtype) != np.float32:
+        return rng.standard_normal(shape, dtype=dtype)
+    if _use_cython(kernels):
+        out = np.empty(int(np.prod(shape)), dtype=np.float32)
+        return _ziggurat_fill_fast(out, rng).reshape(shape)
+    return ziggurat_numpy(shape, rng)
 
 
 def langevin_inner(v, m, sigma, alphas, rng, kernels=None):
@@ -269,7 +396,10 @@ def _run_gibbs(params, v0, rng, n_steps, stats, objective, burn_in, kernels):
     p = np.empty((n, M), dtype=dt) if not joint else None
     t2 = np.empty((n, M), dtype=dt)              # tanh(a / 2)
     wh = np.empty((n, N), dtype=dt)
-    work = np.empty(n * M + 1, dtype=dt)         # the Bernoulli kernel's uniforms
+    # the kernels' random words, one buffer each for the whole chain
+    single = dt == np.float32
+    work = np.empty(bern_work_size(n * M, single), dtype=np.uint64)
+    gwork = np.empty(zig_work_size(n * N), dtype=np.uint64) if single else None
     np.matmul(vs, W2T, out=t2)
     np.add(t2, b2, out=t2)
     np.tanh(t2, out=t2)
@@ -279,7 +409,7 @@ def _run_gibbs(params, v0, rng, n_steps, stats, objective, burn_in, kernels):
         bern(t2, h, sums.hsum if keep and joint else empty, rng, True, work)   # Eq. (4)
         np.matmul(h, W, out=wh)
         gauss(wh, mu, sigma, var, v, vs, sums.csum if keep else empty,
-              sums.sqsum if keep else empty, rng)                          # Eq. (3)
+              sums.sqsum if keep else empty, rng, gwork)                   # Eq. (3)
         np.matmul(vs, W2T, out=t2)
         np.add(t2, b2, out=t2)
         np.tanh(t2, out=t2)

@@ -20,7 +20,7 @@ from .._core.optim import Adam
 from .._core.schedules import Cosine
 from ._model import (GRBMParams, StatsAccumulator, ais_callables,
                      exact_log_partition, free_energy, hidden_activation, sigmoid)
-from ._samplers import bernoulli, run_annealed_chain, run_chain
+from ._samplers import bernoulli, run_annealed_chain, run_chain, standard_normal
 
 __all__ = [
     "ISSUE12_SETTINGS",
@@ -140,7 +140,7 @@ def anneal(params, v0, n_steps, rng, settings, metropolis_adjust):
 def _negative_phase(params, V, a_pos, rng, s):
     """Negative statistics from ``N(0, I)`` noise (modified CD, Alg. 3-4 l. 6-8)."""
     dtype = params.W.dtype
-    v0 = rng.standard_normal(V.shape, dtype=dtype)
+    v0 = standard_normal(V.shape, dtype, rng)
     neg = StatsAccumulator(params)
     if s.negative_phase != "annealed":
         res = run_chain(
