@@ -42,7 +42,10 @@ def header(extra=None):
                for k in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")}
     script = os.path.relpath(os.path.abspath(sys.argv[0]), HERE.parent)
     print(f"# command: python {' '.join([script] + sys.argv[1:])}")
-    dirty = _run(["git", "status", "--porcelain", "--untracked-files=no"])
+    # The results file being written (the shell empties it before the script starts)
+    # is not a change to the code that made it.
+    dirty = _run(["git", "status", "--porcelain", "--untracked-files=no", "--",
+                  ":(top)", ":(top,exclude)benchmarks/results"])
     print(f"# commit: {_run(['git', 'rev-parse', '--short', 'HEAD'])}"
           f"{' (dirty)' if dirty and dirty != 'unknown' else ''}")
     print(f"# date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}")
