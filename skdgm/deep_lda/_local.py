@@ -59,6 +59,8 @@ FLOOR = 1e-100
 #: and raise the rejection rate (at most ``TAU_FRAC`` of the envelope's mass
 #: for an average word); the law of the draws does not depend on it.
 TAU_FRAC = 0.1
+# entries per block of the own-words log-likelihood (a few hundred kB at K = 128)
+_LOGLIK_BLOCK = 1024
 # The samplers count tokens in int64 (the Cython kernels' ``long long``): the
 # largest total count of one call's documents that no counter can wrap on.
 MAX_TOTAL_COUNT = int(np.iinfo(np.int64).max)
@@ -549,7 +551,12 @@ def _own_words_loglik(lay, theta_sum):
     """
     if lay.indices.size == 0:
         return 0.0, 0.0
-    num = np.einsum("ek,ek->e", lay.phi_entries(), theta_sum[lay.rows])
+    # by blocks of entries: the (nnz, K) gathers of a whole chunk would be
+    # tens of megabytes written and read once
+    num = np.empty(lay.indices.size)
+    for s in range(0, num.size, _LOGLIK_BLOCK):
+        e = slice(s, s + _LOGLIK_BLOCK)
+        num[e] = np.einsum("ek,ek->e", lay.phi_words[lay.loc[e]], theta_sum[lay.rows[e]])
     den = theta_sum.sum(axis=1)[lay.rows]
     x = lay.data.astype(np.float64)
     with np.errstate(divide="ignore"):
