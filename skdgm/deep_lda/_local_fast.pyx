@@ -17,6 +17,16 @@ from skdgm._core._random cimport bitgen_of
 
 ctypedef long long int64
 
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define SKDGM_PREFETCH(p) __builtin_prefetch((const void *)(p))
+    #else
+    #define SKDGM_PREFETCH(p) ((void)(p))
+    #endif
+    """
+    void SKDGM_PREFETCH(const void* p) noexcept nogil
+
 # Entries with at least this many tokens bisect a running sum instead of walking it:
 # building the sum costs about two walks (K additions vs K / 2 each), so two
 # tokens gain nothing and three or more do.
@@ -220,13 +230,20 @@ def partition_sparse(const int64[::1] indptr, const int64[::1] indices,
     tau_a = np.empty(n_cols, dtype=np.float64)
     bptr_a = np.zeros(n_cols + 1, dtype=np.int64)
     bidx_a = np.empty(n_cols * K, dtype=np.int64)
+    bval_a = np.empty(n_cols * K, dtype=np.float64)
     rcum_a = np.empty(K, dtype=np.float64)
     wb_a = np.empty(K, dtype=np.float64)
     cdef double[::1] tau = tau_a
     cdef int64[::1] bptr = bptr_a
     cdef int64[::1] bidx = bidx_a
+    cdef double[::1] bval = bval_a
     cdef double[::1] rcum_v = rcum_a
     cdef double[::1] wb_v = wb_a
+    wrow_a = np.zeros(K, dtype=np.int64)
+    touched_a = np.empty(K, dtype=np.int64)
+    cdef int64[::1] wrow = wrow_a
+    cdef int64[::1] touched = touched_a
+    cdef Py_ssize_t n_touched = 0
     cdef double* rcum = &rcum_v[0]
     cdef double* wb = &wb_v[0]
     cdef bitgen_t* bg = bitgen_of(rng)
@@ -248,10 +265,12 @@ def partition_sparse(const int64[::1] indptr, const int64[::1] indices,
                     # insertion by decreasing weight (stable on ties), so that
                     # the per-token walks over B_c stop early
                     j = nb
-                    while j > bptr[c] and cp[bidx[j - 1]] < cp[k]:
+                    while j > bptr[c] and bval[j - 1] < cp[k]:
                         bidx[j] = bidx[j - 1]
+                        bval[j] = bval[j - 1]
                         j = j - 1
                     bidx[j] = k
+                    bval[j] = cp[k]
                     nb = nb + 1
             bptr[c + 1] = nb
         for i in range(n_rows):
@@ -262,18 +281,32 @@ def partition_sparse(const int64[::1] indptr, const int64[::1] indices,
             # by rejection proposals, so it is built on the row's first one
             S = _sum4(rp, K)
             have_rcum = False
+            if want_row:
+                # this row of row_out is written once, after the row's
+                # entries: fetch it now, while they are drawn
+                for k in range(0, K, 8):
+                    SKDGM_PREFETCH(&row_out[i, k])
             for e in range(indptr[i], indptr[i + 1]):
                 n = counts[e]
                 if n <= 0:
                     continue
                 c = indices[e]
+                if e + 2 < indptr[i + 1]:
+                    # the bucket of the entry after next (a random column)
+                    j = bptr[indices[e + 2]]
+                    SKDGM_PREFETCH(&bidx[j])
+                    SKDGM_PREFETCH(&bidx[j] + 8)
+                    SKDGM_PREFETCH(&bidx[j] + 16)
+                    SKDGM_PREFETCH(&bval[j])
+                    SKDGM_PREFETCH(&bval[j] + 8)
+                    SKDGM_PREFETCH(&bval[j] + 16)
                 cp = &col_factor[c, 0]
                 tc = tau[c]
                 b0 = bptr[c]
                 nb = bptr[c + 1] - b0
                 P = 0.0
                 for j in range(nb):
-                    P = P + rp[bidx[b0 + j]] * cp[bidx[b0 + j]]
+                    P = P + rp[bidx[b0 + j]] * bval[b0 + j]
                     wb[j] = P
                 E = P + tc * S
                 dense = not (E > 0.0 and P >= 0.5 * E)
@@ -329,9 +362,20 @@ def partition_sparse(const int64[::1] indptr, const int64[::1] indices,
                             if cp[k] < tc and random_standard_uniform(bg) * tc < cp[k]:
                                 break
                     if want_row:
-                        row_out[i, k] += 1
+                        if wrow[k] == 0:
+                            touched[n_touched] = k
+                            n_touched = n_touched + 1
+                        wrow[k] = wrow[k] + 1
                     if want_col:
                         col_out[c, k] += 1
+            # The row's counts go out once, after its entries: row_out is
+            # (words, K) and each word's row is visited once per call, so
+            # adding to it token by token would miss the cache on every token.
+            for j in range(n_touched):
+                k = touched[j]
+                row_out[i, k] += wrow[k]
+                wrow[k] = 0
+            n_touched = 0
 
 
 def crt(const int64[:, ::1] counts, const double[:, ::1] shape, rng):
