@@ -28,6 +28,7 @@ from . import _local_fast
 
 __all__ = [
     "partition_counts",
+    "partition_sparse",
     "partition_dense",
     "crt",
     "zero_truncated_poisson",
@@ -52,6 +53,14 @@ _TINY = np.finfo(np.float64).tiny
 #: non-negligible one, so no probability the samplers compute changes at
 #: double precision (the exact and Geweke tests pass unchanged).
 FLOOR = 1e-100
+#: Bucket threshold of the layer-1 partition (:func:`partition_sparse`): a
+#: document's topics with ``theta_k >= TAU_FRAC * |theta| / K`` are summed
+#: exactly, the rest are reached by rejection. Larger values shrink the buckets
+#: and raise the rejection rate (at most ``TAU_FRAC`` of the envelope's mass
+#: for an average word); the law of the draws does not depend on it.
+TAU_FRAC = 0.1
+# entries per block of the own-words log-likelihood (a few hundred kB at K = 128)
+_LOGLIK_BLOCK = 1024
 # The samplers count tokens in int64 (the Cython kernels' ``long long``): the
 # largest total count of one call's documents that no counter can wrap on.
 MAX_TOTAL_COUNT = int(np.iinfo(np.int64).max)
@@ -92,6 +101,82 @@ def partition_counts(indptr, indices, counts, row_factor, col_factor, rng, row_o
         np.add.at(row_out, (rows[entry], k), 1)
     if col_out.shape[0] > 0:
         np.add.at(col_out, (cols[entry], k), 1)
+
+
+def _sum4(a):
+    """Row sums as the kernels form them: four interleaved sequential sums, then
+    ``(s0 + s1) + (s2 + s3)``."""
+    part = [np.cumsum(a[:, i::4], axis=1)[:, -1] if a.shape[1] > i else np.zeros(len(a))
+            for i in range(4)]
+    return (part[0] + part[1]) + (part[2] + part[3])
+
+
+def _buckets(col_factor, tau_frac):
+    """Per column ``c``: ``tau_c`` and ``B_c`` by decreasing weight, ties by index."""
+    tau = tau_frac * _sum4(col_factor) / col_factor.shape[1]
+    buckets = []
+    for c in range(col_factor.shape[0]):
+        b = np.flatnonzero(col_factor[c] >= tau[c])
+        buckets.append(b[np.argsort(-col_factor[c, b], kind="stable")])
+    return tau, buckets
+
+
+def partition_sparse(indptr, indices, counts, row_factor, col_factor, tau_frac, rng,
+                     row_out, col_out):
+    """NumPy twin of :func:`._local_fast.partition_sparse` (adds in place).
+
+    The same buckets, running sums (``np.cumsum`` adds sequentially, as the C
+    loop does), bisections and rejection loop, one token at a time: a reference
+    for the tests and the ``kernels="numpy"`` sampler, not a fast path.
+    """
+    K = row_factor.shape[1]
+    if not 0.0 <= tau_frac < 1.0:
+        raise ValueError(f"partition_sparse: tau_frac must be in [0, 1), got {tau_frac}")
+    if K == 0:
+        return
+    tau, buckets = _buckets(col_factor, tau_frac)
+    want_row, want_col = row_out.shape[0] > 0, col_out.shape[0] > 0
+    for i in range(len(indptr) - 1):
+        if indptr[i] == indptr[i + 1]:
+            continue
+        rp = row_factor[i]
+        rcum = np.cumsum(rp)
+        S = _sum4(rp[None, :])[0]
+        for e in range(indptr[i], indptr[i + 1]):
+            n = int(counts[e])
+            if n <= 0:
+                continue
+            c = int(indices[e])
+            cp, tc, b = col_factor[c], tau[c], buckets[c]
+            wb = np.cumsum(rp[b] * cp[b])
+            P = wb[-1] if b.size else 0.0
+            E = P + tc * S
+            dense = not (E > 0.0 and P >= 0.5 * E)
+            if dense:
+                wb = np.cumsum(rp * cp)
+                P = wb[-1]
+            for _ in range(n):
+                if dense:
+                    x = rng.random()
+                    if P > 0.0:
+                        k = int(np.searchsorted(wb[:-1], x * P, side="right"))
+                    else:
+                        k = min(int(x * K), K - 1)
+                else:
+                    while True:
+                        x = rng.random() * E
+                        if x < P:
+                            k = int(b[np.searchsorted(wb[:-1], x, side="right")])
+                            break
+                        with np.errstate(invalid="ignore", divide="ignore"):
+                            y = (x - P) / tc
+                        k = int(np.searchsorted(rcum[:-1], y, side="right"))
+                        if cp[k] < tc and rng.random() * tc < cp[k]:
+                            break
+                if want_row:
+                    row_out[i, k] += 1
+                if want_col:
+                    col_out[c, k] += 1
 
 
 def crt(counts, shape, rng):
@@ -154,8 +239,10 @@ def gamma_theta(shape, counts, rate, rng, floor):
 
 _KERNELS = {
     "cython": (_local_fast.partition_counts, _local_fast.partition_dense, _local_fast.crt,
-               _local_fast.zero_truncated_poisson, _local_fast.gamma_theta),
-    "numpy": (partition_counts, partition_dense, crt, zero_truncated_poisson, gamma_theta),
+               _local_fast.zero_truncated_poisson, _local_fast.gamma_theta,
+               _local_fast.partition_sparse),
+    "numpy": (partition_counts, partition_dense, crt, zero_truncated_poisson, gamma_theta,
+              partition_sparse),
 }
 
 
@@ -280,7 +367,7 @@ def _upward(lay, theta, phis, r, rng, kern, A, W):
     the rows of the chunk's words, ``lay.words``, only) to the arrays given. Returns the top-layer tables ``x^(L+1)_{kj}`` and the prior
     shapes used by the CRT draws.
     """
-    partition, partition_dense_, crt_, ztp, _ = kern
+    _, partition_dense_, crt_, ztp, _, partition_sparse_ = kern
     L = len(phis)
     if lay.link == "bernoulli":
         lam = np.einsum("ek,ek->e", phis[0][lay.indices], theta[0][lay.rows])
@@ -288,8 +375,10 @@ def _upward(lay, theta, phis, r, rng, kern, A, W):
     else:
         counts_t = lay.data_t
     # Layer 1 runs words by documents: each word's topic row is read once per
-    # sweep while the chunk's theta stays in cache.
-    partition(lay.wptr, lay.wdocs, counts_t, lay.phi_words, theta[0], rng, W[0], A[0])
+    # sweep while the chunk's theta stays in cache; the sparse envelope skips
+    # the topics a document holds (almost) nothing of.
+    partition_sparse_(lay.wptr, lay.wdocs, counts_t, lay.phi_words, theta[0], TAU_FRAC, rng,
+                      W[0], A[0])
     shapes = []
     top = None
     for l in range(L):
@@ -462,7 +551,12 @@ def _own_words_loglik(lay, theta_sum):
     """
     if lay.indices.size == 0:
         return 0.0, 0.0
-    num = np.einsum("ek,ek->e", lay.phi_entries(), theta_sum[lay.rows])
+    # by blocks of entries: the (nnz, K) gathers of a whole chunk would be
+    # tens of megabytes written and read once
+    num = np.empty(lay.indices.size)
+    for s in range(0, num.size, _LOGLIK_BLOCK):
+        e = slice(s, s + _LOGLIK_BLOCK)
+        num[e] = np.einsum("ek,ek->e", lay.phi_words[lay.loc[e]], theta_sum[lay.rows[e]])
     den = theta_sum.sum(axis=1)[lay.rows]
     x = lay.data.astype(np.float64)
     with np.errstate(divide="ignore"):

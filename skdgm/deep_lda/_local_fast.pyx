@@ -17,6 +17,16 @@ from skdgm._core._random cimport bitgen_of
 
 ctypedef long long int64
 
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define SKDGM_PREFETCH(p) __builtin_prefetch((const void *)(p))
+    #else
+    #define SKDGM_PREFETCH(p) ((void)(p))
+    #endif
+    """
+    void SKDGM_PREFETCH(const void* p) noexcept nogil
+
 # Entries with at least this many tokens bisect a running sum instead of walking it:
 # building the sum costs about two walks (K additions vs K / 2 each), so two
 # tokens gain nothing and three or more do.
@@ -143,6 +153,229 @@ def partition_counts(const int64[::1] indptr, const int64[::1] indices,
                         row_out[i, k] += 1
                     if want_col:
                         col_out[c, k] += 1
+
+
+cdef inline double _sum4(const double* a, Py_ssize_t K) noexcept nogil:
+    """``sum(a[:K])`` as four interleaved sequential sums (``k mod 4``), then
+    ``(s0 + s1) + (s2 + s3)``: no single chain of ``K`` dependent additions."""
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef Py_ssize_t k = 0
+    while k + 3 < K:
+        s0 = s0 + a[k]
+        s1 = s1 + a[k + 1]
+        s2 = s2 + a[k + 2]
+        s3 = s3 + a[k + 3]
+        k = k + 4
+    if k < K:
+        s0 = s0 + a[k]
+    if k + 1 < K:
+        s1 = s1 + a[k + 1]
+    if k + 2 < K:
+        s2 = s2 + a[k + 2]
+    return (s0 + s1) + (s2 + s3)
+
+
+def partition_sparse(const int64[::1] indptr, const int64[::1] indices,
+                     const int64[::1] counts, const double[:, ::1] row_factor,
+                     const double[:, ::1] col_factor, double tau_frac, rng,
+                     int64[:, ::1] row_out, int64[:, ::1] col_out):
+    """:func:`partition_counts` by exact rejection from a sparse envelope (Eq. 6, ``Mult``).
+
+    Same law as :func:`partition_counts` (entry ``(i, c)`` split over topics with
+    probabilities proportional to ``w_k = row_factor[i, k] * col_factor[c, k]``),
+    at a cost per token that grows with the number of *large* entries of
+    ``col_factor[c]`` instead of with ``K``. The layer-1 partition is called
+    words by documents (``row_factor = Phi^(1)`` rows, ``col_factor = theta^(1)``),
+    and a document's ``theta`` is effectively sparse: the topics it holds no
+    token of get ``Gam(r_k)`` draws with small shapes.
+
+    For column ``c`` let ``tau_c = tau_frac * sum_k col_factor[c, k] / K``
+    (sums here are four interleaved partial sums, see :func:`_sum4`) and
+    ``B_c = {k : col_factor[c, k] >= tau_c}`` (never empty when the sum is
+    positive and ``tau_frac < 1``). The envelope of ``w`` is ``w_k`` on ``B_c``
+    plus ``tau_c * row_factor[i, k]`` on every ``k``; ``B_c`` is walked by
+    decreasing ``col_factor[c, k]`` (ties by index). Its total is
+    ``E = P + tau_c * S_i`` with ``P = sum_{k in B_c} w_k`` and ``S_i`` the row
+    sum of ``row_factor``. One uniform ``u`` places ``u E``: below ``P`` it
+    picks ``k`` in ``B_c`` from the running sum of ``w`` over ``B_c`` and is
+    accepted; above, ``(u E - P) / tau_c`` locates ``k`` in the running sum of
+    ``row_factor[i]`` (bisection; ``S_i`` is that running sum's last value), which is rejected if ``k`` is in ``B_c`` and
+    otherwise accepted when a second uniform ``u'`` has
+    ``u' tau_c < col_factor[c, k]``. Accepted draws then have density
+    ``w_k`` on ``B_c`` and ``tau_c row_factor[i, k] * col_factor[c, k] / tau_c
+    = w_k`` off it: exactly the multinomial's. A rejection restarts the token.
+
+    An entry whose acceptance bound ``P / E`` is below one half (``B_c`` misses
+    the word's mass) uses the dense running sum of all ``K`` products instead
+    (bisected per token), which keeps the expected number of attempts below
+    two; a column of zero weights falls back to a uniform topic, as
+    :func:`partition_counts` does. ``tau_frac = 0`` takes every topic into
+    ``B_c`` and never rejects. Counts are *added* to ``row_out`` and ``col_out``
+    (an empty ``(0, K)`` array skips either); the NumPy twin
+    :func:`skdgm.deep_lda._local.partition_sparse` consumes the same uniforms.
+    """
+    cdef Py_ssize_t n_rows = indptr.shape[0] - 1
+    cdef Py_ssize_t n_cols = col_factor.shape[0]
+    cdef Py_ssize_t K = row_factor.shape[1]
+    cdef bint want_row = row_out.shape[0] > 0
+    cdef bint want_col = col_out.shape[0] > 0
+    if (col_factor.shape[1] != K or (want_row and row_out.shape[0] < n_rows)
+            or (want_col and (col_out.shape[0] < n_cols or col_out.shape[1] != K))
+            or (want_row and row_out.shape[1] != K) or row_factor.shape[0] < n_rows):
+        raise ValueError("partition_sparse: inconsistent shapes")
+    if not (0.0 <= tau_frac < 1.0):
+        raise ValueError(f"partition_sparse: tau_frac must be in [0, 1), got {tau_frac}")
+    if K == 0:
+        return
+    tau_a = np.empty(n_cols, dtype=np.float64)
+    bptr_a = np.zeros(n_cols + 1, dtype=np.int64)
+    bidx_a = np.empty(n_cols * K, dtype=np.int64)
+    bval_a = np.empty(n_cols * K, dtype=np.float64)
+    rcum_a = np.empty(K, dtype=np.float64)
+    wb_a = np.empty(K, dtype=np.float64)
+    cdef double[::1] tau = tau_a
+    cdef int64[::1] bptr = bptr_a
+    cdef int64[::1] bidx = bidx_a
+    cdef double[::1] bval = bval_a
+    cdef double[::1] rcum_v = rcum_a
+    cdef double[::1] wb_v = wb_a
+    wrow_a = np.zeros(K, dtype=np.int64)
+    touched_a = np.empty(K, dtype=np.int64)
+    cdef int64[::1] wrow = wrow_a
+    cdef int64[::1] touched = touched_a
+    cdef Py_ssize_t n_touched = 0
+    cdef double* rcum = &rcum_v[0]
+    cdef double* wb = &wb_v[0]
+    cdef bitgen_t* bg = bitgen_of(rng)
+    cdef Py_ssize_t i, e, c, k, j, nb, lo, hi, mid, b0
+    cdef int64 n, t
+    cdef double tot, S, P, E, x, y, tc, cum
+    cdef const double* rp
+    cdef const double* cp
+    cdef bint dense, have_rcum
+    with rng.bit_generator.lock, nogil:
+        # buckets of the columns: one pass over col_factor per call
+        for c in range(n_cols):
+            cp = &col_factor[c, 0]
+            tc = tau_frac * _sum4(cp, K) / K
+            tau[c] = tc
+            nb = bptr[c]
+            for k in range(K):
+                if cp[k] >= tc:
+                    # insertion by decreasing weight (stable on ties), so that
+                    # the per-token walks over B_c stop early
+                    j = nb
+                    while j > bptr[c] and bval[j - 1] < cp[k]:
+                        bidx[j] = bidx[j - 1]
+                        bval[j] = bval[j - 1]
+                        j = j - 1
+                    bidx[j] = k
+                    bval[j] = cp[k]
+                    nb = nb + 1
+            bptr[c + 1] = nb
+        for i in range(n_rows):
+            if indptr[i] == indptr[i + 1]:
+                continue
+            rp = &row_factor[i, 0]
+            # the row sum bounds the envelope; its running sum is only needed
+            # by rejection proposals, so it is built on the row's first one
+            S = _sum4(rp, K)
+            have_rcum = False
+            if want_row:
+                # this row of row_out is written once, after the row's
+                # entries: fetch it now, while they are drawn
+                for k in range(0, K, 8):
+                    SKDGM_PREFETCH(&row_out[i, k])
+            for e in range(indptr[i], indptr[i + 1]):
+                n = counts[e]
+                if n <= 0:
+                    continue
+                c = indices[e]
+                if e + 2 < indptr[i + 1]:
+                    # the bucket of the entry after next (a random column)
+                    j = bptr[indices[e + 2]]
+                    SKDGM_PREFETCH(&bidx[j])
+                    SKDGM_PREFETCH(&bidx[j] + 8)
+                    SKDGM_PREFETCH(&bidx[j] + 16)
+                    SKDGM_PREFETCH(&bval[j])
+                    SKDGM_PREFETCH(&bval[j] + 8)
+                    SKDGM_PREFETCH(&bval[j] + 16)
+                cp = &col_factor[c, 0]
+                tc = tau[c]
+                b0 = bptr[c]
+                nb = bptr[c + 1] - b0
+                P = 0.0
+                for j in range(nb):
+                    P = P + rp[bidx[b0 + j]] * bval[b0 + j]
+                    wb[j] = P
+                E = P + tc * S
+                dense = not (E > 0.0 and P >= 0.5 * E)
+                if dense:
+                    # B_c misses this word: exact running sum over all K
+                    P = 0.0
+                    for k in range(K):
+                        P = P + rp[k] * cp[k]
+                        wb[k] = P
+                for t in range(n):
+                    if dense:
+                        x = random_standard_uniform(bg)
+                        if P > 0.0:
+                            x = x * P
+                            lo = 0
+                            hi = K - 1
+                            while lo < hi:
+                                mid = (lo + hi) >> 1
+                                if wb[mid] > x:
+                                    hi = mid
+                                else:
+                                    lo = mid + 1
+                            k = lo
+                        else:
+                            k = <Py_ssize_t>(x * K)
+                            if k >= K:
+                                k = K - 1
+                    else:
+                        while True:
+                            x = random_standard_uniform(bg) * E
+                            if x < P:
+                                j = 0
+                                while j < nb - 1 and not (wb[j] > x):
+                                    j = j + 1
+                                k = bidx[b0 + j]
+                                break
+                            y = (x - P) / tc
+                            if not have_rcum:
+                                cum = 0.0
+                                for k in range(K):
+                                    cum = cum + rp[k]
+                                    rcum[k] = cum
+                                have_rcum = True
+                            lo = 0
+                            hi = K - 1
+                            while lo < hi:
+                                mid = (lo + hi) >> 1
+                                if rcum[mid] > y:
+                                    hi = mid
+                                else:
+                                    lo = mid + 1
+                            k = lo
+                            if cp[k] < tc and random_standard_uniform(bg) * tc < cp[k]:
+                                break
+                    if want_row:
+                        if wrow[k] == 0:
+                            touched[n_touched] = k
+                            n_touched = n_touched + 1
+                        wrow[k] = wrow[k] + 1
+                    if want_col:
+                        col_out[c, k] += 1
+            # The row's counts go out once, after its entries: row_out is
+            # (words, K) and each word's row is visited once per call, so
+            # adding to it token by token would miss the cache on every token.
+            for j in range(n_touched):
+                k = touched[j]
+                row_out[i, k] += wrow[k]
+                wrow[k] = 0
+            n_touched = 0
 
 
 def crt(const int64[:, ::1] counts, const double[:, ::1] shape, rng):

@@ -1,0 +1,155 @@
+"""The layer-1 partition by rejection from a sparse envelope (issue 15).
+
+:func:`skdgm.deep_lda._local_fast.partition_sparse` must draw exactly the
+multinomial of :func:`~skdgm.deep_lda._local_fast.partition_counts` (checked
+against the exact probabilities, with a wrong envelope as the test's own
+control) and agree bit for bit with its NumPy twin.
+"""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy import stats
+
+from skdgm.deep_lda import _local, _local_fast
+
+# One word (row) in one document (column): theta holds two large topics and
+# four below tau = 0.9 * |theta| / 6 = 0.9975, which only the rejection branch
+# reaches; P / E = 0.64, so the sparse path (not the dense fallback) is used.
+PHI_V = np.array([[0.3, 0.3, 0.1, 0.1, 0.1, 0.1]])
+THETA_N = np.array([[4.0, 2.0, 0.3, 0.2, 0.1, 0.05]])
+TAU_FRAC = 0.9
+
+
+def _one_entry(fn, n, seed):
+    """Topic counts of one entry of ``n`` tokens, words-by-documents layout."""
+    K = PHI_V.shape[1]
+    out = np.zeros((1, K), np.int64)
+    fn(np.array([0, 1], np.int64), np.array([0], np.int64), np.array([n], np.int64),
+       PHI_V, THETA_N, TAU_FRAC, np.random.default_rng(seed), out, np.zeros((0, K), np.int64))
+    return out[0]
+
+
+def _chi2_pvalue(counts):
+    p = (PHI_V * THETA_N)[0]
+    p = p / p.sum()
+    return stats.chisquare(counts, counts.sum() * p).pvalue
+
+
+def test_envelope_case_uses_rejection_branch():
+    tau, buckets = _local._buckets(THETA_N, TAU_FRAC)
+    assert buckets[0].tolist() == [0, 1]
+    P = float((PHI_V[0, :2] * THETA_N[0, :2]).sum())
+    E = P + tau[0] * PHI_V.sum()
+    assert 0.5 <= P / E < 0.7
+    # the topics off the bucket carry 3.5% of the mass: 7000 of 200000 draws
+    assert (PHI_V * THETA_N)[0, 2:].sum() / (PHI_V * THETA_N).sum() > 0.03
+
+
+@pytest.mark.parametrize("fn, n", [(_local_fast.partition_sparse, 200_000),
+                                   (_local.partition_sparse, 20_000)])
+def test_partition_sparse_draws_the_exact_multinomial(fn, n):
+    # chi-square against the exact probabilities w_k / sum w, 5 degrees of
+    # freedom, fixed seeds; a correct sampler fails at 1e-4 one time in 10^4
+    counts = _one_entry(fn, n, seed=11)
+    assert counts.sum() == n
+    assert _chi2_pvalue(counts) > 1e-4
+
+
+def test_partition_sparse_chi2_rejects_a_wrong_envelope(monkeypatch):
+    # Control of the test above: a quarter of tau in the envelope while the
+    # buckets stay. The envelope then lies below the target on the topics
+    # with theta in [tau / 4, tau) (here topic 2, theta 0.3 against 0.25),
+    # whose draws are all rejected; the same chi-square must see it. (Halving
+    # tau would stay exact here: no theta lies in [tau / 2, tau).)
+    right = _local._buckets
+
+    def wrong(col_factor, tau_frac):
+        tau, buckets = right(col_factor, tau_frac)
+        return tau / 4, buckets
+
+    monkeypatch.setattr(_local, "_buckets", wrong)
+    counts = _one_entry(_local.partition_sparse, 20_000, seed=11)
+    assert counts[2] == 0
+    assert _chi2_pvalue(counts) < 1e-10
+
+
+def _random_case(seed, n_docs=40, V=30, K=12, shape=0.1):
+    rng = np.random.default_rng(seed)
+    X = sp.random(n_docs, V, 0.3, format="csr", random_state=seed)
+    X.data = rng.integers(1, 6, X.data.size).astype(float)
+    Xt = X.T.tocsr()
+    csr = (Xt.indptr.astype(np.int64), Xt.indices.astype(np.int64), Xt.data.astype(np.int64))
+    phi = rng.dirichlet(np.ones(V), K).T.copy()
+    theta = rng.gamma(shape, 1.0, (n_docs, K))
+    theta[3] = 0.0  # a document of zero weights: uniform fallback
+    theta[5, 2:] = 1e-100  # mass on two topics only: dense fallback for most words
+    return X, csr, phi, theta
+
+
+@pytest.mark.parametrize("tau_frac", [0.0, 0.1, 0.5, 0.9])
+def test_partition_sparse_matches_twin_and_conserves(tau_frac):
+    X, csr, phi, theta = _random_case(1)
+    outs = []
+    for fn in (_local_fast.partition_sparse, _local.partition_sparse):
+        w = np.zeros(phi.shape, np.int64)
+        d = np.zeros(theta.shape, np.int64)
+        rng = np.random.default_rng(5)
+        fn(*csr, phi, theta, tau_frac, rng, w, d)
+        outs.append((w, d, rng.random()))   # the same stream position after
+    np.testing.assert_array_equal(outs[0][0], outs[1][0])
+    np.testing.assert_array_equal(outs[0][1], outs[1][1])
+    assert outs[0][2] == outs[1][2]
+    w, d, _ = outs[0]
+    np.testing.assert_array_equal(d.sum(1), np.asarray(X.sum(1)).ravel())
+    np.testing.assert_array_equal(w.sum(1), np.asarray(X.sum(0)).ravel())
+
+
+def test_partition_sparse_without_tau_is_the_exact_walk():
+    # tau_frac = 0 puts every topic in the bucket (by decreasing theta), so it
+    # never rejects: one uniform per token, like partition_counts
+    _, csr, phi, theta = _random_case(2, shape=1.0)
+    theta[3] = 1.0
+    rng = np.random.default_rng(0)
+    a = np.zeros(theta.shape, np.int64)
+    _local_fast.partition_sparse(*csr, phi, theta, 0.0, rng, np.zeros((0, 12), np.int64), a)
+    n_tokens = int(csr[2].sum())
+    ref = np.random.default_rng(0)
+    ref.random(n_tokens)
+    assert rng.random() == ref.random()
+
+
+def test_partition_sparse_topic_frequencies_over_many_entries():
+    # Many documents and words at once (both branches and the dense fallback):
+    # the total counts per (document, topic) against their exact expectations
+    # sum_v x_vn w_vnk / sum_k w_vnk, with a Monte-Carlo z-score per document.
+    X, csr, phi, theta = _random_case(3, n_docs=20, V=15, K=8, shape=0.3)
+    theta[3] = 1.0
+    X = X.multiply(200).tocsr()
+    Xt = X.T.tocsr()
+    csr = (Xt.indptr.astype(np.int64), Xt.indices.astype(np.int64), Xt.data.astype(np.int64))
+    d = np.zeros(theta.shape, np.int64)
+    _local_fast.partition_sparse(*csr, phi, theta, 0.5, np.random.default_rng(7),
+                                 np.zeros((0, 8), np.int64), d)
+    Xd = X.toarray()
+    mean = np.zeros(theta.shape)
+    var = np.zeros(theta.shape)
+    for n in range(theta.shape[0]):
+        p = phi * theta[n]
+        p = p / p.sum(1, keepdims=True)
+        mean[n] = Xd[n] @ p
+        var[n] = Xd[n] @ (p * (1 - p))
+    z = (d - mean) / np.sqrt(np.maximum(var, 1e-12))
+    ok = var > 0
+    assert np.all(d[~ok] == np.rint(mean[~ok]))
+    # 160 z-scores: chi-square of their squares at 1e-4
+    assert stats.chi2.sf(np.sum(z[ok] ** 2), ok.sum()) > 1e-4
+
+
+@pytest.mark.parametrize("fn", [_local_fast.partition_sparse, _local.partition_sparse])
+def test_partition_sparse_rejects_bad_tau(fn):
+    _, csr, phi, theta = _random_case(4)
+    for bad in (-0.1, 1.0, np.nan):
+        with pytest.raises(ValueError, match="tau_frac"):
+            fn(*csr, phi, theta, bad, np.random.default_rng(0),
+               np.zeros(phi.shape, np.int64), np.zeros(theta.shape, np.int64))
