@@ -45,7 +45,7 @@ SAMPLER_DEFAULTS = {
 
 
 def step_schedule(sampler, learning_rate, learning_offset, learning_decay):
-    """The step size ``eps_t = learning_rate (learning_offset + t)^(-learning_decay)``.
+    """The step size ``eps_t = learning_rate (1 + t / learning_offset)^(-learning_decay)``.
 
     ``None`` takes the sampler's default (:data:`SAMPLER_DEFAULTS`).
     """
