@@ -6,8 +6,15 @@ makes ``AUTO_GIBBS_SWEEPS`` sweeps.
 """
 
 import math
+import numbers
 
-__all__ = ["resolve_n_iter"]
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .._core.base import N_JOBS_CONSTRAINT
+from .._core.random import RANDOM_STATE_CONSTRAINT
+from .._core.schedules import Polynomial
+
+__all__ = ["OPTION_READS", "PARAMETER_CONSTRAINTS", "SAMPLER_DEFAULTS", "resolve_n_iter", "step_schedule"]
 
 # n_iter="auto": passes enough for about AUTO_UPDATES global updates, within
 # [AUTO_MIN_PASSES, AUTO_MAX_PASSES]; batch Gibbs makes AUTO_GIBBS_SWEEPS sweeps.
@@ -25,3 +32,62 @@ def resolve_n_iter(n_iter, sampler, n_samples, batch_size):
         return AUTO_GIBBS_SWEEPS
     per_pass = math.ceil(n_samples / batch_size)
     return max(AUTO_MIN_PASSES, min(AUTO_MAX_PASSES, math.ceil(AUTO_UPDATES / per_pass)))
+
+
+#: Each sampler's ``(learning_rate, learning_decay)`` when left at ``None``: the
+#: authors' settings (Cong et al. 2017, Sec. 4; SGRLD as Patterson and Teh 2013).
+SAMPLER_DEFAULTS = {
+    "tlasgr": (1.0, 0.7),
+    "tlfsgr": (1.0, 0.7),
+    "sgrld": (0.1, 0.9),
+    "gibbs": (1.0, 0.7),
+}
+
+
+def step_schedule(sampler, learning_rate, learning_offset, learning_decay):
+    """The step size ``eps_t = learning_rate (1 + t / learning_offset)^(-learning_decay)``.
+
+    ``None`` takes the sampler's default (:data:`SAMPLER_DEFAULTS`).
+    """
+    a0, c0 = SAMPLER_DEFAULTS[sampler]
+    a = a0 if learning_rate is None else float(learning_rate)
+    c = c0 if learning_decay is None else float(learning_decay)
+    return Polynomial(a, float(learning_offset), c)
+
+
+# DeepLDA's parameter constraints (scikit-learn's ``_parameter_constraints``), kept
+# here beside the defaults they bound; the estimator class points at this dict so
+# that ``set_params`` / ``fit`` validate against it.
+PARAMETER_CONSTRAINTS = {
+    "n_components": [Interval(numbers.Integral, 1, None, closed="left"), tuple, list],
+    "sampler": [StrOptions({"tlasgr", "tlfsgr", "sgrld", "gibbs"})],
+    "link": [StrOptions({"poisson", "bernoulli"})],
+    "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
+    "n_iter": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
+    "total_samples": [Interval(numbers.Integral, 1, None, closed="left"), None],
+    "learning_rate": [Interval(numbers.Real, 0, None, closed="neither"), None],
+    "learning_offset": [Interval(numbers.Real, 0, None, closed="neither")],
+    "learning_decay": [Interval(numbers.Real, 0, None, closed="left"), None],
+    "eta": [Interval(numbers.Real, 0, None, closed="neither"), tuple, list, None],
+    "gamma0": [Interval(numbers.Real, 0, None, closed="neither")],
+    "c0": [Interval(numbers.Real, 0, None, closed="neither")],
+    "a0": [Interval(numbers.Real, 0, None, closed="neither")],
+    "b0": [Interval(numbers.Real, 0, None, closed="neither")],
+    "e0": [Interval(numbers.Real, 0, None, closed="neither")],
+    "f0": [Interval(numbers.Real, 0, None, closed="neither")],
+    "local_burn_in": [Interval(numbers.Integral, 0, None, closed="left")],
+    "local_samples": [Interval(numbers.Integral, 1, None, closed="left")],
+    "n_posterior_samples": [Interval(numbers.Integral, 1, None, closed="left")],
+    "posterior_thin": [Interval(numbers.Integral, 1, None, closed="left")],
+    "random_state": RANDOM_STATE_CONSTRAINT,
+    "verbose": ["verbose"],
+    "n_jobs": N_JOBS_CONSTRAINT,
+    "round_counts": ["boolean"],
+}
+
+
+# Parameters only the stochastic-gradient samplers read (batch Gibbs sweeps over the
+# whole input and takes no step); setting one with sampler="gibbs" warns at fit time.
+_SG_READS = {"batch_size", "total_samples", "learning_rate", "learning_offset", "learning_decay"}
+OPTION_READS = {"sampler": {"tlasgr": _SG_READS, "tlfsgr": _SG_READS, "sgrld": _SG_READS,
+                            "gibbs": set()}}

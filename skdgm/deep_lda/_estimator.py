@@ -1,30 +1,28 @@
 """The scikit-learn face of deep LDA: validates, orchestrates, nothing numerical."""
 
 from collections import deque
-import math
+from functools import partial
 import numbers
 import time
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.validation import check_is_fitted, check_non_negative
 
-from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
-                          check_binary, check_counts, check_finite_params,
-                          float_dtype as _float_dtype, iter_minibatches)
-from .._core.chains import chain_pool, even_chunks, run_chains
+from .._core.base import (BaseGenerativeModel, check_binary, check_counts,
+                          float_dtype as _float_dtype)
+from .._core.chains import chain_pool
 from .._core.posterior import check_missing, check_n_sweeps
-from .._core.random import RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for
-from .._core.schedules import Polynomial
-from . import _bounds, _evaluate, _generate, _gibbs, _global
-from ._local import MAX_TOTAL_COUNT, local_task, merge_chunks, round_counts
-from ._defaults import resolve_n_iter
+from .._core.random import as_generator, check_seed_sequence, seed_for
+from . import _evaluate, _generate, _gibbs, _global, _train
+from ._local import MAX_TOTAL_COUNT, merge_chunks, round_counts
+from ._defaults import OPTION_READS, PARAMETER_CONSTRAINTS, resolve_n_iter, step_schedule
 from ._evaluate import PassLog
 from ._posterior import theta_moments
-from ._impute import impute_over_samples
+from ._impute import impute_over_samples, observed_counts
 
 __all__ = ["DeepLDA"]
 
@@ -35,24 +33,6 @@ _CHUNK_DOCS = 100
 # history_ keeps the latest entries only, so a stream of partial_fit calls runs in
 # constant memory.
 _MAX_HISTORY = 10_000
-
-# Multiplicative EM steps that start each document's local chain near its
-# words' topics (see _local.upward_downward): a few sweeps of burn-in then suffice.
-_EM_STEPS = 5
-
-_SAMPLER_DEFAULTS = {  # (learning_rate, learning_decay): the authors' settings
-    "tlasgr": (1.0, 0.7),
-    "tlfsgr": (1.0, 0.7),
-    "sgrld": (0.1, 0.9),
-    "gibbs": (1.0, 0.7),
-}
-
-
-# Parameters only the stochastic-gradient samplers read (batch Gibbs sweeps over the
-# whole input and takes no step); setting one with sampler="gibbs" warns at fit time.
-_SG_READS = {"batch_size", "total_samples", "learning_rate", "learning_offset", "learning_decay"}
-_OPTION_READS = {"sampler": {"tlasgr": _SG_READS, "tlfsgr": _SG_READS, "sgrld": _SG_READS,
-                             "gibbs": set()}}
 
 
 class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
@@ -168,33 +148,9 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     """
 
     # which parameters each option reads (warned about once per call when unused)
-    _option_reads = _OPTION_READS
-    _parameter_constraints = {
-        "n_components": [Interval(numbers.Integral, 1, None, closed="left"), tuple, list],
-        "sampler": [StrOptions({"tlasgr", "tlfsgr", "sgrld", "gibbs"})],
-        "link": [StrOptions({"poisson", "bernoulli"})],
-        "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_iter": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
-        "total_samples": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "learning_rate": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "learning_offset": [Interval(numbers.Real, 0, None, closed="neither")],
-        "learning_decay": [Interval(numbers.Real, 0, None, closed="left"), None],
-        "eta": [Interval(numbers.Real, 0, None, closed="neither"), tuple, list, None],
-        "gamma0": [Interval(numbers.Real, 0, None, closed="neither")],
-        "c0": [Interval(numbers.Real, 0, None, closed="neither")],
-        "a0": [Interval(numbers.Real, 0, None, closed="neither")],
-        "b0": [Interval(numbers.Real, 0, None, closed="neither")],
-        "e0": [Interval(numbers.Real, 0, None, closed="neither")],
-        "f0": [Interval(numbers.Real, 0, None, closed="neither")],
-        "local_burn_in": [Interval(numbers.Integral, 0, None, closed="left")],
-        "local_samples": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_posterior_samples": [Interval(numbers.Integral, 1, None, closed="left")],
-        "posterior_thin": [Interval(numbers.Integral, 1, None, closed="left")],
-        "random_state": RANDOM_STATE_CONSTRAINT,
-        "verbose": ["verbose"],
-        "n_jobs": N_JOBS_CONSTRAINT,
-        "round_counts": ["boolean"],
-    }
+    _option_reads = OPTION_READS
+    # the dict sits beside the defaults it constrains (_defaults.PARAMETER_CONSTRAINTS)
+    _parameter_constraints = PARAMETER_CONSTRAINTS
     _element_constraints = {
         "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
         "eta": [Interval(numbers.Real, 0, None, closed="neither")],
@@ -244,12 +200,6 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return tags
 
     # ------------------------------------------------------------ validation
-    def _layers(self):
-        return _global.layer_sizes(self.n_components)
-
-    def _etas(self, Ks):
-        return _global.layer_etas(self.eta, Ks)
-
     def _check_X(self, X, *, reset):
         # (a rejected training input leaves no trace: fit and partial_fit restore
         # the estimator's state on any exception)
@@ -274,41 +224,27 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return resolve_n_iter(self.n_iter, self.sampler, n_samples, self.batch_size)
 
     def _schedule(self):
-        a0, c0 = _SAMPLER_DEFAULTS[self.sampler]
-        a = a0 if self.learning_rate is None else float(self.learning_rate)
-        c = c0 if self.learning_decay is None else float(self.learning_decay)
-        return Polynomial(a, float(self.learning_offset), c)
+        return step_schedule(self.sampler, self.learning_rate, self.learning_offset,
+                             self.learning_decay)
 
     # ----------------------------------------------------------- local runs
     def _local(self, X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics,
                thetas=None):
         """Upward-downward sampling of every document, in fixed chunks through run_chains."""
-        n = X.shape[0]
-        chunks = even_chunks(n, math.ceil(n / _CHUNK_DOCS))
-        tasks = [X[sl] for sl in chunks] if thetas is None else \
-            [(X[sl], th) for sl, th in zip(chunks, thetas)]
-        seeds = seed_seq.spawn(len(tasks))
-        return run_chains(
-            local_task, tasks, seeds=seeds, n_jobs=self.n_jobs, phis=phis, r=r,
-            a0=self.a0, b0=self.b0, e0=self.e0, f0=self.f0, n_burn=n_burn,
-            n_collect=n_collect, link=self.link, collect_topics=collect_topics,
-            compact_words=True, em_steps=_EM_STEPS,
-        )
+        return _train.run_local(X, seed_seq, phis, r, n_burn=n_burn, n_collect=n_collect,
+                                collect_topics=collect_topics, a0=self.a0, b0=self.b0,
+                                e0=self.e0, f0=self.f0, link=self.link,
+                                chunk_docs=_CHUNK_DOCS, n_jobs=self.n_jobs, thetas=thetas)
 
     def _merge(self, results):
         return merge_chunks(results, self.n_features_in_)
 
     # --------------------------------------------------------------- fitting
     def _reset(self, n_features, X=None):
-        Ks = self._layers()
-        root = seed_for(self.random_state)
-        self._train_seed, global_seed, self._order_seed = root.spawn(3)
-        self._rng = as_generator(global_seed)
-        self._etas_ = self._etas(Ks)
-        self.topics_ = _global.initial_topics(n_features, Ks, X, self._rng)
-        self.r_ = np.full(Ks[-1], self.gamma0 / (Ks[-1] * self.c0))
-        self._sg_state = {"M": [np.zeros(K) for K in Ks], "M_top": 0.0, "t": 0,
-                          "phihat": [t * t.shape[0] for t in self.topics_]}
+        (self._train_seed, self._order_seed, self._rng, self._etas_, self.topics_, self.r_,
+         self._sg_state) = _train.initial_state(n_features, _global.layer_sizes(self.n_components), X,
+                                                self.random_state, eta=self.eta,
+                                                gamma0=self.gamma0, c0=self.c0)
         self._posterior = deque(maxlen=self.n_posterior_samples)
         self._gibbs_state = None
         # the lengths of every document trained on, as a histogram (for sample)
@@ -437,26 +373,21 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return self._fit_passes
 
     def _fit_pass(self, X, ctx):
-        n = X.shape[0]
-        log = PassLog()
-        if self.sampler == "gibbs":
-            self._update(X, n, log)
-        else:
-            total = n if self.total_samples is None else self.total_samples
-            if "order_rng" not in ctx:   # one shuffling stream for the whole fit
-                ctx["order_rng"] = as_generator(self._order_seed)
-            for idx in iter_minibatches(n, self.batch_size, ctx["order_rng"]):
-                self._update(X[idx], total, log)
-        self._log_pass(log)
+        if "order_rng" not in ctx:   # one shuffling stream for the whole fit
+            ctx["order_rng"] = as_generator(self._order_seed)
+        self._run_pass(X, ctx["order_rng"])
 
     def _partial_step(self, X, ctx):
+        self._run_pass(X)           # minibatches in stream order
+
+    def _run_pass(self, X, order_rng=None):
+        """One pass: an update per minibatch (the whole of ``X`` for batch Gibbs)."""
         total = X.shape[0] if self.total_samples is None else self.total_samples
         log = PassLog()
-        if self.sampler == "gibbs":
-            self._update(X, total, log)
-        else:
-            for start in range(0, X.shape[0], self.batch_size):  # in stream order
-                self._update(X[start:start + self.batch_size], total, log)
+        batches = ([X] if self.sampler == "gibbs" else
+                   _train.minibatches(X, self.batch_size, order_rng))
+        for batch in batches:
+            self._update(batch, total, log)
         self._log_pass(log)
 
     def _record_lengths(self, X):
@@ -465,58 +396,38 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     def _update(self, X, total, log):
         """Alg. 1 on one minibatch: local sampling, then every global update."""
-        n = X.shape[0]
-        rho = total / n
         # read at every update, so that set_params(eta=...) between calls holds
-        self._etas_ = self._etas(tuple(t.shape[1] for t in self.topics_))
+        self._etas_ = _global.layer_etas(self.eta, tuple(t.shape[1] for t in self.topics_))
         eps = float(self._schedule()(self._t))
-        phis, r = self.topics_, self.r_
-        if self.sampler == "gibbs":
-            new_phis, new_r, gibbs_state, ll, nw = self._gibbs_update(X, phis, r)
-            sg_state, rates = dict(self._sg_state, t=self._t + 1), []
-        else:
-            burn, coll = self._sweeps()
-            stats = self._merge(self._local(X, self._train_seed, phis, r, n_burn=burn,
-                                            n_collect=coll, collect_topics=True))
-            new_phis, new_r, sg_state, rates = _global.sg_update(
-                phis, r, self._sg_state, stats, sampler=self.sampler, eps=eps, rho=rho,
-                etas=self._etas_, gamma0=self.gamma0, c0=self.c0, rng=self._rng)
-            gibbs_state, ll, nw = self._gibbs_state, stats["loglik"], stats["n_words"]
-        check_finite_params({"topics": new_phis, "r": new_r, "expanded mean":
-                             sg_state["phihat"]}, "DeepLDA.partial_fit")
+        burn, coll = self._sweeps()
+        new_phis, new_r, sg_state, gibbs_state, rates, ll, nw = _train.global_update(
+            X, total, self.topics_, self.r_, self._sg_state, self._gibbs_state,
+            sampler=self.sampler, eps=eps, etas=self._etas_, gamma0=self.gamma0, c0=self.c0,
+            rng=self._rng, gibbs_step=self._gibbs_update,
+            local_stats=lambda X, phis, r: self._merge(self._local(
+                X, self._train_seed, phis, r, n_burn=burn, n_collect=coll,
+                collect_topics=True)))
         self.topics_, self.r_ = new_phis, new_r
         self._sg_state, self._gibbs_state = sg_state, gibbs_state
         self.learning_rates_ = rates
-        if self._posterior.maxlen != self.n_posterior_samples:   # changed by set_params
-            self._posterior = deque(self._posterior, maxlen=self.n_posterior_samples)
-        if (self._t - 1) % self.posterior_thin == 0 or not self._posterior:
-            self._posterior.append(([p.copy() for p in new_phis], new_r.copy()))
+        self._posterior = _train.keep_sample(self._posterior, self.n_posterior_samples,
+                                             self.posterior_thin, self._t, new_phis, new_r)
         self.n_updates_ += 1
         log.add(ll, nw, eps, rates[:len(new_phis)])
 
     def _gibbs_update(self, X, phis, r):
         """One batch Gibbs sweep over ``X`` (the documents' hidden units are kept)."""
-        def map_chunks(func, tasks, **kwargs):
-            return run_chains(func, tasks, seeds=self._train_seed.spawn(len(tasks)),
-                              n_jobs=self.n_jobs, **kwargs)
-
         return _gibbs.gibbs_update(
             X, self._gibbs_state, phis=phis, r=r, etas=self._etas_, gamma0=self.gamma0,
             c0=self.c0, a0=self.a0, b0=self.b0, e0=self.e0, f0=self.f0, link=self.link,
-            rng=self._rng, map_chunks=map_chunks, chunk_docs=_CHUNK_DOCS)
+            rng=self._rng, map_chunks=_train.chain_mapper(self._train_seed, self.n_jobs),
+            chunk_docs=_CHUNK_DOCS)
 
     def _log_pass(self, log):
         """One ``history_`` entry (and verbose line) for the pass just made."""
-        metrics = {"train_perplexity": log.perplexity(), "step_size": log.eps}
-        for l, rt in enumerate(log.rates):
-            metrics[f"rate_layer{l + 1}"] = float(np.mean(rt))
-        metrics["n_updates"] = self.n_updates_
-        passes = getattr(self, "_fit_passes", 0)
-        done = getattr(self, "n_iter_", 0) + 1
-        elapsed = time.perf_counter() - self._t_start
-        metrics["time_left"] = (float(elapsed / done * (passes - done))
-                                if passes and done < passes else 0.0)
-        self._log_iteration(**metrics)
+        self._log_iteration(**_train.pass_metrics(
+            log, self.n_updates_, getattr(self, "_fit_passes", 0),
+            getattr(self, "n_iter_", 0) + 1, time.perf_counter() - self._t_start))
         # Keep memory bounded over endless partial_fit streams.
         for values in self.history_.values():
             del values[:-_MAX_HISTORY]
@@ -524,12 +435,8 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     def _divergence_params(self):
         if not hasattr(self, "topics_"):
             return {}, None
-        # Topics live on the simplex; r_ scales like the documents' counts.
-        longest = float(self._length_values.max()) if self._length_values.size else 1.0
-        # SGRLD's expanded mean scales like the corpus' counts.
-        return ({"topics_": self.topics_, "r_": self.r_,
-                 "expanded mean": self._sg_state["phihat"]},
-                DIVERGENCE_BOUND * max(1.0, longest))
+        return _train.divergence_parts(self.topics_, self.r_, self._sg_state["phihat"],
+                                       self._length_values)
 
     # ------------------------------------------------------------ properties
     @property
@@ -581,10 +488,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         check_is_fitted(self, "topics_")
         if not 1 <= layer <= len(self.topics_):
             raise ValueError(f"layer must be in 1..{len(self.topics_)}, got {layer}")
-        out = self.topics_[0]
-        for l in range(1, layer):
-            out = out @ self.topics_[l]
-        return out
+        return _generate.project_topics(self.topics_, layer)
 
     # ------------------------------------------------------------- inference
     def _eval_seed(self, k):
@@ -730,14 +634,8 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                                  accept_sparse="csr")
         X = X.toarray() if sp.issparse(X) else X    # the answer is dense anyway
         missing = check_missing(X, f"{type(self).__name__}.impute")
-        obs = np.where(missing, 0.0, X)
-        if self.round_counts:
-            obs = round_counts(obs)
-        if self.link == "bernoulli":
-            check_binary(obs, what=f"{type(self).__name__}(link='bernoulli')")
-        else:
-            check_counts(obs, what=type(self).__name__, max_total=MAX_TOTAL_COUNT)
-        X = np.where(missing, np.nan, obs)
+        X = observed_counts(X, missing, link=self.link, round_counts=self.round_counts,
+                            what=type(self).__name__)
         if not missing.any():
             return X.copy()
         with chain_pool(self.n_jobs):     # the calls, one per sweep, share workers
@@ -754,11 +652,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         global sample's accumulated rates, for the jackknife of
         :func:`skdgm.deep_lda._bounds.jackknife_heldout`."""
         samples = [(self.topics_, self.r_)] if point else list(self._posterior)
-
-        def run_local(X, s, phis, r, *, n_burn, n_collect, thetas):
-            return self._local(X, s, phis, r, n_burn=n_burn, n_collect=n_collect,
-                               collect_topics=False, thetas=thetas)
-
+        run_local = partial(self._local, collect_topics=False)
         return _evaluate.heldout_loglik(X_obs, X_held, samples, run_local, n_burn=n_burn,
                                         n_collect=n_collect, seed=seed,
                                         return_parts=return_parts)
@@ -833,13 +727,6 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return self._heldout_loglik(obs, held, point=False, n_burn=burn, n_collect=coll,
                                     seed=self._eval_seed(3), return_parts=return_parts)
 
-    def _score_with_std(self, X):
-        ll, cnt, (num_parts, den_parts, rows, weights) = self._score_parts(
-            X, return_parts=True)
-        _, doc_se, _, pooled_se = _bounds.jackknife_heldout(num_parts, den_parts, rows,
-                                                            weights, len(cnt))
-        return ll, cnt, doc_se, pooled_se
-
     def score_samples(self, X, *, return_std=False):
         """Per-document mean log-likelihood of held-out words on a seeded 80/20 token split.
 
@@ -890,11 +777,9 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         ((30,), True)
         """
         if not return_std:
-            ll, cnt = self._score_parts(X)
-            return np.where(cnt > 0, ll / np.maximum(cnt, 1), 0.0)
-        ll, cnt, doc_se, _ = self._score_with_std(X)
-        return (np.where(cnt > 0, ll / np.maximum(cnt, 1), 0.0),
-                np.where(cnt > 0, doc_se, 0.0))
+            return _evaluate.document_scores(*self._score_parts(X))
+        ll, cnt, parts = self._score_parts(X, return_parts=True)
+        return _evaluate.document_scores(ll, cnt), _evaluate.heldout_std(cnt, parts)[0]
 
     def score(self, X, y=None, *, return_std=False):
         """Per-held-out-word log-likelihood over all documents (``-log`` perplexity).
@@ -944,10 +829,9 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         True
         """
         if not return_std:
-            ll, cnt = self._score_parts(X)
-            return float(ll.sum() / max(cnt.sum(), 1))
-        ll, cnt, _, pooled_se = self._score_with_std(X)
-        return float(ll.sum() / max(cnt.sum(), 1)), pooled_se
+            return _evaluate.pooled_score(*self._score_parts(X))
+        ll, cnt, parts = self._score_parts(X, return_parts=True)
+        return _evaluate.pooled_score(ll, cnt), _evaluate.heldout_std(cnt, parts)[1]
 
     def log_likelihood_bounds(self, n_samples=100, n_betas=None, random_state=None, *,
                               tol=None):

@@ -11,7 +11,10 @@ decides where the chunks of documents run (:func:`skdgm._core.chains.run_chains`
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["PassLog", "heldout_loglik", "split_tokens"]
+from ._bounds import jackknife_heldout
+
+__all__ = ["PassLog", "document_scores", "heldout_loglik", "heldout_std", "pooled_score",
+           "split_tokens"]
 
 
 def heldout_loglik(X_obs, X_held, samples, run_local, *, n_burn, n_collect, seed,
@@ -122,3 +125,31 @@ class PassLog:
 
     def perplexity(self):
         return float(np.exp(-self.loglik / self.n_words)) if self.n_words else float("nan")
+
+
+def document_scores(ll, cnt):
+    """Nats per held-out word of each document (0 for a document with none held out)."""
+    return np.where(cnt > 0, ll / np.maximum(cnt, 1), 0.0)
+
+
+def pooled_score(ll, cnt):
+    """Nats per held-out word pooled over every held-out token."""
+    return float(ll.sum() / max(cnt.sum(), 1))
+
+
+def heldout_std(cnt, parts):
+    """Jackknife standard errors of :func:`document_scores` and :func:`pooled_score`.
+
+    ``parts`` is the fourth output of :func:`heldout_loglik` with ``return_parts``;
+    the delete-one jackknife over the kept global samples
+    (:func:`skdgm.deep_lda._bounds.jackknife_heldout`). A document with no held-out
+    token gets 0.
+
+    Returns
+    -------
+    doc_se : ndarray of shape (n_docs,)
+    pooled_se : float
+    """
+    num_parts, den_parts, rows, weights = parts
+    _, doc_se, _, pooled_se = jackknife_heldout(num_parts, den_parts, rows, weights, len(cnt))
+    return np.where(cnt > 0, doc_se, 0.0), pooled_se

@@ -29,6 +29,7 @@ __all__ = [
     "sample_word_probabilities",
     "sample_documents",
     "check_lengths",
+    "project_topics",
 ]
 
 from ._local import FLOOR
@@ -149,3 +150,15 @@ def check_lengths(n_samples, lengths, *, link, n_features, max_count):
         raise ValueError(f"with link='bernoulli' a length counts distinct words: at "
                          f"most n_features_in_ = {n_features}")
     return N.astype(np.int64)
+
+
+def project_topics(topics, layer):
+    """Layer-``layer`` topics in vocabulary space, ``Phi^(1) ... Phi^(layer)`` (1-based).
+
+    Each product of column-stochastic matrices is column-stochastic, so the
+    columns stay on the simplex.
+    """
+    out = topics[0]
+    for l in range(1, layer):
+        out = out @ topics[l]
+    return out

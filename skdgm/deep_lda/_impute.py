@@ -19,10 +19,12 @@ word given the rest of the document (not a probability over the vocabulary, whic
 import numpy as np
 import scipy.sparse as sp
 
+from .._core.base import check_binary, check_counts
 from .._core.posterior import rao_blackwell_chain
 from .._core.random import as_generator
+from ._local import MAX_TOTAL_COUNT, round_counts as _round_counts
 
-__all__ = ["gibbs_impute", "impute_over_samples"]
+__all__ = ["gibbs_impute", "impute_over_samples", "observed_counts"]
 
 
 def gibbs_impute(local_sweep, phi1, X, missing, rng, seeds, *, n_sweeps, n_burn, link,
@@ -113,3 +115,25 @@ def impute_over_samples(local, merge, X, missing, samples, root, *, n_sweeps, li
                                   n_burn=n_sweeps // 2, link=link, state=state)
         total += est
     return total / len(samples)
+
+
+def observed_counts(X, missing, *, link, round_counts, what):
+    """``X`` with its observed entries checked as counts (or 0/1), ``NaN`` where missing.
+
+    With ``round_counts`` the observed entries are rounded first, as ``fit`` rounds
+    its input.
+
+    Raises
+    ------
+    ValueError
+        If an observed entry is not a non-negative integer (not 0/1 under
+        ``link="bernoulli"``), or a document's counts sum past the samplers' limit.
+    """
+    obs = np.where(missing, 0.0, X)
+    if round_counts:
+        obs = _round_counts(obs)
+    if link == "bernoulli":
+        check_binary(obs, what=f"{what}(link='bernoulli')")
+    else:
+        check_counts(obs, what=what, max_total=MAX_TOTAL_COUNT)
+    return np.where(missing, np.nan, obs)

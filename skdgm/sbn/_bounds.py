@@ -19,11 +19,12 @@ from functools import partial
 import numpy as np
 
 from .._core.bdmc import BDMCResult, average_over_points, bidirectional_monte_carlo
+from .._core.bdmc import choose_n_betas
 from .._core.exact import MAX_EXACT_UNITS
 from .._core.random import as_generator, seed_for
 from . import _model
 
-__all__ = ["generating_hidden", "log_likelihood_bounds"]
+__all__ = ["generating_hidden", "log_likelihood_bounds", "log_likelihood_bounds_search"]
 
 
 def generating_hidden(n_runs, rng, *, hidden):
@@ -82,3 +83,20 @@ def log_likelihood_bounds(params, n_samples, *, n_betas, n_runs, transition=None
             0.0, n_betas, n_runs, n_groups=min(int(n_runs), 2), exact_start=True,
             target="log_likelihood", exact=exact, random_state=run_seed, n_jobs=n_jobs)
     return average_over_points(res) if average else res
+
+
+def log_likelihood_bounds_search(params, n_samples, *, n_betas, n_runs, tol, seed,
+                                 transition=None, n_jobs=None, what="BayesianSBN"):
+    """:func:`log_likelihood_bounds` at ``n_betas``, or at the count ``"auto"`` finds.
+
+    ``n_betas="auto"`` doubles the schedule from 100 (up to 12,800) until
+    ``|gap| + 2 std err < tol`` (:func:`skdgm._core.bdmc.choose_n_betas`, which
+    warns naming ``what`` when the cap stops it); every trial reuses ``seed``.
+    """
+    def run(n):
+        return log_likelihood_bounds(params, n_samples, n_betas=n, n_runs=n_runs,
+                                     transition=transition, random_state=seed, n_jobs=n_jobs)
+
+    if n_betas == "auto":
+        return choose_n_betas(run, tol, what=what)
+    return run(n_betas)

@@ -8,8 +8,17 @@ stores the result as ``n_components_``, ``burn_in_`` and (counting passes)
 """
 
 import math
+import numbers
 
-__all__ = ["PAPER_PRESETS", "resolve_burn_in", "resolve_n_components", "resolve_n_iter"]
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .._core.base import N_JOBS_CONSTRAINT
+from .._core.random import RANDOM_STATE_CONSTRAINT
+from ._train import INFERENCE
+
+__all__ = ["PAPER_PRESETS", "resolve_burn_in", "resolve_n_components", "resolve_n_iter",
+           "resolve_run_length", "resolve_sizes", "PARAMETER_CONSTRAINTS"]
 
 #: Below this many training rows the automatic width is the enumerable one.
 SMALL_N = 5000
@@ -69,3 +78,74 @@ def resolve_burn_in(n_iter, *, streaming_steps=False):
     if streaming_steps:
         return 40
     return int(0.4 * n_iter)
+
+
+def resolve_sizes(n_components, autoregressive, n_samples, n_features, max_exact_units):
+    """The hidden sizes ``n_components`` asks for, ``"auto"`` resolved for ``X``'s shape.
+
+    ``n_samples=None`` (no data yet) resolves ``"auto"`` to ``()``, so that the
+    settings can be checked before the data are read.
+
+    Raises
+    ------
+    ValueError
+        If a size is not positive, or ``n_components=()`` without
+        ``autoregressive`` (a net with neither hidden nor lateral weights).
+    """
+    if isinstance(n_components, str):          # "auto"
+        if n_samples is None:
+            return ()
+        sizes = resolve_n_components(n_samples, n_features, max_exact_units)
+    else:
+        sizes = tuple(int(k) for k in np.atleast_1d(np.asarray(n_components, dtype=object)))
+    if any(k < 1 for k in sizes):
+        raise ValueError(f"n_components must hold positive ints, got {sizes}")
+    if not sizes and not autoregressive:
+        raise ValueError("n_components=() needs autoregressive=True (the FVSBN)")
+    return sizes
+
+
+def resolve_run_length(n_iter, burn_in, n_samples, *, streaming_steps=False):
+    """``(n_iter, burn_in)`` with ``"auto"`` resolved (:func:`resolve_n_iter`, :func:`resolve_burn_in`)."""
+    n_iter = resolve_n_iter(n_samples) if n_iter == "auto" else int(n_iter)
+    burn_in = (int(burn_in) if burn_in != "auto" else
+               resolve_burn_in(n_iter, streaming_steps=streaming_steps))
+    return n_iter, burn_in
+
+
+# BayesianSBN's parameter constraints (scikit-learn's ``_parameter_constraints``),
+# kept here beside the defaults and presets they bound; the estimator class
+# points at this dict so that ``set_params`` / ``fit`` validate against it.
+PARAMETER_CONSTRAINTS = {
+    "n_components": ["array-like", Interval(numbers.Integral, 1, None, closed="left"),
+                     StrOptions({"auto"})],
+    "inference": [StrOptions(set(INFERENCE))],
+    "prior": [StrOptions({"tpbn", "student_t", "normal"}), None],
+    "autoregressive": ["boolean"],
+    "n_iter": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
+    "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
+    "burn_in": [Interval(numbers.Integral, 0, None, closed="left"), StrOptions({"auto"})],
+    "n_posterior_samples": [Interval(numbers.Integral, 1, None, closed="left")],
+    "pretrain": ["boolean"],
+    "prior_params": [dict, None],
+    "learning_offset": [Interval(numbers.Real, 0, None, closed="left")],
+    "learning_decay": [Interval(numbers.Real, 0.5, 1.0, closed="both")],
+    "n_local_iter": [Interval(numbers.Integral, 1, None, closed="left")],
+    "total_samples": [Interval(numbers.Integral, 1, None, closed="left"), None],
+    "learning_rate": [Interval(numbers.Real, 0, None, closed="neither"), tuple, callable],
+    "friction": [Interval(numbers.Real, 0, 1, closed="right")],
+    "sgmcmc": [StrOptions({"sghmc", "sgnht"})],
+    "n_sghmc_steps": [Interval(numbers.Integral, 1, None, closed="left")],
+    "n_hidden_samples": [Interval(numbers.Integral, 1, None, closed="left")],
+    "gibbs_sweeps": [Interval(numbers.Integral, 1, None, closed="left")],
+    "recognition_learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
+    "n_is_samples": [Interval(numbers.Integral, 1, None, closed="left")],
+    "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left"),
+                    StrOptions({"auto"})],
+    "n_ais_runs": [Interval(numbers.Integral, 1, None, closed="left")],
+    "ais_tol": [Interval(numbers.Real, 0, None, closed="neither")],
+    "random_state": RANDOM_STATE_CONSTRAINT,
+    "verbose": ["verbose"],
+    "n_jobs": N_JOBS_CONSTRAINT,
+    "binarize": [Interval(numbers.Real, None, None, closed="neither"), None],
+}

@@ -5,59 +5,35 @@ of :class:`skdgm._core.base.BaseGenerativeModel` through its hooks, and stores t
 fitted attributes. The numerics live in module-level functions: ``_model`` (the model,
 stacking of pre-training stages), ``_gibbs`` / ``_vb`` / ``_dsghmc`` (the samplers,
 with their Cython twins), ``_engines`` (one training state per ``inference``),
-``_priors``, ``_posterior`` (``transform``), ``_impute`` and ``_bounds``.
+``_train`` (passes, pre-training stages, kept samples; the ``inference`` registry),
+``_priors``, ``_posterior`` (``transform``), ``_evaluate`` (``score_samples``),
+``_impute`` and ``_bounds``; ``_defaults`` holds the ``"auto"`` rules and the
+parameter constraints.
 """
 
 import numbers
 import time
-from functools import partial
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
-from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 
-from .._core.bdmc import check_bounds_args, choose_n_betas
-from .._core.base import (DIVERGENCE_BOUND, N_JOBS_CONSTRAINT, BaseGenerativeModel,
-                          dense_rows, float_dtype as _float_dtype, iter_minibatches)
+from .._core.bdmc import check_bounds_args
+from .._core.base import BaseGenerativeModel, float_dtype as _float_dtype
 from .._core.exact import MAX_EXACT_UNITS
 from .._core.posterior import check_missing, check_n_sweeps
-from .._core.random import (RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence,
-                            seed_for, spawn_generators)
-from . import _bounds, _defaults, _gibbs, _model
-from ._dsghmc import DSGHMCGibbsEngine, DSGHMCNAISEngine, log_marginal_is
-from ._engines import GibbsEngine, OnlineVBEngine, VBEngine
-from ._impute import gibbs_impute
+from .._core.random import as_generator, check_seed_sequence, seed_for, spawn_generators
+from . import _bounds, _defaults, _gibbs, _model, _train
+from ._evaluate import call_seed, log_marginal, map_chunks
+from ._impute import impute_over_samples
 from ._posterior import hidden_moments
-from ._priors import DEFAULT_PRIOR_PARAMS, init_prior_states, resolve_prior_params
+from ._priors import DEFAULT_PRIOR_PARAMS, resolve_prior_params
+from ._train import INFERENCE as _INFERENCE, INFERENCE_READS as _INFERENCE_READS
 
 __all__ = ["BayesianSBN"]
-
-# inference name -> engine class (see ``_engines`` for the protocol)
-_INFERENCE = {
-    "gibbs": GibbsEngine,
-    "vb": VBEngine,
-    "online_vb": OnlineVBEngine,
-    # Du, Zhu and Zhang (2018): doubly stochastic SGHMC
-    "dsghmc_gibbs": DSGHMCGibbsEngine,
-    "dsghmc_nais": DSGHMCNAISEngine,
-}
-
-# The parameters only some inference methods read (every other parameter is read by
-# all of them); setting one that the chosen method ignores warns at fit time. The
-# user guide's table ("Which parameters each inference reads") mirrors this.
-_DSGHMC_READS = {"batch_size", "total_samples", "burn_in", "learning_rate", "friction",
-                 "sgmcmc", "n_sghmc_steps", "n_hidden_samples"}
-_INFERENCE_READS = {"inference": {
-    "gibbs": {"burn_in", "batch_size"},
-    "vb": set(),
-    "online_vb": {"batch_size", "total_samples", "learning_offset", "learning_decay",
-                  "n_local_iter"},
-    "dsghmc_gibbs": _DSGHMC_READS | {"gibbs_sweeps"},
-    "dsghmc_nais": _DSGHMC_READS | {"recognition_learning_rate", "n_is_samples"},
-}}
 
 # A unit counts as active when some weight leaving it has |w| above this (the weights
 # of units the shrinkage prior switched off collapse towards 0).
@@ -212,39 +188,8 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     # which parameters each option reads (warned about once per call when unused)
     _option_reads = _INFERENCE_READS
-    _parameter_constraints = {
-        "n_components": ["array-like", Interval(numbers.Integral, 1, None, closed="left"),
-                         StrOptions({"auto"})],
-        "inference": [StrOptions(set(_INFERENCE))],
-        "prior": [StrOptions({"tpbn", "student_t", "normal"}), None],
-        "autoregressive": ["boolean"],
-        "n_iter": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
-        "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
-        "burn_in": [Interval(numbers.Integral, 0, None, closed="left"), StrOptions({"auto"})],
-        "n_posterior_samples": [Interval(numbers.Integral, 1, None, closed="left")],
-        "pretrain": ["boolean"],
-        "prior_params": [dict, None],
-        "learning_offset": [Interval(numbers.Real, 0, None, closed="left")],
-        "learning_decay": [Interval(numbers.Real, 0.5, 1.0, closed="both")],
-        "n_local_iter": [Interval(numbers.Integral, 1, None, closed="left")],
-        "total_samples": [Interval(numbers.Integral, 1, None, closed="left"), None],
-        "learning_rate": [Interval(numbers.Real, 0, None, closed="neither"), tuple, callable],
-        "friction": [Interval(numbers.Real, 0, 1, closed="right")],
-        "sgmcmc": [StrOptions({"sghmc", "sgnht"})],
-        "n_sghmc_steps": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_hidden_samples": [Interval(numbers.Integral, 1, None, closed="left")],
-        "gibbs_sweeps": [Interval(numbers.Integral, 1, None, closed="left")],
-        "recognition_learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
-        "n_is_samples": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left"),
-                        StrOptions({"auto"})],
-        "n_ais_runs": [Interval(numbers.Integral, 1, None, closed="left")],
-        "ais_tol": [Interval(numbers.Real, 0, None, closed="neither")],
-        "random_state": RANDOM_STATE_CONSTRAINT,
-        "verbose": ["verbose"],
-        "n_jobs": N_JOBS_CONSTRAINT,
-        "binarize": [Interval(numbers.Real, None, None, closed="neither"), None],
-    }
+    # the dict sits beside the defaults it constrains (_defaults.PARAMETER_CONSTRAINTS)
+    _parameter_constraints = _defaults.PARAMETER_CONSTRAINTS
     _element_constraints = {
         "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
     }
@@ -308,32 +253,19 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     def _by_chunks(self, X, func):
         """``func(rows, chunk)`` over ``X``: whole when dense, else ``batch_size`` dense rows
         at a time, each chunk with its own random streams (``chunk`` = 0, 1, ...)."""
-        if not sp.issparse(X):
-            return func(X, 0)
-        return np.concatenate([func(X[sl].toarray(), k) for k, sl in
-                               enumerate(iter_minibatches(X.shape[0], self.batch_size))])
+        return map_chunks(X, func, self.batch_size)
 
     def _call_seed(self, chunk=0):
         """Per-call seed from ``random_state`` (same int, same answer); one per chunk."""
-        ss = seed_for(self.random_state)
-        if chunk == 0:
-            return ss
-        return np.random.SeedSequence(ss.entropy, spawn_key=tuple(ss.spawn_key) + (0xC5, chunk))
+        return call_seed(self.random_state, chunk)
 
     def _check_settings(self, n_samples=None, n_features=None):
         """Validated hidden sizes and prior parameters; ``"auto"`` resolved for ``X``'s shape."""
         self._validate_params()
-        if isinstance(self.n_components, str):          # "auto"
-            if n_samples is None:
-                return (), {}
-            sizes = _defaults.resolve_n_components(n_samples, n_features, MAX_EXACT_UNITS)
-        else:
-            sizes = tuple(int(k) for k in np.atleast_1d(np.asarray(self.n_components,
-                                                                    dtype=object)))
-        if any(k < 1 for k in sizes):
-            raise ValueError(f"n_components must hold positive ints, got {sizes}")
-        if not sizes and not self.autoregressive:
-            raise ValueError("n_components=() needs autoregressive=True (the FVSBN)")
+        if n_samples is None and isinstance(self.n_components, str):
+            return (), {}
+        sizes = _defaults.resolve_sizes(self.n_components, self.autoregressive, n_samples,
+                                        n_features, MAX_EXACT_UNITS)
         return sizes, resolve_prior_params(
             getattr(_INFERENCE[self.inference], "default_prior_params", {}), self.prior_params)
 
@@ -357,9 +289,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return getattr(_INFERENCE[self.inference], "default_prior", "tpbn")
 
     def _prior_states(self, params, pp):
-        return init_prior_states(self._prior_kind(), [
-            (m.shape[0], m.shape[1] - 1) for m in map(partial(_model.row_mask, params),
-                                                      range(len(params.biases)))], pp)
+        return _train.model_prior_states(self._prior_kind(), params, pp)
 
     def _new_engine(self, params, pp, prior_states=None):
         if prior_states is None:
@@ -367,27 +297,12 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return _INFERENCE[self.inference](params, prior_states, self._prior_kind(), pp,
                                           self._options())
 
-    def _stage_passes(self, engine, X, rng, n_passes, stage):
-        """``n_passes`` passes of a pre-training stage's engine over ``X`` (logged)."""
-        for _ in range(n_passes):
-            self._log_pass(stage, self._engine_pass(engine, X, rng))
-
     def _log_pass(self, stage, metrics):
         """One ``history_`` entry (and verbose line) per pass, with the time still to go."""
         done = getattr(self, "n_iter_", 0) + 1
         elapsed = time.perf_counter() - self._t_start
         left = elapsed / done * max(0, self._total_passes - done)
         self._log_iteration(stage=stage, **metrics, time_left=left)
-
-    def _engine_pass(self, engine, X, rng):
-        """One pass over ``X``: a full iteration, or an epoch of minibatches (streaming)."""
-        if not engine.streaming:
-            return engine.step(X, rng)
-        metrics = {}
-        for batch in iter_minibatches(X.shape[0], self.batch_size, rng):
-            metrics = engine.step(dense_rows(X, batch).astype(float, copy=False), rng,
-                                  n_total=X.shape[0])
-        return metrics
 
     def _finish(self, engine, samples):
         mean = _model.mean_params(samples) if engine.keeps_samples else engine.current_params()
@@ -418,12 +333,9 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             n = self.total_samples          # partial_fit: the stream's announced size
         sizes, pp = self._check_settings(n, D)
         self.n_components_ = sizes
-        self._n_iter_resolved = (_defaults.resolve_n_iter(n) if self.n_iter == "auto"
-                                 else int(self.n_iter))
-        self.burn_in_ = (int(self.burn_in) if self.burn_in != "auto" else
-                         _defaults.resolve_burn_in(self._n_iter_resolved,
-                                                   streaming_steps=_streaming(self)
-                                                   and self.inference != "online_vb"))
+        self._n_iter_resolved, self.burn_in_ = _defaults.resolve_run_length(
+            self.n_iter, self.burn_in, n,
+            streaming_steps=_streaming(self) and self.inference != "online_vb")
         self._seed_seq = seed_for(self.random_state)
         rng = as_generator(self._seed_seq.spawn(1)[0])
         self._start_history()
@@ -441,17 +353,11 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         if fit and self.pretrain and L > 1:
             # Sec. 3.3: one single-layer SBN per stage on the previous stage's hidden
             # units, each run for n_iter passes, then stacked into the deep net
-            data, parts = X, []
-            for s in range(L):
-                sub = _model.init_params(data.shape[1], sizes[s:s + 1], rng,
-                                         autoregressive=self.autoregressive)
-                eng = self._new_engine(sub, pp)
-                eng.init_data(data, rng)
-                self._stage_passes(eng, data, rng, self._n_iter_resolved, stage=s + 1)
-                parts.append(eng.export())
-                data = eng.hidden_sample(data, rng)[0]
-            params, states, hidden = _model.assemble_stages(
-                D, sizes, parts, self._prior_states, pp, autoregressive=self.autoregressive)
+            params, states, hidden = _train.pretrain_stages(
+                X, sizes, rng, new_engine=lambda sub: self._new_engine(sub, pp),
+                n_passes=self._n_iter_resolved, batch_size=self.batch_size,
+                log_pass=self._log_pass, prior_states=self._prior_states,
+                prior_params=pp, autoregressive=self.autoregressive)
             engine = self._new_engine(params, pp, states)
             engine.init_data(X, rng, hidden)
         else:
@@ -465,7 +371,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     def _fit_pass(self, X, ctx):
         engine, rng = ctx["engine"], ctx["rng"]
-        self._log_pass(0, self._engine_pass(engine, X, rng))
+        self._log_pass(0, _train.engine_pass(engine, X, rng, self.batch_size))
         ctx["t"] += 1
         done = ctx["t"] - self.burn_in_
         if engine.keeps_samples and done > 0 and done % ctx["thin"] == 0:
@@ -475,11 +381,8 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         if not ctx["fit"]:
             return
         engine, rng = ctx["engine"], ctx["rng"]
-        if engine.keeps_samples:
-            samples = ctx["samples"][-self.n_posterior_samples:] or [engine.posterior_draw(rng)]
-        else:
-            samples = [engine.posterior_draw(rng) for _ in range(self.n_posterior_samples)]
-        self._finish(engine, samples)
+        self._finish(engine, _train.final_samples(engine, ctx["samples"],
+                                                  self.n_posterior_samples, rng))
         self._n_seen = ctx["n_rows"]
         # the Gibbs iteration's scratch statistics (J x d x d per layer) are not state
         engine.__dict__.pop("_workspace", None)
@@ -582,11 +485,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         engine, rng = ctx["engine"], ctx["rng"]
         self._n_seen += X.shape[0]
         n_total = self.total_samples or self._n_seen
-        metrics = {}
-        for start in range(0, X.shape[0], self.batch_size):  # in stream order
-            rows = slice(start, start + self.batch_size)
-            metrics = engine.step(dense_rows(X, rows).astype(float, copy=False), rng,
-                                  n_total=n_total)
+        metrics = _train.stream_steps(engine, X, rng, self.batch_size, n_total)
         self._log_iteration(stage=0, **metrics)
         if hasattr(engine, "streaming_samples"):    # DSGHMC: thinned samples of the stream
             samples = engine.streaming_samples()
@@ -601,11 +500,7 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     def _divergence_params(self):
         if not hasattr(self, "params_"):
             return {}, None
-        p = self.params_
-        parts = {"weights": list(p.weights), "biases": list(p.biases)}
-        if p.lateral:
-            parts["lateral"] = list(p.lateral)
-        return parts, DIVERGENCE_BOUND
+        return _train.divergence_parts(self.params_)
 
     # --------------------------------------------------------------- inference
     def _call_rng(self, chunk=0):
@@ -758,17 +653,11 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return mean, float(np.sqrt(np.sum(se ** 2)) / max(len(se), 1))
 
     def _score(self, X, chunk, method):
-        if method == "is":
-            return log_marginal_is(self.params_, self._engine.recognition, X,
-                                   self.n_is_samples, self._call_rng(chunk))
-        if method is None and sum(map(len, self.params_.biases[1:])) <= MAX_EXACT_UNITS:
-            lp = _model.log_marginal_exact(self.params_, X)
-            return lp, np.zeros_like(lp)
-        return _model.log_marginal_ais(self.params_, X, n_betas=self._ais_betas(),
-                                       n_runs=self.n_ais_runs,
-                                       random_state=self._call_seed(chunk),
-                                       n_jobs=self.n_jobs,
-                                       transition=_gibbs.ais_transition_pg)
+        return log_marginal(self.params_, X, self._call_seed(chunk), method=method,
+                            n_betas=self._ais_betas, n_runs=self.n_ais_runs,
+                            n_jobs=self.n_jobs,
+                            recognition=getattr(self._engine, "recognition", None),
+                            n_is_samples=self.n_is_samples)
 
     def _ais_betas(self):
         """``n_ais_betas``, or the count ``"auto"`` chose for these parameters."""
@@ -828,15 +717,10 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         check_bounds_args(n_samples, n_betas, tol)
         seed = seed_for(self.random_state if random_state is None else random_state,
                         _BDMC_PURPOSE)
-
-        def run(n):
-            return _bounds.log_likelihood_bounds(
-                self.params_, n_samples, n_betas=n, n_runs=self.n_ais_runs,
-                transition=_gibbs.ais_transition_pg, random_state=seed, n_jobs=self.n_jobs)
-
-        if n_betas == "auto":
-            return choose_n_betas(run, tol, what=type(self).__name__)
-        return run(n_betas)
+        return _bounds.log_likelihood_bounds_search(
+            self.params_, n_samples, n_betas=n_betas, n_runs=self.n_ais_runs, tol=tol,
+            seed=seed, transition=_gibbs.ais_transition_pg, n_jobs=self.n_jobs,
+            what=type(self).__name__)
 
     def sample(self, n_samples=1, random_state=None):
         """Ancestral samples of the visible layer under the posterior-mean parameters.
@@ -929,13 +813,8 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         missing = check_missing(X, f"{type(self).__name__}.impute")
         if not missing.any():
             return X.copy()
-        rng = self._call_rng()
-        total, state = np.zeros(X.shape), None
-        for p in self.posterior_samples_:
-            state, est = gibbs_impute(p, X, missing, rng, n_sweeps=n_sweeps,
-                                      n_burn=n_sweeps // 2, state=state)
-            total += est
-        return np.where(missing, total / len(self.posterior_samples_), X)
+        return impute_over_samples(self.posterior_samples_, X, missing, self._call_rng(),
+                                   n_sweeps=n_sweeps)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

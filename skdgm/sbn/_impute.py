@@ -20,7 +20,8 @@ from .._core.numerics import softplus
 from .._core.posterior import rao_blackwell_chain
 from . import _model
 
-__all__ = ["exact_conditional_mean", "gibbs_impute", "visible_missing_conditional"]
+__all__ = ["exact_conditional_mean", "gibbs_impute", "impute_over_samples",
+           "visible_missing_conditional"]
 
 #: Missing entries per row up to which :func:`exact_conditional_mean` enumerates.
 MAX_EXACT_MISSING = 12
@@ -119,3 +120,23 @@ def exact_conditional_mean(params, X, missing):
         lp = _model.log_marginal_exact(params, rows)
         out[i, m] = np.exp(lp - logsumexp(lp)) @ fills
     return out
+
+
+def impute_over_samples(samples, X, missing, rng, *, n_sweeps):
+    """``E[x_miss | x_obs]`` averaged over the parameter ``samples`` (Sec. 5.2).
+
+    One :func:`gibbs_impute` chain per sample in turn from the same ``rng``, the
+    visible fill carried over from the previous sample's chain, the first half of
+    each chain's ``n_sweeps`` discarded.
+
+    Returns
+    -------
+    X_filled : ndarray of shape (n, D)
+        ``X`` with the missing entries replaced by the averaged estimates.
+    """
+    total, state = np.zeros(X.shape), None
+    for p in samples:
+        state, est = gibbs_impute(p, X, missing, rng, n_sweeps=n_sweeps,
+                                  n_burn=n_sweeps // 2, state=state)
+        total += est
+    return np.where(missing, total / len(samples), X)

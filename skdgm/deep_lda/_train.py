@@ -1,0 +1,228 @@
+"""The training procedure of ``DeepLDA``: local runs in fixed chunks, Alg. 1's update, passes.
+
+Cong et al. (2017), Alg. 1: every minibatch of documents gets its local variables
+by upward-downward Gibbs sampling under the current global parameters
+(:func:`run_local`, the chunks run through :func:`skdgm._core.chains.run_chains`),
+then every layer's topics and the top-layer weights ``r`` take one stochastic
+gradient step (TLASGR-MCMC, Eq. 10-13; TLFSGR; SGRLD, Eq. 5) or, with
+``sampler="gibbs"``, one batch Gibbs sweep (:func:`global_update`). A pass is a
+step per minibatch (:func:`minibatches`). The functions take arrays,
+hyper-parameters and explicit seeds or generators, never the estimator.
+"""
+
+import math
+from collections import deque
+
+import numpy as np
+
+from .._core.base import DIVERGENCE_BOUND, check_finite_params, iter_minibatches
+from .._core.chains import even_chunks, run_chains
+from .._core.random import as_generator, seed_for
+from . import _global
+from ._local import local_task
+
+__all__ = ["chain_mapper", "divergence_parts", "global_update", "initial_state",
+           "keep_sample", "minibatches", "pass_metrics", "run_local"]
+
+# Multiplicative EM steps that start each document's local chain near its
+# words' topics (see _local.upward_downward): a few sweeps of burn-in then suffice.
+EM_STEPS = 5
+
+
+def run_local(X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics, a0, b0, e0, f0,
+              link, chunk_docs, n_jobs=None, thetas=None):
+    """Upward-downward sampling of every document of ``X`` (Alg. 1's local step).
+
+    The documents are cut into chunks of about ``chunk_docs`` (a layout that
+    depends only on their number, never on ``n_jobs``), each with its own child of
+    ``seed_seq``, and run through :func:`skdgm._core.chains.run_chains` on
+    ``n_jobs`` workers: the same results for every ``n_jobs`` and backend.
+
+    Parameters
+    ----------
+    X : CSR matrix of shape (n_docs, V)
+    seed_seq : numpy.random.SeedSequence
+    phis : list of ndarray
+        The topics ``Phi^(l)`` of every layer.
+    r : ndarray of shape (K_L,)
+        The top-layer weights.
+    n_burn, n_collect : int
+        Local sweeps discarded, then collected.
+    collect_topics : bool
+        Also accumulate the topic counts a global update needs.
+    a0, b0, e0, f0 : float
+        The hyper-parameters of ``p^(2)`` and ``c^(l)`` (Eq. 1).
+    link : {"poisson", "bernoulli"}
+    chunk_docs : int
+        Documents per task.
+    n_jobs : int, optional
+    thetas : list of list of ndarray, optional
+        Each chunk's ``theta`` from an earlier call, to continue its chains.
+
+    Returns
+    -------
+    results : list of dict
+        One :func:`skdgm.deep_lda._local.upward_downward` result per chunk.
+    """
+    n = X.shape[0]
+    chunks = even_chunks(n, math.ceil(n / chunk_docs))
+    tasks = [X[sl] for sl in chunks] if thetas is None else \
+        [(X[sl], th) for sl, th in zip(chunks, thetas)]
+    seeds = seed_seq.spawn(len(tasks))
+    return run_chains(
+        local_task, tasks, seeds=seeds, n_jobs=n_jobs, phis=phis, r=r,
+        a0=a0, b0=b0, e0=e0, f0=f0, n_burn=n_burn,
+        n_collect=n_collect, link=link, collect_topics=collect_topics,
+        compact_words=True, em_steps=EM_STEPS,
+    )
+
+
+def chain_mapper(seed_seq, n_jobs=None):
+    """``map_chunks(func, tasks, **kwargs)`` for :func:`skdgm.deep_lda._gibbs.gibbs_update`.
+
+    Every call spawns one child of ``seed_seq`` per task and runs the tasks
+    through :func:`skdgm._core.chains.run_chains`.
+    """
+    def map_chunks(func, tasks, **kwargs):
+        return run_chains(func, tasks, seeds=seed_seq.spawn(len(tasks)), n_jobs=n_jobs,
+                          **kwargs)
+
+    return map_chunks
+
+
+def minibatches(X, batch_size, rng=None):
+    """The minibatches of one pass over the documents of ``X``.
+
+    With ``rng`` (``fit``) the documents are shuffled first, one permutation per
+    pass; without (``partial_fit``) they come in stream order.
+    """
+    if rng is not None:
+        for idx in iter_minibatches(X.shape[0], batch_size, rng):
+            yield X[idx]
+        return
+    for start in range(0, X.shape[0], batch_size):
+        yield X[start:start + batch_size]
+
+
+def global_update(X, total, phis, r, sg_state, gibbs_state, *, sampler, eps, etas, gamma0,
+                  c0, rng, local_stats, gibbs_step):
+    """Alg. 1 on one minibatch: local sampling, then every global update.
+
+    Parameters
+    ----------
+    X : CSR matrix of shape (n_docs, V)
+    total : int
+        The corpus size the minibatch statistics are scaled to (``rho = total /
+        n_docs``, Eq. 10).
+    phis, r : list of ndarray, ndarray
+        The current global parameters.
+    sg_state : dict
+        The stochastic-gradient state (``M``, ``M_top``, ``t``, ``phihat``).
+    gibbs_state : tuple or None
+        The batch Gibbs sampler's documents' hidden units.
+    sampler : {"tlasgr", "tlfsgr", "sgrld", "gibbs"}
+    eps : float
+        The step size of this update.
+    etas : list of float
+        The topics' Dirichlet parameters per layer.
+    gamma0, c0 : float
+    rng : numpy.random.Generator
+        The global step's noise.
+    local_stats : callable
+        ``local_stats(X, phis, r)``: the minibatch's merged local statistics.
+    gibbs_step : callable
+        ``gibbs_step(X, phis, r)``: one batch Gibbs sweep (``sampler="gibbs"``),
+        returning ``(phis, r, gibbs_state, loglik, n_words)``.
+
+    Returns
+    -------
+    phis, r, sg_state, gibbs_state, rates, loglik, n_words
+
+    Raises
+    ------
+    skdgm.exceptions.DivergenceError
+        If a new parameter is not finite.
+    """
+    rho = total / X.shape[0]
+    if sampler == "gibbs":
+        new_phis, new_r, gibbs_state, ll, nw = gibbs_step(X, phis, r)
+        sg_state, rates = dict(sg_state, t=sg_state["t"] + 1), []
+    else:
+        stats = local_stats(X, phis, r)
+        new_phis, new_r, sg_state, rates = _global.sg_update(
+            phis, r, sg_state, stats, sampler=sampler, eps=eps, rho=rho,
+            etas=etas, gamma0=gamma0, c0=c0, rng=rng)
+        ll, nw = stats["loglik"], stats["n_words"]
+    check_finite_params({"topics": new_phis, "r": new_r, "expanded mean":
+                         sg_state["phihat"]}, "DeepLDA.partial_fit")
+    return new_phis, new_r, sg_state, gibbs_state, rates, ll, nw
+
+
+def keep_sample(posterior, n_keep, thin, t, phis, r):
+    """The kept global samples after update ``t``: every ``thin``-th, the latest ``n_keep``.
+
+    ``posterior`` is rebuilt when ``n_keep`` changed (``set_params`` between
+    calls); the first update is always kept.
+    """
+    if posterior.maxlen != n_keep:
+        posterior = deque(posterior, maxlen=n_keep)
+    if (t - 1) % thin == 0 or not posterior:
+        posterior.append(([p.copy() for p in phis], r.copy()))
+    return posterior
+
+
+def pass_metrics(log, n_updates, passes, done, elapsed):
+    """The ``history_`` entry of a pass: perplexity, step size, rates, time left.
+
+    ``log`` is the pass's :class:`skdgm.deep_lda._evaluate.PassLog`; ``passes`` the
+    passes of this fit (0 for ``partial_fit``, whose end is unknown), ``done`` the
+    passes made including this one, ``elapsed`` the seconds since the call began.
+    """
+    metrics = {"train_perplexity": log.perplexity(), "step_size": log.eps}
+    for l, rt in enumerate(log.rates):
+        metrics[f"rate_layer{l + 1}"] = float(np.mean(rt))
+    metrics["n_updates"] = n_updates
+    metrics["time_left"] = (float(elapsed / done * (passes - done))
+                            if passes and done < passes else 0.0)
+    return metrics
+
+
+def divergence_parts(topics, r, phihat, length_values):
+    """The arrays the skeleton's divergence check watches, and their bound.
+
+    Topics live on the simplex; ``r`` scales like the documents' counts, and
+    SGRLD's expanded mean like the corpus', so the bound grows with the longest
+    document trained on.
+    """
+    longest = float(length_values.max()) if length_values.size else 1.0
+    return ({"topics_": topics, "r_": r, "expanded mean": phihat},
+            DIVERGENCE_BOUND * max(1.0, longest))
+
+
+def initial_state(n_features, Ks, X, random_state, *, eta, gamma0, c0):
+    """The streams and global parameters a fit starts from.
+
+    ``random_state``'s sequence spawns three children: the local samplers' seeds,
+    the global steps' generator (which also draws the initial topics, from ``X``'s
+    words when given, :func:`skdgm.deep_lda._global.initial_topics`) and the
+    minibatch order. ``r`` starts at its prior mean ``gamma0 / (K_L c0)``.
+
+    Returns
+    -------
+    train_seed, order_seed : numpy.random.SeedSequence
+    rng : numpy.random.Generator
+    etas : list of float
+    topics : list of ndarray
+    r : ndarray of shape (K_L,)
+    sg_state : dict
+        The stochastic-gradient state: zero metrics, ``t = 0``, the expanded
+        mean of SGRLD.
+    """
+    train_seed, global_seed, order_seed = seed_for(random_state).spawn(3)
+    rng = as_generator(global_seed)
+    etas = _global.layer_etas(eta, Ks)
+    topics = _global.initial_topics(n_features, Ks, X, rng)
+    r = np.full(Ks[-1], gamma0 / (Ks[-1] * c0))
+    sg_state = {"M": [np.zeros(K) for K in Ks], "M_top": 0.0, "t": 0,
+                "phihat": [t * t.shape[0] for t in topics]}
+    return train_seed, order_seed, rng, etas, topics, r, sg_state

@@ -1,0 +1,158 @@
+"""The training procedure of ``BayesianSBN``: passes, pre-training stages, kept samples.
+
+An inference engine (:mod:`._engines`, :mod:`._dsghmc`) knows one step; this module
+strings steps into the procedures of Gan et al. (2015): a pass over the data (a full
+iteration, or an epoch of minibatches for the streaming methods), the greedy
+layer-wise pre-training of Sec. 3.3 stacked into the deep net, and the choice of the
+parameter samples a fit keeps. The functions take the engine, arrays, settings and
+an explicit generator, never the estimator; the estimator's hooks call them in the
+order of the training skeleton (:class:`skdgm._core.base.BaseGenerativeModel`).
+The ``inference`` registry (:data:`INFERENCE`) and the parameters each option reads
+(:data:`INFERENCE_READS`) live here too.
+"""
+
+from functools import partial
+
+from .._core.base import DIVERGENCE_BOUND, dense_rows, iter_minibatches
+from . import _model
+from ._dsghmc import DSGHMCGibbsEngine, DSGHMCNAISEngine
+from ._engines import GibbsEngine, OnlineVBEngine, VBEngine
+from ._priors import init_prior_states
+
+__all__ = ["INFERENCE", "INFERENCE_READS", "divergence_parts", "engine_pass",
+           "final_samples", "model_prior_states", "pretrain_stages", "stream_steps"]
+
+#: inference name -> engine class (see ``_engines`` for the protocol)
+INFERENCE = {
+    "gibbs": GibbsEngine,
+    "vb": VBEngine,
+    "online_vb": OnlineVBEngine,
+    # Du, Zhu and Zhang (2018): doubly stochastic SGHMC
+    "dsghmc_gibbs": DSGHMCGibbsEngine,
+    "dsghmc_nais": DSGHMCNAISEngine,
+}
+
+# The parameters only some inference methods read (every other parameter is read by
+# all of them); setting one that the chosen method ignores warns at fit time. The
+# user guide's table ("Which parameters each inference reads") mirrors this.
+_DSGHMC_READS = {"batch_size", "total_samples", "burn_in", "learning_rate", "friction",
+                 "sgmcmc", "n_sghmc_steps", "n_hidden_samples"}
+#: ``{"inference": {option: parameters it reads}}``, the skeleton's ``_option_reads``
+INFERENCE_READS = {"inference": {
+    "gibbs": {"burn_in", "batch_size"},
+    "vb": set(),
+    "online_vb": {"batch_size", "total_samples", "learning_offset", "learning_decay",
+                  "n_local_iter"},
+    "dsghmc_gibbs": _DSGHMC_READS | {"gibbs_sweeps"},
+    "dsghmc_nais": _DSGHMC_READS | {"recognition_learning_rate", "n_is_samples"},
+}}
+
+
+def model_prior_states(kind, params, prior_params):
+    """Fresh prior states (Eq. 9) for every row block of ``params``, one per layer."""
+    return init_prior_states(kind, [
+        (m.shape[0], m.shape[1] - 1) for m in map(partial(_model.row_mask, params),
+                                                  range(len(params.biases)))], prior_params)
+
+
+def engine_pass(engine, X, rng, batch_size):
+    """One pass over ``X``: a full iteration, or an epoch of minibatches (streaming).
+
+    A streaming engine's minibatches are a fresh permutation of the rows drawn from
+    ``rng``, each densified on its own (CSR input) and scaled to ``n_total = len(X)``
+    (the online-VB and SGHMC estimates of the full-data statistics, Sec. 3.2).
+
+    Returns
+    -------
+    metrics : dict
+        The engine's metrics of the last step.
+    """
+    if not engine.streaming:
+        return engine.step(X, rng)
+    metrics = {}
+    for batch in iter_minibatches(X.shape[0], batch_size, rng):
+        metrics = engine.step(dense_rows(X, batch).astype(float, copy=False), rng,
+                              n_total=X.shape[0])
+    return metrics
+
+
+def stream_steps(engine, X, rng, batch_size, n_total):
+    """``partial_fit``'s pass: a step per ``batch_size`` rows of ``X``, in stream order.
+
+    Unlike :func:`engine_pass` the rows are not shuffled (a stream's order is the
+    caller's), and the statistics are scaled to ``n_total``, the stream's announced
+    or seen size.
+    """
+    metrics = {}
+    for start in range(0, X.shape[0], batch_size):
+        rows = slice(start, start + batch_size)
+        metrics = engine.step(dense_rows(X, rows).astype(float, copy=False), rng,
+                              n_total=n_total)
+    return metrics
+
+
+def pretrain_stages(X, sizes, rng, *, new_engine, n_passes, batch_size, log_pass,
+                    prior_states, prior_params, autoregressive=False):
+    """Greedy layer-wise pre-training (Sec. 3.3), stacked into the deep net.
+
+    Stage ``s`` fits a single-layer SBN with ``sizes[s]`` hidden units to the
+    previous stage's hidden units (the data for ``s = 0``) for ``n_passes`` passes,
+    then hands on its *last* sample of the training set's hidden units (they belong
+    to that sample's parameters; an average could mix units that swapped roles).
+
+    Parameters
+    ----------
+    X : ndarray or CSR matrix of shape (n_samples, n_features)
+    sizes : tuple of int
+        Hidden sizes of the deep net, bottom first (two or more).
+    rng : numpy.random.Generator
+        Drives every stage in turn.
+    new_engine : callable
+        ``new_engine(params)``: an engine of the chosen inference on a stage's
+        initial parameters.
+    n_passes, batch_size : int
+    log_pass : callable
+        ``log_pass(stage, metrics)`` after every pass (stages count from 1).
+    prior_states : callable
+        ``prior_states(params, prior_params)`` of the deep net
+        (:func:`skdgm.sbn._model.assemble_stages`).
+    prior_params : dict
+    autoregressive : bool, default=False
+
+    Returns
+    -------
+    params, states, hidden
+        As :func:`skdgm.sbn._model.assemble_stages`.
+    """
+    data, parts = X, []
+    for s in range(len(sizes)):
+        sub = _model.init_params(data.shape[1], sizes[s:s + 1], rng,
+                                 autoregressive=autoregressive)
+        eng = new_engine(sub)
+        eng.init_data(data, rng)
+        for _ in range(n_passes):
+            log_pass(s + 1, engine_pass(eng, data, rng, batch_size))
+        parts.append(eng.export())
+        data = eng.hidden_sample(data, rng)[0]
+    return _model.assemble_stages(X.shape[1], sizes, parts, prior_states, prior_params,
+                                  autoregressive=autoregressive)
+
+
+def final_samples(engine, kept, n_posterior_samples, rng):
+    """The parameter samples a fit keeps.
+
+    Gibbs keeps the latest ``n_posterior_samples`` thinned samples of the chain
+    (``kept``; its current draw if none was collected); VB and the streaming
+    methods draw ``n_posterior_samples`` from ``q`` (or the engine's state) now.
+    """
+    if engine.keeps_samples:
+        return kept[-n_posterior_samples:] or [engine.posterior_draw(rng)]
+    return [engine.posterior_draw(rng) for _ in range(n_posterior_samples)]
+
+
+def divergence_parts(params):
+    """The arrays the skeleton's divergence check watches, and their bound."""
+    parts = {"weights": list(params.weights), "biases": list(params.biases)}
+    if params.lateral:
+        parts["lateral"] = list(params.lateral)
+    return parts, DIVERGENCE_BOUND
