@@ -21,7 +21,7 @@ factors, the prior's latent scales, the training data's hidden units) and offers
 
 ``streaming = True`` marks engines whose ``step`` takes minibatches (``partial_fit``).
 The DSGHMC engines (:mod:`skdgm.sbn._dsghmc`) follow the same protocol; the
-estimator's ``_INFERENCE`` table maps every ``inference`` option to its engine.
+``_train.INFERENCE`` table maps every ``inference`` option to its engine.
 Shared steps come from ``_core``: Bernoulli draws from :mod:`skdgm._core.mcmc`,
 the online-VB step size ``rho_t`` from :class:`skdgm._core.schedules.OnlineVB`.
 """
