@@ -21,7 +21,7 @@ minibatches, 1,500 collected test samples); the defaults are sized so that one
 (size, sampler) run takes a few minutes of one core.
 
 Usage (``--quick``: 128 topics with every sampler, 128-64-32 with TLASGR, and
-scikit-learn, about 10 CPU-minutes)::
+scikit-learn, about 5 CPU-minutes)::
 
     SKDGM_DATA=/path/to/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
         python benchmarks/bench_deep_lda_perplexity.py --quick \\
@@ -228,7 +228,7 @@ def main():
     add_data_home_arg(ap)
     ap.add_argument("--quick", action="store_true",
                     help="128 topics with every sampler, 128-64-32 with TLASGR, and "
-                         "scikit-learn (about 10 CPU-minutes); ignores --layers/--samplers")
+                         "scikit-learn (about 5 CPU-minutes); ignores --layers/--samplers")
     ap.add_argument("--layers", nargs="*", default=[], help="e.g. 128 128-64 128-64-32")
     ap.add_argument("--samplers", nargs="*", default=["tlasgr"])
     ap.add_argument("--minibatches", type=int, default=200)
