@@ -12,7 +12,9 @@ the training cost per update relative to SAP in the same run, the tempered-trans
 acceptance rate (Trans-SAP), the temperature occupancy (adaptive ST, CAST) and, for
 adaptive ST, how many chains were at temperature 1 per update (its negative phase).
 The final CAST parameters are saved to ``benchmarks/results/dbm_cast_mnist.npz`` for
-``bench_dbm_mixing.py``. Usage (about 15 CPU-minutes)::
+``bench_dbm_mixing.py``.
+
+Usage (about 15 CPU-minutes)::
 
     SKDGM_DATA=/path/to/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
         python benchmarks/bench_dbm_samplers.py > benchmarks/results/bench_dbm_samplers.txt
@@ -26,8 +28,10 @@ the binarized MNIST training split until SECONDS of training CPU time
 training CPU-seconds give the test bound on ``--checkpoint-n-test`` images with a cheap
 AIS; the end gives the bound on ``--final-n-test`` test images with an AIS ``log Z`` of
 ``--final-ais-betas`` / ``--final-ais-runs`` and its standard error. The paper trained
-for 200,000 updates and used 20,000 betas. Usage (see ``results/dbm_mnist_hour.txt``
-for the budget actually run)::
+for 200,000 updates and used 20,000 betas.
+
+Usage of the long run (``results/dbm_mnist_hour.txt`` holds the budget actually run,
+1,800 CPU-s)::
 
     SKDGM_DATA=/path/to/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
         python benchmarks/bench_dbm_samplers.py --samplers cast --n-train 0 \\

@@ -20,11 +20,13 @@ Without ``--cpu-budget`` every model runs ``--n-iter`` passes (epochs for the
 streaming ones). The paper reports VB lower bounds (VB rows) and a harmonic-mean
 estimate (its Gibbs row, biased upwards); Du et al. (2018, Table 2) report AIS
 estimates for Gibbs and DSGHMC-Gibbs. Ours are AIS estimates, stochastic lower bounds
-in expectation. Usage (about 20 CPU-minutes)::
+in expectation.
+
+Usage (about 15 CPU-minutes)::
 
     SKDGM_DATA=/path/to/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
-        python benchmarks/bench_sbn_loglik.py --n-train 10000 --n-test 100 \\
-        --models sbn_online_vb sbn_dsghmc sbn_vb sbn_gibbs --cpu-budget 200 \\
+        python benchmarks/bench_sbn_loglik.py --n-train 10000 --n-test 80 \\
+        --models sbn_online_vb sbn_dsghmc sbn_vb sbn_gibbs --cpu-budget 120 \\
         > benchmarks/results/sbn_loglik.txt
 
 Data comes from :mod:`skdgm.datasets` (``--data-home``, else ``$SKDGM_DATA``; see
