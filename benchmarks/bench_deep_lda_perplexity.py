@@ -10,18 +10,34 @@ layer-1 Poisson rates averaged over all collected samples, normalised, and
 scored on the ~20 % held-out tokens. ``--sklearn`` adds scikit-learn's
 LatentDirichletAllocation (online and batch) under the same protocol (its
 point estimate of the topics; document proportions from ``transform`` of the
-observed part). Results are appended to benchmarks/results/deep_lda_perplexity.json
-and the curves plotted by ``--plot``.
+observed part).
+
+Output (stdout, redirected to a results file): the header of ``_common.py``,
+progress lines, a table of the runs, then one ``record {...}`` JSON line per run,
+which ``--plot FILE`` draws and ``--resume`` reads back (``--records``).
 
 This is far shorter than the paper's schedule (2,000 burn-in + 1,500 collected
 minibatches, 1,500 collected test samples); the defaults are sized so that one
 (size, sampler) run takes a few minutes of one core.
 
-Usage, e.g.:
-  OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \
-      python benchmarks/bench_deep_lda_perplexity.py --layers 128 --samplers tlasgr
-  python benchmarks/bench_deep_lda_perplexity.py --sklearn
-  python benchmarks/bench_deep_lda_perplexity.py --plot
+Usage (``--quick``: 128 topics with every sampler, 128-64-32 with TLASGR, and
+scikit-learn, about 5 CPU-minutes)::
+
+    SKDGM_DATA=/path/to/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
+        python benchmarks/bench_deep_lda_perplexity.py --quick \\
+        > benchmarks/results/deep_lda_perplexity.txt
+
+The full table of ``doc/benchmarks/deep_lda.rst`` (about an hour of CPU) is one
+command::
+
+    python benchmarks/bench_deep_lda_perplexity.py --layers 128 128-64 128-64-32 \\
+        --samplers tlasgr tlfsgr sgrld gibbs --sklearn
+
+and the paper's full-length schedule (about 2 CPU-hours)::
+
+    python benchmarks/bench_deep_lda_perplexity.py --layers 128-64-32 --samplers tlasgr \\
+        --minibatches 3500 --learning-rate 0.2 --checkpoints 14 --test-docs 100000 \\
+        --posterior-samples 30 --posterior-thin 50 --eval-at 1750
 """
 
 import argparse
@@ -33,10 +49,13 @@ import numpy as np
 
 from skdgm import DeepLDA
 
+from _common import RESULTS, add_data_home_arg, data_home, header, shown
 from _deep_lda_data import load_20news
 
-RESULTS = Path(__file__).resolve().parent / "results"
-JSON = RESULTS / "deep_lda_perplexity.json"
+TXT = RESULTS / "deep_lda_perplexity.txt"
+# --quick: (sizes, samplers) pairs run in this order, then scikit-learn
+QUICK = [(["128"], ["tlasgr", "tlfsgr", "sgrld", "gibbs"]), (["128-64-32"], ["tlasgr"])]
+RECORDS = []
 PAPER = {  # Table 1, 20News
     ("tlasgr", "128-64-32"): 757, ("tlasgr", "128-64"): 758, ("tlasgr", "128"): 770,
     ("tlfsgr", "128-64-32"): 760, ("tlfsgr", "128-64"): 759, ("tlfsgr", "128"): 772,
@@ -46,10 +65,27 @@ PAPER = {  # Table 1, 20News
 
 
 def _append(record):
-    RESULTS.mkdir(exist_ok=True)
-    data = json.loads(JSON.read_text()) if JSON.exists() else []
-    data.append(record)
-    JSON.write_text(json.dumps(data, indent=1))
+    RECORDS.append(record)
+
+
+def read_records(path):
+    """The ``record {...}`` lines of a results file written by this script."""
+    with open(path) as f:
+        return [json.loads(line[len("record "):]) for line in f if line.startswith("record ")]
+
+
+def _table():
+    print(f"\n{'model':11s} {'sampler':14s} {'size':>10s} {'steps':>6s} {'train CPU-s':>11s} "
+          f"{'perplexity':>10s} {'final point':>11s} {'eval CPU-s':>10s} {'paper':>6s}")
+    for r in RECORDS:
+        point = f"{r['curve'][-1][1]:.0f}" if r["curve"] else "-"
+        ev = f"{r['eval_cpu']:.0f}" if r.get("eval_cpu") is not None else "-"
+        print(f"{r['model']:11s} {r['sampler']:14s} {r['size']:>10s} {r['steps']:6d} "
+              f"{r['train_cpu']:11.0f} {r['perplexity']:10.1f} {point:>11s} {ev:>10s} "
+              f"{str(r.get('paper') or '-'):>6s}")
+    print()
+    for r in RECORDS:
+        print("record " + json.dumps(r))
 
 
 def _test_subset(obs, held, n, seed=0):
@@ -84,7 +120,8 @@ def run_deep(Ks, sampler, args, X, obs, held):
                          posterior_thin=args.posterior_thin)
         first = model._t
         label = sampler if args.learning_rate is None else f"{sampler} a={args.learning_rate}"
-        prev = [r for r in json.loads(JSON.read_text()) if r["model"] == "DeepLDA"
+        records = read_records(args.records) if args.records.exists() else []
+        prev = [r for r in records if r["model"] == "DeepLDA"
                 and r["sampler"] == label and r["size"] == name and r["steps"] == first]
         if prev:
             curve, cpu = list(prev[-1]["curve"]), prev[-1]["train_cpu"]
@@ -162,13 +199,13 @@ def run_sklearn(args, X, obs, held):
                      train_cpu=cpu, perplexity=ppl, test_docs=obs.shape[0], curve=[]))
 
 
-def plot():
+def plot(path):
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    data = json.loads(JSON.read_text())
+    data = read_records(path)
     sizes = sorted({r["size"] for r in data if r["model"] == "DeepLDA"}, key=len)
     fig, axes = plt.subplots(1, len(sizes), figsize=(5 * len(sizes), 4), squeeze=False)
     for ax, size in zip(axes[0], sizes):
@@ -183,11 +220,15 @@ def plot():
     fig.tight_layout()
     out = RESULTS / "deep_lda_point_perplexity.png"
     fig.savefig(out, dpi=100)
-    print(f"wrote {out}")
+    print(f"wrote {shown(out)}")
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_data_home_arg(ap)
+    ap.add_argument("--quick", action="store_true",
+                    help="128 topics with every sampler, 128-64-32 with TLASGR, and "
+                         "scikit-learn (about 5 CPU-minutes); ignores --layers/--samplers")
     ap.add_argument("--layers", nargs="*", default=[], help="e.g. 128 128-64 128-64-32")
     ap.add_argument("--samplers", nargs="*", default=["tlasgr"])
     ap.add_argument("--minibatches", type=int, default=200)
@@ -207,7 +248,10 @@ def main():
     ap.add_argument("--sklearn", action="store_true")
     ap.add_argument("--sklearn-online-epochs", type=int, default=5)
     ap.add_argument("--sklearn-batch-iters", type=int, default=10)
-    ap.add_argument("--plot", action="store_true")
+    ap.add_argument("--plot", nargs="?", const=str(TXT), default=None, metavar="FILE",
+                    help="plot the curves of a results file (default: %(const)s)")
+    ap.add_argument("--records", default=str(TXT),
+                    help="results file --resume reads the earlier curve from")
     ap.add_argument("--eval-at", type=int, nargs="*", default=[],
                     help="also run the full test protocol after these minibatches")
     ap.add_argument("--posterior-thin", type=int, default=1,
@@ -220,19 +264,25 @@ def main():
                     help="joblib.dump the model at every evaluation (into results/)")
     args = ap.parse_args()
     if args.plot:
-        return plot()
-    X, obs, held, _ = load_20news()
+        return plot(args.plot)
+    args.records = Path(args.records)
+    home = data_home(args.data_home)
+    header([f"data: {shown(home)} (skdgm.datasets.fetch_20newsgroups_bow)"])
+    X, obs, held, _ = load_20news(home)
     obs, held = _test_subset(obs, held, args.test_docs)
     keep = np.asarray(held.sum(axis=1)).ravel() > 0
     obs, held = obs[keep], held[keep]
     print(f"train {X.shape[0]} docs; test subset {obs.shape[0]} docs, "
           f"{int(held.sum())} held-out tokens", flush=True)
-    for size in args.layers:
-        Ks = tuple(int(k) for k in size.split("-"))
-        for sampler in args.samplers:
-            run_deep(Ks, sampler, args, X, obs, held)
-    if args.sklearn:
+    plan = QUICK if args.quick else [(args.layers, args.samplers)]
+    for sizes, samplers in plan:
+        for size in sizes:
+            Ks = tuple(int(k) for k in size.split("-"))
+            for sampler in samplers:
+                run_deep(Ks, sampler, args, X, obs, held)
+    if args.sklearn or args.quick:
         run_sklearn(args, X, obs, held)
+    _table()
 
 
 if __name__ == "__main__":
