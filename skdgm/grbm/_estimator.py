@@ -7,16 +7,12 @@ import time
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._core.bdmc import check_bounds_args, choose_n_betas
-from .._core.base import (DIVERGENCE_BOUND, EARLY_STOPPING_CONSTRAINTS, EARLY_STOPPING_READS,
-                          N_JOBS_CONSTRAINT, BaseGenerativeModel,
+from .._core.base import (DIVERGENCE_BOUND, EARLY_STOPPING_READS, BaseGenerativeModel,
                           check_finite_params, dense_rows, float_dtype as _float_dtype,
                           iter_minibatches, map_row_chunks)
-from .._core.random import (RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for,
-                            spawn_seeds)
+from .._core.random import as_generator, check_seed_sequence, seed_for, spawn_seeds
 from .._core.posterior import IterateKeeper, check_missing, check_n_sweeps
 from ._model import (
     EXACT_MAX_HIDDEN,
@@ -24,9 +20,9 @@ from ._model import (
     free_energy,
 )
 from . import _bounds
-from ._impute import gibbs_impute
+from ._impute import impute_over_states
 from ._posterior import hidden_moments
-from ._samplers import SAMPLERS
+from ._defaults import OPTION_READS, PARAMETER_CONSTRAINTS
 from ._train import (TrainSettings, auto_passes, blas_limit, draw_samples,
                      init_params, learning_rate_at, log_partition_estimate,
                      modified_cd_update, pass_line, pass_metrics, recon_error, resolve_negative_phase)
@@ -47,16 +43,6 @@ def _blas_scope(est, X):
     except (TypeError, ValueError):
         return contextlib.nullcontext()
     return blas_limit(min(int(est.batch_size), n_rows), n_features, n_components)
-
-
-# Parameters only some samplers read (in training and in ``sample``); setting one
-# the chosen sampler ignores warns at fit time (the user guide's table mirrors this).
-_LANGEVIN = {"langevin_step_size", "metropolis_adjust", "adjust_after"}
-_OPTION_READS = {"sampler": {
-    "gibbs": set(),
-    "langevin": _LANGEVIN,
-    "gibbs_langevin": _LANGEVIN | {"langevin_steps", "langevin_inner"},
-}}
 
 
 # history_ keeps the latest entries only, so an endless stream of partial_fit calls
@@ -299,36 +285,9 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
     """
 
     # which parameters each option reads (warned about once per call when unused)
-    _option_reads = {**_OPTION_READS, **EARLY_STOPPING_READS}
-    _parameter_constraints = {
-        **EARLY_STOPPING_CONSTRAINTS,
-        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
-        "sampler": [StrOptions(set(SAMPLERS))],
-        "metropolis_adjust": ["boolean"],
-        "adjust_after": [Interval(numbers.Integral, 0, None, closed="left"), None],
-        "cd_steps": [Interval(numbers.Integral, 1, None, closed="left")],
-        "burn_in": [Interval(numbers.Integral, 0, None, closed="left")],
-        "negative_phase": [StrOptions({"noise", "annealed", "auto"})],
-        "init_std": [Interval(numbers.Real, 0, None, closed="left"), StrOptions({"auto"})],
-        "langevin_steps": [Interval(numbers.Integral, 1, None, closed="left")],
-        "langevin_inner": [StrOptions({"steps", "closed_form"})],
-        "langevin_step_size": [Interval(numbers.Real, 0, 2, closed="neither")],
-        "objective": [StrOptions({"joint", "marginal"})],
-        "optimizer": [StrOptions({"sgd", "adam"})],
-        "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
-        "clip_grad_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_iter": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
-        "min_variance": [Interval(numbers.Real, 0, None, closed="neither")],
-        "n_posterior_samples": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_ais_runs": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left"),
-                        StrOptions({"auto"})],
-        "ais_tol": [Interval(numbers.Real, 0, None, closed="neither")],
-        "random_state": RANDOM_STATE_CONSTRAINT,
-        "verbose": ["verbose"],
-        "n_jobs": N_JOBS_CONSTRAINT,
-    }
+    _option_reads = {**OPTION_READS, **EARLY_STOPPING_READS}
+    # the dict lives beside the wing's option table (issue 16: the estimator orchestrates)
+    _parameter_constraints = PARAMETER_CONSTRAINTS
 
     def __init__(self, n_components=256, *, sampler="gibbs", metropolis_adjust=False,
                  adjust_after=None, cd_steps=30, burn_in=0, negative_phase="auto",
@@ -761,13 +720,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         if not missing.any():
             return X.copy()
         rng = as_generator(seed_for(self.random_state, 0x1317))
-        total, state = np.zeros(X.shape), None
-        states = self.posterior_samples_
-        for p in states:
-            state, est = gibbs_impute(p.astype(np.float64), X, missing, rng,
-                                      n_sweeps=n_sweeps, n_burn=n_sweeps // 2, state=state)
-            total += est
-        return np.where(missing, total / len(states), X)
+        return impute_over_states(self.posterior_samples_, X, missing, rng, n_sweeps=n_sweeps)
 
     def free_energy(self, X):
         """Marginal energy ``E~(v)`` of Eq. (5) per row (``log p(v) = -E~(v) - log Z``).
@@ -861,22 +814,12 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         if (cache is not None and cache[0] == key and (exact or seeded)
                 and all(a is b for a, b in zip(cache[1], params))):
             return cache[2]
-        if not exact and self.n_ais_betas == "auto":
-            # the forward half of the last BDMC round is an ordinary AIS estimate
-            res = self.log_likelihood_bounds(self.n_ais_runs, "auto")
-            out = (float(res.lower), float(res.lower_std_err))
-        else:
-            out = log_partition_estimate(
-                params, exact=exact, n_runs=self.n_ais_runs, n_betas=self.n_ais_betas,
-                random_state=None if exact else self._score_seed(), n_jobs=self.n_jobs,
-                verbose_name=type(self).__name__ if self.verbose else None)
+        out = _bounds.estimate_log_partition(
+            params, exact=exact, n_runs=self.n_ais_runs, n_betas=self.n_ais_betas,
+            tol=self.ais_tol, random_state=self.random_state, n_jobs=self.n_jobs,
+            name=type(self).__name__, verbose=bool(self.verbose))
         self._log_z_cache = (key, tuple(params), out)
         return out
-
-    def _score_seed(self):
-        # A stream of its own (not one of the training children), rebuilt on
-        # every call so that an int random_state gives the same estimate.
-        return seed_for(self.random_state, 0x5C0E)
 
     def _validation_score(self, X_val):
         """Early stopping's held-out figure: mean ``log p(v)`` with a cheap ``log Z``.
@@ -1047,20 +990,12 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         (True, True)
         """
         check_is_fitted(self)
-        n_samples = self.n_ais_runs if n_samples is None else n_samples
-        n_betas = self.n_ais_betas if n_betas is None else n_betas
-        tol = self.ais_tol if tol is None else tol
-        check_bounds_args(n_samples, n_betas, tol)
-        seed = seed_for(self.random_state if random_state is None else random_state, 0xBD3C)
-        params = self._params()
-
-        def run(n):
-            return _bounds.log_partition_bounds(params, n_betas=n, n_runs=n_samples,
-                                                random_state=seed, n_jobs=self.n_jobs)
-
-        if n_betas == "auto":
-            return choose_n_betas(run, tol, what=type(self).__name__)
-        return run(n_betas)
+        return _bounds.bdmc_log_partition(
+            self._params(), n_samples=self.n_ais_runs if n_samples is None else n_samples,
+            n_betas=self.n_ais_betas if n_betas is None else n_betas,
+            tol=self.ais_tol if tol is None else tol,
+            random_state=self.random_state if random_state is None else random_state,
+            n_jobs=self.n_jobs, name=type(self).__name__)
 
     def sample(self, n_samples=1, *, n_steps=None, metropolis_adjust=True, random_state=None):
         """Draw visible samples from ``N(0, I)`` noise with the estimator's sampler.
