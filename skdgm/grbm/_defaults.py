@@ -13,7 +13,7 @@ from .._core.base import EARLY_STOPPING_CONSTRAINTS, N_JOBS_CONSTRAINT
 from .._core.random import RANDOM_STATE_CONSTRAINT
 from ._samplers import SAMPLERS
 
-__all__ = ["OPTION_READS", "PARAMETER_CONSTRAINTS"]
+__all__ = ["OPTION_READS", "PARAMETER_CONSTRAINTS", "check_burn_in"]
 
 # Parameters only some samplers read (in training and in ``sample``); setting one
 # the chosen sampler ignores warns at fit time (the user guide's table mirrors this).
@@ -54,3 +54,19 @@ PARAMETER_CONSTRAINTS = {
     "verbose": ["verbose"],
     "n_jobs": N_JOBS_CONSTRAINT,
 }
+
+
+def check_burn_in(burn_in, cd_steps, negative_phase):
+    """Raise a ``ValueError`` unless ``burn_in`` leaves negative statistics to collect.
+
+    It must be below ``cd_steps``, and 0 with ``negative_phase="annealed"`` (whose
+    negative statistics are the final, importance-weighted states).
+    """
+    if burn_in >= cd_steps:
+        raise ValueError(
+            f"burn_in ({burn_in}) must be smaller than cd_steps ({cd_steps}); "
+            f"otherwise no negative statistics are collected")
+    if negative_phase == "annealed" and burn_in != 0:
+        raise ValueError(
+            f"burn_in ({burn_in}) must be 0 with negative_phase='annealed': its "
+            f"negative statistics are the final, importance-weighted states")

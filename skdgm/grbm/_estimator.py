@@ -17,15 +17,15 @@ from .._core.posterior import IterateKeeper, check_missing, check_n_sweeps
 from ._model import (
     EXACT_MAX_HIDDEN,
     GRBMParams,
-    free_energy,
+    free_energy_rows,
 )
 from . import _bounds
 from ._impute import impute_over_states
 from ._posterior import hidden_moments
-from ._defaults import OPTION_READS, PARAMETER_CONSTRAINTS
-from ._train import (TrainSettings, auto_passes, blas_limit, draw_samples,
-                     init_params, learning_rate_at, log_partition_estimate,
-                     modified_cd_update, pass_line, pass_metrics, recon_error, resolve_negative_phase)
+from ._defaults import OPTION_READS, PARAMETER_CONSTRAINTS, check_burn_in
+from ._train import (TrainSettings, auto_passes, blas_limit, blas_shape, checked_cd_update,
+                     draw_samples, init_params, learning_rate_at, log_partition_estimate,
+                     pass_line, pass_metrics, recon_error, resolve_negative_phase)
 
 __all__ = ["GaussianBernoulliRBM"]
 
@@ -36,13 +36,8 @@ def _blas_scope(est, X):
     Sized from ``X`` before validation; input without a 2-D shape gets no limit
     (validation then rejects it or the call is too small to matter).
     """
-    try:
-        shape = getattr(X, "shape", None)
-        n_rows, n_features = np.shape(X) if shape is None else shape
-        n_components = int(est.n_components)
-    except (TypeError, ValueError):
-        return contextlib.nullcontext()
-    return blas_limit(min(int(est.batch_size), n_rows), n_features, n_components)
+    shape = blas_shape(X, est.batch_size, est.n_components)
+    return contextlib.nullcontext() if shape is None else blas_limit(*shape)
 
 
 # history_ keeps the latest entries only, so an endless stream of partial_fit calls
@@ -337,14 +332,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
 
     def _check_hyper(self):
         self._validate_params()
-        if self.burn_in >= self.cd_steps:
-            raise ValueError(
-                f"burn_in ({self.burn_in}) must be smaller than cd_steps ({self.cd_steps}); "
-                f"otherwise no negative statistics are collected")
-        if self.negative_phase == "annealed" and self.burn_in != 0:
-            raise ValueError(
-                f"burn_in ({self.burn_in}) must be 0 with negative_phase='annealed': its "
-                f"negative statistics are the final, importance-weighted states")
+        check_burn_in(self.burn_in, self.cd_steps, self.negative_phase)
 
     def _init_params(self, n_features, dtype):
         self._seed_seq = seed_for(self.random_state)
@@ -553,29 +541,15 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
             self.clip_grad_norm, self.min_variance)
 
     def _update(self, V, rng):
-        """One modified-CD update (``_train.modified_cd_update``), committed if finite."""
-        saved = None if self._adam is None else (list(self._adam.m), list(self._adam.v),
-                                                  self._adam.t)
-        res = modified_cd_update(
+        """One modified-CD update (``_train.checked_cd_update``), committed if finite."""
+        res = checked_cd_update(
             self._params(), V, rng, self._settings(self.cd_steps), adam=self._adam,
             learning_rate=learning_rate_at(self.learning_rate, self.n_updates_,
-                                           self._lr_total))
-        cand = res.params
-        where = f"{type(self).__name__}.partial_fit (update {self.n_updates_ + 1})"
-        try:
-            # the bounded check covers finiteness too: each array is read once
-            check_finite_params(
-                {"components_": cand.W, "intercept_hidden_": cand.b, "mean_": cand.mu},
-                where, bound=self._divergence_bound())
-            check_finite_params(
-                {"log_variance_": cand.log_var, "variance_": res.variance,
-                 "1 / variance_": res.precision}, where)
-        except FloatingPointError:
-            if saved is not None:
-                self._adam.m, self._adam.v, self._adam.t = saved
-            raise
+                                           self._lr_total),
+            where=f"{type(self).__name__}.partial_fit (update {self.n_updates_ + 1})",
+            bound=self._divergence_bound(), check=check_finite_params)
         self._adam = res.adam
-        (self.components_, self.intercept_hidden_, self.mean_, self.log_variance_) = cand
+        (self.components_, self.intercept_hidden_, self.mean_, self.log_variance_) = res.params
         self.variance_ = res.variance
         self.n_updates_ += 1
         return (res.grad_norm, res.p_pos, res.n_accepted, res.n_proposed, res.ess,
@@ -757,9 +731,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         >>> bool(np.allclose(-grbm.free_energy(X) - log_z, grbm.score_samples(X)))
         True
         """
-        X = self._check_X(X)
-        params = self._params()
-        return map_row_chunks(lambda V: free_energy(V, params), X, self.batch_size)
+        return free_energy_rows(self._check_X(X), self._params(), self.batch_size)
 
     def log_partition(self):
         """``(log Z, standard error)``: exact for ``n_components <= 16``, else AIS.
@@ -881,8 +853,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         """
         X = self._check_X(X)
         log_z, se = self.log_partition()
-        params = self._params()
-        out = -map_row_chunks(lambda V: free_energy(V, params), X, self.batch_size) - log_z
+        out = -free_energy_rows(X, self._params(), self.batch_size) - log_z
         return (out, np.full(out.shape, se)) if return_std else out
 
     def score(self, X, y=None, *, return_std=False):
