@@ -20,13 +20,15 @@ from functools import partial
 import numpy as np
 from scipy.special import expit, logsumexp
 
-from .._core.bdmc import bidirectional_monte_carlo
+from .._core.bdmc import bidirectional_monte_carlo, check_bounds_args, choose_n_betas
 from .._core.exact import MAX_EXACT_UNITS
 from .._core.mcmc import bernoulli
 from .._core.numerics import softplus
+from .._core.random import seed_for
 from . import _model
 
-__all__ = ["chain_odd_draws", "exact_odd_draws", "log_partition_bounds"]
+__all__ = ["bdmc_log_partition", "chain_odd_draws", "estimate_log_partition",
+           "exact_odd_draws", "log_partition_bounds"]
 
 
 def exact_odd_draws(n, rng, *, coefs, intercepts):
@@ -104,3 +106,59 @@ def log_partition_bounds(coefs, intercepts, *, n_betas, n_runs, base_intercepts=
         target="log_partition",
         exact=_model.exact_log_partition(coefs, intercepts) if small else None,
         random_state=random_state, n_jobs=n_jobs)
+
+
+# Appended to the spawn key of an int seed: the BDMC streams never meet training's.
+BDMC_SEED_PURPOSE = 0xBD3C
+
+
+def bdmc_log_partition(coefs, intercepts, base_intercepts, *, n_samples, n_betas, tol,
+                       random_state, n_jobs=None, name="DBMCAST"):
+    """:func:`log_partition_bounds` at ``n_betas`` temperatures, or ``"auto"``.
+
+    ``"auto"`` doubles the temperatures from 100 up to 12,800 until
+    ``|gap| + 2 std err < tol`` (:func:`skdgm._core.bdmc.choose_n_betas`, which
+    warns naming ``name`` and the gap reached when the cap stops it). Every round
+    uses the same stream, ``seed_for(random_state, BDMC_SEED_PURPOSE)`` (a
+    ``Generator`` is advanced once, after the arguments are checked).
+
+    Raises
+    ------
+    ValueError
+        For an invalid ``n_samples``, ``n_betas`` or ``tol``.
+    """
+    check_bounds_args(n_samples, n_betas, tol)
+    seed = seed_for(random_state, BDMC_SEED_PURPOSE)
+
+    def run(n):
+        return log_partition_bounds(coefs, intercepts, n_betas=n, n_runs=n_samples,
+                                    base_intercepts=base_intercepts, random_state=seed,
+                                    n_jobs=n_jobs)
+
+    if n_betas == "auto":
+        return choose_n_betas(run, tol, what=name)
+    return run(n_betas)
+
+
+def estimate_log_partition(coefs, intercepts, base_intercepts, *, exact, n_betas, n_runs,
+                           random_state, bounds_random_state, tol, n_jobs=None,
+                           name="DBMCAST", verbose=False):
+    """``(log Z, standard error)``: enumerated, AIS, or the forward half of BDMC.
+
+    ``exact=None`` enumerates the odd layers (even layers summed out) when they
+    hold at most ``MAX_EXACT_UNITS`` units, as ``exact=True`` always does. AIS
+    (:func:`._model.log_partition_estimate`, seeded by ``random_state``) runs on
+    the path from the factorised base model with biases ``base_intercepts``
+    (Salakhutdinov & Hinton 2009, Sec. 4); with ``n_betas="auto"`` the forward
+    runs of :func:`bdmc_log_partition`'s last round (seeded from
+    ``bounds_random_state``, target gap ``tol``) are the estimate.
+    """
+    exact = exact or (exact is None and _model.n_odd_units(intercepts) <= MAX_EXACT_UNITS)
+    if not exact and n_betas == "auto":
+        res = bdmc_log_partition(coefs, intercepts, base_intercepts, n_samples=n_runs,
+                                 n_betas="auto", tol=tol, random_state=bounds_random_state,
+                                 n_jobs=n_jobs, name=name)
+        return float(res.lower), float(res.lower_std_err)
+    return _model.log_partition_estimate(
+        coefs, intercepts, base_intercepts, exact=exact, n_betas=n_betas, n_runs=n_runs,
+        random_state=random_state, n_jobs=n_jobs, verbose_name=name if verbose else None)

@@ -5,8 +5,18 @@ them here from the shape of the training data; the figures behind the rules are 
 the user guide (``doc/user_guide/dbm.rst``, "Defaults").
 """
 
-__all__ = ["AUTO_MIN_PASSES", "AUTO_PRETRAIN_UPDATES", "AUTO_UPDATES", "auto_n_components",
-           "auto_passes"]
+import numbers
+
+import numpy as np
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .._core.base import EARLY_STOPPING_CONSTRAINTS, N_JOBS_CONSTRAINT
+from .._core.random import RANDOM_STATE_CONSTRAINT
+
+__all__ = ["AUTO_MIN_PASSES", "AUTO_PRETRAIN_UPDATES", "AUTO_UPDATES", "ELEMENT_CONSTRAINTS",
+           "MF_STARTS",
+           "OPTION_READS", "PARAMETER_CONSTRAINTS", "SAMPLERS", "auto_n_components",
+           "auto_passes", "check_sizes"]
 
 # ``"auto"`` sizes: h1 = n_features / 4 clipped to [16, 500], h2 = 2 h1 (the paper's
 # 500-1000 ratio). 16 keeps log Z exact (enumerated) on small inputs such as 8x8
@@ -32,3 +42,84 @@ def auto_passes(n_samples, batch_size, n_updates, min_passes=1):
     """Passes over ``n_samples`` rows in minibatches of ``batch_size`` giving ``n_updates``."""
     per_pass = max(1, -(-int(n_samples) // max(1, int(batch_size))))
     return max(int(min_passes), -(-int(n_updates) // per_pass))
+
+
+SAMPLERS = ("sap", "fpcd", "trans_sap", "adaptive_st", "cast")
+# Parameters only some options read; setting one the chosen option ignores warns at
+# fit time (the user guide's table mirrors this). ``n_temperatures``, ``beta_min``
+# and ``wl_gain`` are absent: ``sample(sampler="adaptive_st")`` reads them whatever
+# the training sampler.
+OPTION_READS = {
+    "sampler": {
+        "sap": set(),
+        "fpcd": {"fpcd_learning_rate", "fpcd_decay"},
+        "trans_sap": {"swap_interval"},
+        "adaptive_st": {"swap_interval"},
+        "cast": {"swap_interval", "swap"},
+    },
+    "pretrain": {True: {"pretrain_n_iter", "pretrain_learning_rate"}, False: set()},
+}
+# ``mean_field_starts`` -> the starts of :func:`._model.mean_field`.
+MF_STARTS = {"best": ("doubled", "zeros"), "doubled": ("doubled",), "zeros": ("zeros",)}
+# DBMCAST's parameter constraints, kept here beside what "auto" means so that the
+# estimator file holds the orchestration only (issue 16); the class points at it.
+PARAMETER_CONSTRAINTS = {
+    **EARLY_STOPPING_CONSTRAINTS,
+    "n_components": ["array-like", Interval(numbers.Integral, 1, None, closed="left"),
+                           StrOptions({"auto"})],
+    "sampler": [StrOptions(set(SAMPLERS))],
+    "n_temperatures": [Interval(numbers.Integral, 1, None, closed="left")],
+    "beta_min": [Interval(numbers.Real, 0, 1, closed="both")],
+    "wl_gain": [Interval(numbers.Real, 0, None, closed="left"), tuple, str, callable],
+    "swap_interval": [Interval(numbers.Integral, 1, None, closed="left")],
+    "swap": [StrOptions({"at_beta_one", "last_visit"})],
+    "n_chains": [Interval(numbers.Integral, 1, None, closed="left")],
+    "n_mean_field": [Interval(numbers.Integral, 0, None, closed="left")],
+    "n_mean_field_eval": [Interval(numbers.Integral, 1, None, closed="left")],
+    "mean_field_tol": [Interval(numbers.Real, 0, None, closed="left")],
+    "mean_field_starts": [StrOptions(set(MF_STARTS))],
+    # 0 would train nothing: rejected, so every allowed value trains.
+    "learning_rate": [Interval(numbers.Real, 0, None, closed="neither"), tuple, str,
+                      callable],
+    "fpcd_learning_rate": [Interval(numbers.Real, 0, None, closed="left")],
+    "fpcd_decay": [Interval(numbers.Real, 0, 1, closed="both")],
+    "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
+    "n_iter": [Interval(numbers.Integral, 0, None, closed="left"), StrOptions({"auto"})],
+    "pretrain": ["boolean"],
+    "pretrain_n_iter": [Interval(numbers.Integral, 0, None, closed="left"),
+                        StrOptions({"auto"})],
+    "pretrain_learning_rate": [Interval(numbers.Real, 0, None, closed="left")],
+    "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left"),
+                    StrOptions({"auto"})],
+    "ais_tol": [Interval(numbers.Real, 0, None, closed="neither")],
+    "n_ais_runs": [Interval(numbers.Integral, 1, None, closed="left")],
+    "n_posterior_samples": [Interval(numbers.Integral, 1, None, closed="left")],
+    "random_state": RANDOM_STATE_CONSTRAINT,
+    "verbose": ["verbose"],
+    "n_jobs": N_JOBS_CONSTRAINT,
+    "binarize": [Interval(numbers.Real, None, None, closed="neither"), None],
+}
+
+# ... and those of each entry of ``n_components``
+ELEMENT_CONSTRAINTS = {
+    "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
+}
+
+
+def check_sizes(n_components):
+    """The hidden sizes as a list of int, or ``None`` for ``"auto"``.
+
+    Raises
+    ------
+    ValueError
+        Unless ``n_components`` is ``"auto"`` or a non-empty sequence of positive
+        integers.
+    """
+    if isinstance(n_components, str):
+        return None
+    sizes = np.asarray(n_components).ravel()
+    if sizes.size < 1 or np.any(sizes < 1) or not np.all(sizes == np.round(sizes)):
+        raise ValueError(
+            f"n_components must be a non-empty sequence of positive integers, "
+            f"got {n_components!r}")
+    return [int(s) for s in sizes]

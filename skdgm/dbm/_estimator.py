@@ -8,44 +8,34 @@ pre-training and the stochastic-approximation step of Sec. 2.2), :mod:`._bounds`
 divergence check.
 """
 
-import numbers
 import time
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted
 
-from .._core.bdmc import check_bounds_args, choose_n_betas
-from .._core.base import (DIVERGENCE_BOUND, EARLY_STOPPING_CONSTRAINTS, EARLY_STOPPING_READS,
-                          N_JOBS_CONSTRAINT, BaseGenerativeModel,
-                          check_finite_params, dense_rows, float_dtype as _float_dtype,
-                          iter_minibatches)
-from .._core.random import (RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for,
-                            spawn_seeds)
-from .._core.schedules import InverseTime, make_schedule
+from .._core.base import (DIVERGENCE_BOUND, EARLY_STOPPING_READS, BaseGenerativeModel,
+                          float_dtype as _float_dtype)
+from .._core.random import as_generator, check_seed_sequence, seed_for, spawn_seeds
 from .._core.posterior import IterateKeeper, check_missing, check_n_sweeps
-from . import _bounds, _model, _tempering
-from ._impute import gibbs_impute
+from . import _bounds, _tempering
+from ._impute import impute_over_states
 from ._defaults import (AUTO_MIN_PASSES, AUTO_PRETRAIN_UPDATES, AUTO_UPDATES,
-                        auto_n_components, auto_passes)
-from ._posterior import mean_field_features
-from ._train import (energy_diagnostics, init_params, initial_chain_layers,
-                     pretrain_recon_error, pretrain_stack, sa_update, split_sampler_stats)
+                        ELEMENT_CONSTRAINTS, MF_STARTS,
+                        OPTION_READS, PARAMETER_CONSTRAINTS, auto_n_components, auto_passes,
+                        check_sizes)
+from ._posterior import mean_field_inference
+from ._train import (init_params, initial_chain_layers, pretrain_verbose, rate_schedule,
+                     sa_pass, time_left)
 
 __all__ = ["DBMCAST"]
 
-_SAMPLERS = ("sap", "fpcd", "trans_sap", "adaptive_st", "cast")
 # The paper's stochastic-approximation rate is 10 / (2000 + t): 0.005 at t = 0.
 _LR_T0 = 2000.0
 # Wang-Landau gain gamma_t = wl_gain * 1000 / (1000 + t): decays like 1/t, as the
 # convergence of the weights (Eq. 6) requires, after about a thousand steps.
 _WL_T0 = 1000.0
-# Odd-layer units up to which log Z is computed exactly instead of by AIS.
-_EXACT_ODD_UNITS = _model.MAX_EXACT_UNITS
 # The verbose figures (the batch's unnormalised bound and reconstruction error, three
 # products) are computed on every _MONITOR_EVERY-th update of a pass, the first
 # included; the others skip them (issue 15: they cost ~15 % of an update).
@@ -54,28 +44,8 @@ _MONITOR_EVERY = 10
 _RHAT_WINDOW = 50
 # ``history_`` keeps the last this-many passes (a stream of partial_fit calls is endless).
 HISTORY_CAP = 10_000
-# Parameters only some options read; setting one the chosen option ignores warns at
-# fit time (the user guide's table mirrors this). ``n_temperatures``, ``beta_min``
-# and ``wl_gain`` are absent: ``sample(sampler="adaptive_st")`` reads them whatever
-# the training sampler.
-_OPTION_READS = {
-    "sampler": {
-        "sap": set(),
-        "fpcd": {"fpcd_learning_rate", "fpcd_decay"},
-        "trans_sap": {"swap_interval"},
-        "adaptive_st": {"swap_interval"},
-        "cast": {"swap_interval", "swap"},
-    },
-    "pretrain": {True: {"pretrain_n_iter", "pretrain_learning_rate"}, False: set()},
-}
-# ``mean_field_starts`` -> the starts of :func:`._model.mean_field`.
-_MF_STARTS = {"best": ("doubled", "zeros"), "doubled": ("doubled",), "zeros": ("zeros",)}
 
 
-def _schedule(spec, t0):
-    if isinstance(spec, numbers.Real) and not isinstance(spec, bool):
-        return InverseTime(float(spec) * t0, t0)
-    return make_schedule(spec)
 
 # temperatures of the cheap log Z behind early stopping's validation score
 _VALIDATION_BETAS = 300
@@ -289,46 +259,10 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     """
 
     # which parameters each option reads (warned about once per call when unused)
-    _option_reads = {**_OPTION_READS, **EARLY_STOPPING_READS}
-    _parameter_constraints = {
-        **EARLY_STOPPING_CONSTRAINTS,
-        "n_components": ["array-like", Interval(numbers.Integral, 1, None, closed="left"),
-                               StrOptions({"auto"})],
-        "sampler": [StrOptions(set(_SAMPLERS))],
-        "n_temperatures": [Interval(numbers.Integral, 1, None, closed="left")],
-        "beta_min": [Interval(numbers.Real, 0, 1, closed="both")],
-        "wl_gain": [Interval(numbers.Real, 0, None, closed="left"), tuple, str, callable],
-        "swap_interval": [Interval(numbers.Integral, 1, None, closed="left")],
-        "swap": [StrOptions({"at_beta_one", "last_visit"})],
-        "n_chains": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_mean_field": [Interval(numbers.Integral, 0, None, closed="left")],
-        "n_mean_field_eval": [Interval(numbers.Integral, 1, None, closed="left")],
-        "mean_field_tol": [Interval(numbers.Real, 0, None, closed="left")],
-        "mean_field_starts": [StrOptions(set(_MF_STARTS))],
-        # 0 would train nothing: rejected, so every allowed value trains.
-        "learning_rate": [Interval(numbers.Real, 0, None, closed="neither"), tuple, str,
-                          callable],
-        "fpcd_learning_rate": [Interval(numbers.Real, 0, None, closed="left")],
-        "fpcd_decay": [Interval(numbers.Real, 0, 1, closed="both")],
-        "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_iter": [Interval(numbers.Integral, 0, None, closed="left"), StrOptions({"auto"})],
-        "pretrain": ["boolean"],
-        "pretrain_n_iter": [Interval(numbers.Integral, 0, None, closed="left"),
-                            StrOptions({"auto"})],
-        "pretrain_learning_rate": [Interval(numbers.Real, 0, None, closed="left")],
-        "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left"),
-                        StrOptions({"auto"})],
-        "ais_tol": [Interval(numbers.Real, 0, None, closed="neither")],
-        "n_ais_runs": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_posterior_samples": [Interval(numbers.Integral, 1, None, closed="left")],
-        "random_state": RANDOM_STATE_CONSTRAINT,
-        "verbose": ["verbose"],
-        "n_jobs": N_JOBS_CONSTRAINT,
-        "binarize": [Interval(numbers.Real, None, None, closed="neither"), None],
-    }
-    _element_constraints = {
-        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
-    }
+    _option_reads = {**OPTION_READS, **EARLY_STOPPING_READS}
+    # the dict lives beside the wing's defaults (issue 16: the estimator file orchestrates)
+    _parameter_constraints = PARAMETER_CONSTRAINTS
+    _element_constraints = ELEMENT_CONSTRAINTS
 
     def __init__(self, n_components="auto", *, sampler="cast", n_temperatures=20,
                  beta_min=0.9, wl_gain=1.0, swap_interval=50, swap="at_beta_one",
@@ -384,14 +318,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     def _check_params(self):
         """The hidden sizes as a list of int, or ``None`` for ``"auto"`` (resolved in ``_reset``)."""
         self._validate_params()
-        if isinstance(self.n_components, str):
-            return None
-        sizes = np.asarray(self.n_components).ravel()
-        if sizes.size < 1 or np.any(sizes < 1) or not np.all(sizes == np.round(sizes)):
-            raise ValueError(
-                f"n_components must be a non-empty sequence of positive integers, "
-                f"got {self.n_components!r}")
-        return [int(s) for s in sizes]
+        return check_sizes(self.n_components)
 
     def _validate(self, X, reset):
         X = self._validate_input(X, reset=reset, dtype=(np.float64, np.float32), binary=True,
@@ -430,7 +357,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         layers = initial_chain_layers(X, self.n_chains, self.coefs_, self.intercepts_, rng)
         return _tempering.make_chains(
             self.sampler, layers, self.coefs_, self.intercepts_, betas=self._betas(),
-            gain=_schedule(self.wl_gain, _WL_T0), swap_interval=self.swap_interval,
+            gain=rate_schedule(self.wl_gain, _WL_T0), swap_interval=self.swap_interval,
             swap=self.swap, fpcd_learning_rate=self.fpcd_learning_rate,
             fpcd_decay=self.fpcd_decay)
 
@@ -442,7 +369,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         step counter) and the FPCD rates are read again at every call.
         """
         _tempering.refresh_chains(self._sampler_obj, betas=self._betas(),
-                                  gain=_schedule(self.wl_gain, _WL_T0),
+                                  gain=rate_schedule(self.wl_gain, _WL_T0),
                                   fpcd_learning_rate=self.fpcd_learning_rate,
                                   fpcd_decay=self.fpcd_decay)
 
@@ -452,91 +379,38 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return {"coefs_": self.coefs_, "intercepts_": self.intercepts_}, DIVERGENCE_BOUND
 
     def _pretrain(self, X, rng):
-        """Greedy stack of RBMs with doubled weights (``_train.pretrain_stack``)."""
+        """Greedy stack of RBMs with doubled weights (``_train.pretrain_verbose``)."""
         n_epochs = self.pretrain_n_iter
         if n_epochs == "auto":
             n_epochs = auto_passes(X.shape[0], self.batch_size, AUTO_PRETRAIN_UPDATES)
         self.pretrain_n_iter_ = int(n_epochs)
-        L = len(self.coefs_)
-        t0 = time.perf_counter()
-
-        def report(l, data, W, bv, bh, up, down):
-            if not self.verbose:
-                return
-            err = pretrain_recon_error(data, W, bv, bh, up, down)
-            elapsed = time.perf_counter() - t0
-            print(f"[{type(self).__name__}] Pre-training RBM {l + 1}/{L} "
-                  f"({W.shape[0]}-{W.shape[1]}, {n_epochs} CD-1 passes): "
-                  f"reconstruction_error = {err:.4f}, time = {elapsed:.2f}s, "
-                  f"time left ~ {elapsed / (l + 1) * (L - l - 1):.1f}s", flush=True)
-
-        self.coefs_, self.intercepts_ = pretrain_stack(
+        self.coefs_, self.intercepts_ = pretrain_verbose(
             X, [W.shape[1] for W in self.coefs_], n_epochs=n_epochs,
             learning_rate=self.pretrain_learning_rate, batch_size=self.batch_size,
-            rng=rng, report=report)
+            rng=rng, name=type(self).__name__ if self.verbose else None)
 
     # ------------------------------------------------------------------ learning
-    def _update(self, Vb, rng, monitor=True):
-        """One stochastic-approximation step (``_train.sa_update``), committed if finite."""
-        res = sa_update(self.coefs_, self.intercepts_, Vb, self._sampler_obj, rng,
-                        learning_rate=float(self._lr_schedule(self.n_updates_)),
-                        n_mean_field=self.n_mean_field, mean_field_tol=self.mean_field_tol,
-                        starts=self._starts(), monitor=monitor)
-        mf = res.mean_field
-        from_zeros = np.asarray(self._starts())[mf.start] == "zeros"
-        self._mf_counts += (np.count_nonzero(~mf.converged), np.count_nonzero(from_zeros),
-                            Vb.shape[0])
-        if self.sampler != "adaptive_st":   # its negative set changes size every update
-            trace = self.__dict__.setdefault("_energy_trace", [])
-            trace.append(_model.energy(res.negative, self.coefs_, self.intercepts_))
-            del trace[:-_RHAT_WINDOW]
-        lr = float(self._lr_schedule(self.n_updates_))
-        check_finite_params({"coefs_": res.coefs, "intercepts_": res.intercepts},
-                            f"{type(self).__name__} update {self.n_updates_}",
-                            bound=DIVERGENCE_BOUND)
-        self.coefs_, self.intercepts_ = res.coefs, res.intercepts
-        self._sampler_obj.after_update(res.grads, lr)
-        self.n_updates_ += 1
-        return res.bound, res.recon, lr
-
     def _one_pass(self, X, rng):
-        bound, recon, n_rows = 0.0, 0.0, 0
-        lr = float(self._lr_schedule(self.n_updates_))
-        self._mf_counts = np.zeros(3, dtype=np.int64)
-        for i, sl in enumerate(iter_minibatches(X.shape[0], self.batch_size, rng)):
-            Vb = dense_rows(X, sl)
-            monitor = i % _MONITOR_EVERY == 0
-            b, r, lr = self._update(Vb, rng, monitor)
-            if monitor:
-                bound, recon, n_rows = bound + b, recon + r, n_rows + Vb.shape[0]
-        stats = self._sampler_obj.stats()
-        stats.update(self._chain_diagnostics())
-        stats, arrays = split_sampler_stats(stats)
-        for k, v in arrays.items():
+        """One pass of stochastic approximation (``_train.sa_pass``), then its records."""
+        trace = (None if self.sampler == "adaptive_st"   # its negative set changes size
+                 else self.__dict__.setdefault("_energy_trace", []))
+        res = sa_pass(X, self.coefs_, self.intercepts_, self._sampler_obj, rng,
+                      lr_schedule=self._lr_schedule, n_updates=self.n_updates_,
+                      batch_size=self.batch_size, n_mean_field=self.n_mean_field,
+                      mean_field_tol=self.mean_field_tol, starts=self._starts(),
+                      energy_trace=trace, monitor_every=_MONITOR_EVERY,
+                      trace_window=_RHAT_WINDOW, name=type(self).__name__,
+                      divergence_bound=DIVERGENCE_BOUND)
+        self.coefs_, self.intercepts_, self.n_updates_ = res.coefs, res.intercepts, res.n_updates
+        for k, v in res.arrays.items():
             self.sampler_history_.setdefault(k, []).append(v)
             del self.sampler_history_[k][:-HISTORY_CAP]
-        unconv, zeros, n = self._mf_counts
-        self._log_iteration(reconstruction_error=recon / n_rows,
-                            unnormalised_bound=bound / n_rows, learning_rate=lr,
-                            mean_field_unconverged=float(unconv / n),
-                            mean_field_zeros_start=float(zeros / n), **stats,
-                            time_left=self._time_left())
-
-    def _chain_diagnostics(self):
-        """``_train.energy_diagnostics`` over the last ``_RHAT_WINDOW`` updates."""
-        if self.sampler == "adaptive_st":
-            return {}
-        return energy_diagnostics(self.__dict__.get("_energy_trace", []))
+        self._log_iteration(**res.metrics, time_left=self._time_left())
 
     def _time_left(self):
         """Seconds left in this fit, extrapolated from the passes so far (0 in partial_fit)."""
-        total = getattr(self, "_fit_passes", None)
-        done = getattr(self, "_passes_done", 0) + 1
-        self._passes_done = done
-        if not total or done >= total:
-            return 0.0
-        elapsed = time.perf_counter() - self._t_start
-        return float(elapsed / done * (total - done))
+        self._passes_done = getattr(self, "_passes_done", 0) + 1
+        return time_left(self._t_start, self._passes_done, getattr(self, "_fit_passes", None))
 
     def _log_iteration(self, **metrics):
         super()._log_iteration(**metrics)
@@ -643,7 +517,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             self._pretrain(X, rng)
         # timing of the passes starts after pre-training, for the time-left estimate
         self._t_start = time.perf_counter()
-        self._lr_schedule = _schedule(self.learning_rate, _LR_T0)
+        self._lr_schedule = rate_schedule(self.learning_rate, _LR_T0)
         self._sampler_obj = self._init_chains(X, rng)
         return rng
 
@@ -661,7 +535,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     def _resume(self, X):
         rng = self._rng()
         self._fit_passes, self._passes_done = None, 0
-        self._lr_schedule = _schedule(self.learning_rate, _LR_T0)
+        self._lr_schedule = rate_schedule(self.learning_rate, _LR_T0)
         if self._sampler_obj is None:
             self._sampler_obj = self._init_chains(X, rng)
         else:
@@ -766,20 +640,13 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         True
         """
         check_is_fitted(self)
-        exact = exact or (exact is None
-                          and _model.n_odd_units(self.intercepts_) <= _EXACT_ODD_UNITS)
-        n_betas = self.n_ais_betas if n_betas is None else n_betas
-        n_runs = self.n_ais_runs if n_runs is None else n_runs
-        if not exact and n_betas == "auto":
-            # the forward half of the last BDMC round is an ordinary AIS estimate
-            res = self.log_likelihood_bounds(n_runs, "auto", random_state=random_state)
-            out = (float(res.lower), float(res.lower_std_err))
-        else:
-            out = _model.log_partition_estimate(
-                self.coefs_, self.intercepts_, self._ais_base(), exact=exact,
-                n_betas=n_betas, n_runs=n_runs,
-                random_state=self._log_z_seed() if random_state is None else random_state,
-                n_jobs=self.n_jobs, verbose_name=type(self).__name__ if self.verbose else None)
+        out = _bounds.estimate_log_partition(
+            self.coefs_, self.intercepts_, self._ais_base(), exact=exact,
+            n_betas=self.n_ais_betas if n_betas is None else n_betas,
+            n_runs=self.n_ais_runs if n_runs is None else n_runs,
+            random_state=self._log_z_seed() if random_state is None else random_state,
+            bounds_random_state=self._bounds_random_state(random_state), tol=self.ais_tol,
+            n_jobs=self.n_jobs, name=type(self).__name__, verbose=bool(self.verbose))
         self._log_z_cache = (self._log_z_key(), self._param_arrays(), out)
         return out[0]
 
@@ -847,32 +714,21 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         (True, True)
         """
         check_is_fitted(self)
-        n_samples = self.n_ais_runs if n_samples is None else n_samples
-        n_betas = self.n_ais_betas if n_betas is None else n_betas
-        tol = self.ais_tol if tol is None else tol
-        check_bounds_args(n_samples, n_betas, tol)
-        seed = seed_for(self.random_state if random_state is None else random_state, 0xBD3C)
-        base = self._ais_base()
+        return _bounds.bdmc_log_partition(
+            self.coefs_, self.intercepts_, self._ais_base(),
+            n_samples=self.n_ais_runs if n_samples is None else n_samples,
+            n_betas=self.n_ais_betas if n_betas is None else n_betas,
+            tol=self.ais_tol if tol is None else tol,
+            random_state=self._bounds_random_state(random_state), n_jobs=self.n_jobs,
+            name=type(self).__name__)
 
-        def run(n):
-            return _bounds.log_partition_bounds(self.coefs_, self.intercepts_, n_betas=n,
-                                                n_runs=n_samples, base_intercepts=base,
-                                                random_state=seed, n_jobs=self.n_jobs)
-
-        if n_betas == "auto":
-            return choose_n_betas(run, tol, what=type(self).__name__)
-        return run(n_betas)
+    def _bounds_random_state(self, random_state):
+        # seeded in _bounds with its own purpose, so an int gives the same bounds
+        return self.random_state if random_state is None else random_state
 
     # ------------------------------------------------------------------ inference
     def _starts(self):
-        return _MF_STARTS[self.mean_field_starts]
-
-    def _mean_field_info(self, X, n_iter):
-        # One place for the choice of starts, so that training (positive phase),
-        # transform and score_samples all keep the same fixed point per row.
-        return _model.mean_field(X, self.coefs_, self.intercepts_, n_iter,
-                                 self.mean_field_tol, starts=self._starts(),
-                                 return_info=True)
+        return MF_STARTS[self.mean_field_starts]
 
     def _mean_field(self, X, states=None, return_std=False):
         """Mean-field for inference: up to ``n_mean_field_eval`` sweeps, with a warning.
@@ -883,19 +739,11 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         is densified ``batch_size`` rows at a time.
         """
         states = [(self.coefs_, self.intercepts_)] if states is None else states
-        out = mean_field_features(X, states, n_iter=self.n_mean_field_eval,
-                                  tol=self.mean_field_tol, starts=self._starts(),
-                                  batch_size=self.batch_size, return_std=return_std)
-        hidden, bound, converged = out[:3]
-        n_bad = int(np.count_nonzero(~converged))
-        if n_bad:
-            warnings.warn(
-                f"mean-field did not converge for {n_bad} of {X.shape[0]} rows within "
-                f"n_mean_field_eval={self.n_mean_field_eval} sweeps (a mean still moved "
-                f"by more than mean_field_tol={self.mean_field_tol:g}); their bound and "
-                f"means are not at a fixed point. Increase n_mean_field_eval.",
-                ConvergenceWarning, stacklevel=3)
-        return (hidden, bound) + ((out[3],) if return_std else ())
+        # stacklevel 3: the warning names the line calling transform or score_samples
+        return mean_field_inference(X, states, n_iter=self.n_mean_field_eval,
+                                    tol=self.mean_field_tol, starts=self._starts(),
+                                    batch_size=self.batch_size, return_std=return_std,
+                                    stacklevel=3)
 
     @property
     def posterior_samples_(self):
@@ -1028,13 +876,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         if not missing.any():
             return X.copy()
         rng = as_generator(seed_for(self.random_state, 0x1317))
-        total, state = np.zeros(X.shape), None
-        states = self.posterior_samples_
-        for coefs, intercepts in states:
-            state, est = gibbs_impute(coefs, intercepts, X, missing, rng, n_sweeps=n_sweeps,
-                                      n_burn=n_sweeps // 2, state=state)
-            total += est
-        return np.where(missing, total / len(states), X)
+        return impute_over_states(self.posterior_samples_, X, missing, rng, n_sweeps=n_sweeps)
 
     def _validation_score(self, X_val):
         """Early stopping's held-out figure: the mean bound with a cheap ``log Z``.
@@ -1043,11 +885,11 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         ``_VALIDATION_BETAS`` temperatures and at most 16 runs on a fixed stream
         (common random numbers across passes); nothing is cached.
         """
-        exact = _model.n_odd_units(self.intercepts_) <= _EXACT_ODD_UNITS
-        log_z, _ = _model.log_partition_estimate(
-            self.coefs_, self.intercepts_, self._ais_base(), exact=exact,
+        log_z, _ = _bounds.estimate_log_partition(
+            self.coefs_, self.intercepts_, self._ais_base(), exact=None,
             n_betas=_VALIDATION_BETAS, n_runs=min(self.n_ais_runs, 16),
-            random_state=seed_for(self.random_state, 0xE5), n_jobs=self.n_jobs)
+            random_state=seed_for(self.random_state, 0xE5), bounds_random_state=None,
+            tol=None, n_jobs=self.n_jobs)
         return float(np.mean(self._mean_field(X_val)[1]) - log_z)
 
     def score_samples(self, X, *, return_std=False):
@@ -1203,7 +1045,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         rng = as_generator(check_seed_sequence(random_state))
         return _tempering.draw_visible(n_samples, sampler, n_steps, self.coefs_,
                                        self.intercepts_, rng, betas=self._betas(),
-                                       gain=_schedule(self.wl_gain, _WL_T0))
+                                       gain=rate_schedule(self.wl_gain, _WL_T0))
 
     @property
     def _n_features_out(self):

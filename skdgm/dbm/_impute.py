@@ -23,7 +23,7 @@ from .._core.numerics import softplus
 from .._core.posterior import rao_blackwell_chain
 from . import _model
 
-__all__ = ["exact_conditional_mean", "gibbs_impute"]
+__all__ = ["exact_conditional_mean", "gibbs_impute", "impute_over_states"]
 
 
 def gibbs_impute(coefs, intercepts, X, missing, rng, *, n_sweeps, n_burn, state=None,
@@ -106,3 +106,31 @@ def exact_conditional_mean(coefs, intercepts, X, missing):
         w = np.exp(logf - logsumexp(logf))
         out[i, m] = w @ np.concatenate(sig_parts)
     return out
+
+
+def impute_over_states(states, X, missing, rng, *, n_sweeps):
+    """``X`` with its missing entries replaced by ``E[v_miss | v_obs]`` averaged over states.
+
+    One :func:`gibbs_impute` chain per row runs ``n_sweeps`` sweeps under each kept
+    parameter state in turn, continuing from the previous state's last sweep, and
+    keeps the second half of each; the estimates are averaged over the states.
+
+    Parameters
+    ----------
+    states : list of (coefs, intercepts)
+    X : ndarray of shape (n_samples, n_features)
+        0/1 where observed.
+    missing : ndarray of bool, same shape
+    rng : numpy.random.Generator
+    n_sweeps : int
+
+    Returns
+    -------
+    X_filled : ndarray of shape (n_samples, n_features), float64
+    """
+    total, state = np.zeros(X.shape), None
+    for coefs, intercepts in states:
+        state, est = gibbs_impute(coefs, intercepts, X, missing, rng, n_sweeps=n_sweeps,
+                                  n_burn=n_sweeps // 2, state=state)
+        total += est
+    return np.where(missing, total / len(states), X)

@@ -10,15 +10,17 @@ in the marginal means it reaches, and those are a fixed point of Eq. 3, not the
 true marginals.
 """
 
+import warnings
 from functools import partial
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 
 from .._core.base import map_row_chunks
 from .._core.posterior import Moments
 from ._model import mean_field
 
-__all__ = ["hidden_moments", "mean_field_features"]
+__all__ = ["hidden_moments", "mean_field_features", "mean_field_inference"]
 
 
 def hidden_moments(V, states, mean_field, *, return_std=False):
@@ -72,3 +74,31 @@ def mean_field_features(X, states, *, n_iter, tol, starts, batch_size, return_st
     mf = partial(_mean_field_summary, n_iter=n_iter, tol=tol, starts=starts)
     return map_row_chunks(lambda V: hidden_moments(V, states, mf, return_std=return_std),
                           X, batch_size)
+
+
+def mean_field_inference(X, states, *, n_iter, tol, starts, batch_size, return_std=False,
+                         stacklevel=2):
+    """:func:`mean_field_features` that warns about rows short of a fixed point.
+
+    Returns the hidden means (all layers side by side) and the bound of Eq. 3 of
+    every row (then their standard deviation with ``return_std``), averaged over
+    ``states``.
+
+    Warns
+    -----
+    ConvergenceWarning
+        Naming how many rows still moved by more than ``tol`` after ``n_iter``
+        sweeps (their bound and means are not at a fixed point).
+    """
+    out = mean_field_features(X, states, n_iter=n_iter, tol=tol, starts=starts,
+                              batch_size=batch_size, return_std=return_std)
+    hidden, bound, converged = out[:3]
+    n_bad = int(np.count_nonzero(~converged))
+    if n_bad:
+        warnings.warn(
+            f"mean-field did not converge for {n_bad} of {X.shape[0]} rows within "
+            f"n_mean_field_eval={n_iter} sweeps (a mean still moved "
+            f"by more than mean_field_tol={tol:g}); their bound and "
+            f"means are not at a fixed point. Increase n_mean_field_eval.",
+            ConvergenceWarning, stacklevel=stacklevel + 1)
+    return (hidden, bound) + ((out[3],) if return_std else ())

@@ -10,21 +10,24 @@ Every function keeps the dtype of its inputs: a float32 model trains in float32
 (the estimator's dtype follows its training input).
 """
 
+import numbers
+import time
 from typing import NamedTuple
 
 import numpy as np
 from scipy.special import expit, logit
 
-from .._core.base import dense_rows, iter_minibatches
+from .._core.base import check_finite_params, dense_rows, iter_minibatches
 from .._core.diagnostics import ess_bulk, rhat
 from .._core.mcmc import bernoulli
 from .._core.numerics import softplus
+from .._core.schedules import InverseTime, make_schedule
 from . import _model
 
-__all__ = ["SAUpdate", "energy_diagnostics", "init_params", "initial_chain_layers",
-           "pretrain_recon_error", "pretrain_rbm", "pretrain_stack", "reconstruction_error",
-           "sa_update",
-           "split_sampler_stats"]
+__all__ = ["PassResult", "SAUpdate", "energy_diagnostics", "init_params",
+           "initial_chain_layers", "pretrain_recon_error", "pretrain_rbm", "pretrain_stack",
+           "pretrain_verbose", "rate_schedule", "reconstruction_error", "sa_pass", "sa_update",
+           "split_sampler_stats", "time_left"]
 
 
 def reconstruction_error(V, mu_h, W, b_v):
@@ -213,3 +216,149 @@ def energy_diagnostics(trace):
         return {"energy_split_rhat": float("nan"), "energy_ess": float("nan")}
     x = np.stack(trace, axis=1)
     return {"energy_split_rhat": rhat(x), "energy_ess": ess_bulk(x)}
+
+
+def rate_schedule(spec, t0):
+    """A learning-rate or Wang-Landau gain schedule from the estimator's parameter.
+
+    A float ``a`` is ``a * t0 / (t0 + t)``, the decay like ``1 / t`` that stochastic
+    approximation (Salakhutdinov 2010, Sec. 2.2, Eq. 2) and the Wang-Landau weights
+    (Eq. 5-6) need to converge; anything else is a
+    :func:`skdgm._core.schedules.make_schedule` spec or callable.
+    """
+    if isinstance(spec, numbers.Real) and not isinstance(spec, bool):
+        return InverseTime(float(spec) * t0, t0)
+    return make_schedule(spec)
+
+
+def pretrain_verbose(X, sizes, *, n_epochs, learning_rate, batch_size, rng, name=None):
+    """:func:`pretrain_stack`, printing one line per RBM when ``name`` is given.
+
+    The line (prefixed ``[name]``) gives the RBM's reconstruction cross-entropy
+    (:func:`pretrain_recon_error`), the time so far and an estimate of the time
+    left. The printing draws no random numbers: the stack is the same either way.
+
+    Returns
+    -------
+    coefs, intercepts : list of ndarray
+        As :func:`pretrain_stack`.
+    """
+    L = len(sizes)
+    t0 = time.perf_counter()
+
+    def report(l, data, W, bv, bh, up, down):
+        if name is None:
+            return
+        err = pretrain_recon_error(data, W, bv, bh, up, down)
+        elapsed = time.perf_counter() - t0
+        print(f"[{name}] Pre-training RBM {l + 1}/{L} "
+              f"({W.shape[0]}-{W.shape[1]}, {n_epochs} CD-1 passes): "
+              f"reconstruction_error = {err:.4f}, time = {elapsed:.2f}s, "
+              f"time left ~ {elapsed / (l + 1) * (L - l - 1):.1f}s", flush=True)
+
+    return pretrain_stack(X, sizes, n_epochs=n_epochs, learning_rate=learning_rate,
+                          batch_size=batch_size, rng=rng, report=report)
+
+
+class PassResult(NamedTuple):
+    """One pass of stochastic approximation, every update already checked."""
+
+    coefs: list                 # W_l after the pass
+    intercepts: list            # b_l after the pass
+    n_updates: int              # the update counter after the pass
+    metrics: dict               # the pass's scalar figures, in history_'s order
+    arrays: dict                # the tempering samplers' per-pass arrays
+
+
+def sa_pass(X, coefs, intercepts, chains, rng, *, lr_schedule, n_updates, batch_size,
+            n_mean_field, mean_field_tol, starts, energy_trace=None, monitor_every=10,
+            trace_window=50, name="DBMCAST", divergence_bound=None):
+    """One pass of :func:`sa_update` over shuffled minibatches (Salakhutdinov 2010, Alg. 1).
+
+    Each update's learning rate is ``lr_schedule(t)`` at the running update count
+    ``t``; its candidate parameters are checked (finite, below
+    ``divergence_bound``) before the next update starts from them, and the chains
+    then see the gradient (``chains.after_update``, FPCD's fast weights).
+
+    Parameters
+    ----------
+    X : ndarray or CSR matrix of shape (n_samples, n_features)
+        Binary rows; minibatches are densified one at a time.
+    coefs, intercepts : list of ndarray
+        The parameters at the start of the pass (not modified).
+    chains : object
+        The persistent negative-phase sampler of :mod:`._tempering` (advanced here).
+    rng : numpy.random.Generator
+        Shuffles the rows, then drives every update, in that order.
+    lr_schedule : callable
+        Update count -> learning rate (Eq. 2's decreasing step).
+    n_updates : int
+        Updates made before this pass.
+    batch_size, n_mean_field, mean_field_tol, starts
+        As :func:`sa_update`.
+    energy_trace : list or None
+        The negative chains' energy per update (appended to, the last
+        ``trace_window`` kept), behind the split-R-hat and ESS figures; ``None``
+        for a sampler whose negative set changes size (adaptive ST).
+    monitor_every : int, default=10
+        The verbose figures are computed on every ``monitor_every``-th update, the
+        first included (they cost about 15 % of an update).
+    trace_window : int, default=50
+    name : str
+        Names the estimator in the divergence error.
+    divergence_bound : float, optional
+        Largest parameter magnitude allowed.
+
+    Returns
+    -------
+    PassResult
+
+    Raises
+    ------
+    skdgm.exceptions.DivergenceError
+        When an update's parameters are not finite or exceed the bound.
+    """
+    bound, recon, n_rows = 0.0, 0.0, 0
+    lr = float(lr_schedule(n_updates))
+    unconv = from_zeros = n_mf = 0
+    for i, sl in enumerate(iter_minibatches(X.shape[0], batch_size, rng)):
+        V = dense_rows(X, sl)
+        monitor = i % monitor_every == 0
+        res = sa_update(coefs, intercepts, V, chains, rng,
+                        learning_rate=float(lr_schedule(n_updates)),
+                        n_mean_field=n_mean_field, mean_field_tol=mean_field_tol,
+                        starts=starts, monitor=monitor)
+        mf = res.mean_field
+        unconv += np.count_nonzero(~mf.converged)
+        from_zeros += np.count_nonzero(np.asarray(starts)[mf.start] == "zeros")
+        n_mf += V.shape[0]
+        if energy_trace is not None:
+            energy_trace.append(_model.energy(res.negative, coefs, intercepts))
+            del energy_trace[:-trace_window]
+        lr = float(lr_schedule(n_updates))
+        check_finite_params({"coefs_": res.coefs, "intercepts_": res.intercepts},
+                            f"{name} update {n_updates}", bound=divergence_bound)
+        coefs, intercepts = res.coefs, res.intercepts
+        chains.after_update(res.grads, lr)
+        n_updates += 1
+        if monitor:
+            bound, recon, n_rows = bound + res.bound, recon + res.recon, n_rows + V.shape[0]
+    stats = chains.stats()
+    if energy_trace is not None:
+        stats.update(energy_diagnostics(energy_trace))
+    stats, arrays = split_sampler_stats(stats)
+    metrics = dict(reconstruction_error=recon / n_rows, unnormalised_bound=bound / n_rows,
+                   learning_rate=lr, mean_field_unconverged=float(unconv / n_mf),
+                   mean_field_zeros_start=float(from_zeros / n_mf), **stats)
+    return PassResult(coefs, intercepts, n_updates, metrics, arrays)
+
+
+def time_left(t_start, done, total):
+    """Seconds left after ``done`` of ``total`` passes begun at ``t_start`` (0 without a total).
+
+    Extrapolated from the mean time per pass so far (``time.perf_counter`` clock).
+    """
+    if not total or done >= total:
+        return 0.0
+    elapsed = time.perf_counter() - t_start
+    return float(elapsed / done * (total - done))

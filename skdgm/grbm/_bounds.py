@@ -19,8 +19,10 @@ from functools import partial
 import numpy as np
 from scipy.special import logsumexp
 
-from .._core.bdmc import bidirectional_monte_carlo
+from .._core.bdmc import bidirectional_monte_carlo, check_bounds_args, choose_n_betas
 from .._core.exact import iter_binary_states
+from .._core.random import seed_for
+from ._train import log_partition_estimate
 from ._model import (
     EXACT_MAX_HIDDEN,
     _log_unnorm_hidden,
@@ -29,7 +31,8 @@ from ._model import (
     exact_log_partition,
 )
 
-__all__ = ["exact_model_draws", "chain_model_draws", "log_partition_bounds"]
+__all__ = ["bdmc_log_partition", "estimate_log_partition", "exact_model_draws",
+           "chain_model_draws", "log_partition_bounds"]
 
 
 def exact_model_draws(n, rng, *, params):
@@ -95,3 +98,56 @@ def log_partition_bounds(params, *, n_betas, n_runs, exact_start=None, n_chain_s
         exact_start=exact_start, target="log_partition",
         exact=exact_log_partition(p64) if small else None,
         random_state=random_state, n_jobs=n_jobs)
+
+
+# Appended to the spawn key of an int seed, so that the BDMC and the AIS streams
+# never coincide with the training streams of the same seed.
+BDMC_SEED_PURPOSE = 0xBD3C
+AIS_SEED_PURPOSE = 0x5C0E
+
+
+def bdmc_log_partition(params, *, n_samples, n_betas, tol, random_state, n_jobs=None,
+                       name="GaussianBernoulliRBM"):
+    """:func:`log_partition_bounds` at ``n_betas`` temperatures, or ``"auto"``.
+
+    ``"auto"`` doubles the temperatures from 100 up to 12,800 until
+    ``|gap| + 2 std err < tol`` (:func:`skdgm._core.bdmc.choose_n_betas`, which
+    warns naming ``name`` and the gap reached when the cap stops it). Every round
+    uses the stream ``seed_for(random_state, BDMC_SEED_PURPOSE)`` (a ``Generator``
+    is advanced once, after the arguments are checked).
+
+    Raises
+    ------
+    ValueError
+        For an invalid ``n_samples``, ``n_betas`` or ``tol``.
+    """
+    check_bounds_args(n_samples, n_betas, tol)
+    seed = seed_for(random_state, BDMC_SEED_PURPOSE)
+
+    def run(n):
+        return log_partition_bounds(params, n_betas=n, n_runs=n_samples, random_state=seed,
+                                    n_jobs=n_jobs)
+
+    if n_betas == "auto":
+        return choose_n_betas(run, tol, what=name)
+    return run(n_betas)
+
+
+def estimate_log_partition(params, *, exact, n_runs, n_betas, tol, random_state,
+                           n_jobs=None, name="GaussianBernoulliRBM", verbose=False):
+    """``(log Z, standard error)``: enumerated, AIS, or the forward half of BDMC.
+
+    ``exact`` sums the hidden units out of every enumerated hidden configuration
+    (Gaussian integrals over ``v``); otherwise AIS from the factorised Gaussian
+    base (:func:`._train.log_partition_estimate`, seeded by
+    ``seed_for(random_state, AIS_SEED_PURPOSE)``), or with ``n_betas="auto"`` the
+    forward runs of :func:`bdmc_log_partition`'s last round.
+    """
+    if not exact and n_betas == "auto":
+        res = bdmc_log_partition(params, n_samples=n_runs, n_betas="auto", tol=tol,
+                                 random_state=random_state, n_jobs=n_jobs, name=name)
+        return float(res.lower), float(res.lower_std_err)
+    return log_partition_estimate(
+        params, exact=exact, n_runs=n_runs, n_betas=n_betas,
+        random_state=None if exact else seed_for(random_state, AIS_SEED_PURPOSE),
+        n_jobs=n_jobs, verbose_name=name if verbose else None)

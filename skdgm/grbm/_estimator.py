@@ -7,29 +7,25 @@ import time
 import numpy as np
 import scipy.sparse as sp
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
-from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .._core.bdmc import check_bounds_args, choose_n_betas
-from .._core.base import (DIVERGENCE_BOUND, EARLY_STOPPING_CONSTRAINTS, EARLY_STOPPING_READS,
-                          N_JOBS_CONSTRAINT, BaseGenerativeModel,
+from .._core.base import (DIVERGENCE_BOUND, EARLY_STOPPING_READS, BaseGenerativeModel,
                           check_finite_params, dense_rows, float_dtype as _float_dtype,
                           iter_minibatches, map_row_chunks)
-from .._core.random import (RANDOM_STATE_CONSTRAINT, as_generator, check_seed_sequence, seed_for,
-                            spawn_seeds)
+from .._core.random import as_generator, check_seed_sequence, seed_for, spawn_seeds
 from .._core.posterior import IterateKeeper, check_missing, check_n_sweeps
 from ._model import (
     EXACT_MAX_HIDDEN,
     GRBMParams,
-    free_energy,
+    free_energy_rows,
 )
 from . import _bounds
-from ._impute import gibbs_impute
+from ._impute import impute_over_states
 from ._posterior import hidden_moments
-from ._samplers import SAMPLERS
-from ._train import (TrainSettings, auto_passes, blas_limit, draw_samples,
-                     init_params, learning_rate_at, log_partition_estimate,
-                     modified_cd_update, pass_line, pass_metrics, recon_error, resolve_negative_phase)
+from ._defaults import OPTION_READS, PARAMETER_CONSTRAINTS, check_burn_in
+from ._train import (TrainSettings, auto_passes, blas_limit, blas_shape, checked_cd_update,
+                     draw_samples, init_params, learning_rate_at, log_partition_estimate,
+                     pass_line, pass_metrics, recon_error, resolve_negative_phase)
 
 __all__ = ["GaussianBernoulliRBM"]
 
@@ -40,23 +36,8 @@ def _blas_scope(est, X):
     Sized from ``X`` before validation; input without a 2-D shape gets no limit
     (validation then rejects it or the call is too small to matter).
     """
-    try:
-        shape = getattr(X, "shape", None)
-        n_rows, n_features = np.shape(X) if shape is None else shape
-        n_components = int(est.n_components)
-    except (TypeError, ValueError):
-        return contextlib.nullcontext()
-    return blas_limit(min(int(est.batch_size), n_rows), n_features, n_components)
-
-
-# Parameters only some samplers read (in training and in ``sample``); setting one
-# the chosen sampler ignores warns at fit time (the user guide's table mirrors this).
-_LANGEVIN = {"langevin_step_size", "metropolis_adjust", "adjust_after"}
-_OPTION_READS = {"sampler": {
-    "gibbs": set(),
-    "langevin": _LANGEVIN,
-    "gibbs_langevin": _LANGEVIN | {"langevin_steps", "langevin_inner"},
-}}
+    shape = blas_shape(X, est.batch_size, est.n_components)
+    return contextlib.nullcontext() if shape is None else blas_limit(*shape)
 
 
 # history_ keeps the latest entries only, so an endless stream of partial_fit calls
@@ -299,36 +280,9 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
     """
 
     # which parameters each option reads (warned about once per call when unused)
-    _option_reads = {**_OPTION_READS, **EARLY_STOPPING_READS}
-    _parameter_constraints = {
-        **EARLY_STOPPING_CONSTRAINTS,
-        "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
-        "sampler": [StrOptions(set(SAMPLERS))],
-        "metropolis_adjust": ["boolean"],
-        "adjust_after": [Interval(numbers.Integral, 0, None, closed="left"), None],
-        "cd_steps": [Interval(numbers.Integral, 1, None, closed="left")],
-        "burn_in": [Interval(numbers.Integral, 0, None, closed="left")],
-        "negative_phase": [StrOptions({"noise", "annealed", "auto"})],
-        "init_std": [Interval(numbers.Real, 0, None, closed="left"), StrOptions({"auto"})],
-        "langevin_steps": [Interval(numbers.Integral, 1, None, closed="left")],
-        "langevin_inner": [StrOptions({"steps", "closed_form"})],
-        "langevin_step_size": [Interval(numbers.Real, 0, 2, closed="neither")],
-        "objective": [StrOptions({"joint", "marginal"})],
-        "optimizer": [StrOptions({"sgd", "adam"})],
-        "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
-        "clip_grad_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
-        "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_iter": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
-        "min_variance": [Interval(numbers.Real, 0, None, closed="neither")],
-        "n_posterior_samples": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_ais_runs": [Interval(numbers.Integral, 1, None, closed="left")],
-        "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left"),
-                        StrOptions({"auto"})],
-        "ais_tol": [Interval(numbers.Real, 0, None, closed="neither")],
-        "random_state": RANDOM_STATE_CONSTRAINT,
-        "verbose": ["verbose"],
-        "n_jobs": N_JOBS_CONSTRAINT,
-    }
+    _option_reads = {**OPTION_READS, **EARLY_STOPPING_READS}
+    # the dict lives beside the wing's option table (issue 16: the estimator orchestrates)
+    _parameter_constraints = PARAMETER_CONSTRAINTS
 
     def __init__(self, n_components=256, *, sampler="gibbs", metropolis_adjust=False,
                  adjust_after=None, cd_steps=30, burn_in=0, negative_phase="auto",
@@ -378,14 +332,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
 
     def _check_hyper(self):
         self._validate_params()
-        if self.burn_in >= self.cd_steps:
-            raise ValueError(
-                f"burn_in ({self.burn_in}) must be smaller than cd_steps ({self.cd_steps}); "
-                f"otherwise no negative statistics are collected")
-        if self.negative_phase == "annealed" and self.burn_in != 0:
-            raise ValueError(
-                f"burn_in ({self.burn_in}) must be 0 with negative_phase='annealed': its "
-                f"negative statistics are the final, importance-weighted states")
+        check_burn_in(self.burn_in, self.cd_steps, self.negative_phase)
 
     def _init_params(self, n_features, dtype):
         self._seed_seq = seed_for(self.random_state)
@@ -594,29 +541,15 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
             self.clip_grad_norm, self.min_variance)
 
     def _update(self, V, rng):
-        """One modified-CD update (``_train.modified_cd_update``), committed if finite."""
-        saved = None if self._adam is None else (list(self._adam.m), list(self._adam.v),
-                                                  self._adam.t)
-        res = modified_cd_update(
+        """One modified-CD update (``_train.checked_cd_update``), committed if finite."""
+        res = checked_cd_update(
             self._params(), V, rng, self._settings(self.cd_steps), adam=self._adam,
             learning_rate=learning_rate_at(self.learning_rate, self.n_updates_,
-                                           self._lr_total))
-        cand = res.params
-        where = f"{type(self).__name__}.partial_fit (update {self.n_updates_ + 1})"
-        try:
-            # the bounded check covers finiteness too: each array is read once
-            check_finite_params(
-                {"components_": cand.W, "intercept_hidden_": cand.b, "mean_": cand.mu},
-                where, bound=self._divergence_bound())
-            check_finite_params(
-                {"log_variance_": cand.log_var, "variance_": res.variance,
-                 "1 / variance_": res.precision}, where)
-        except FloatingPointError:
-            if saved is not None:
-                self._adam.m, self._adam.v, self._adam.t = saved
-            raise
+                                           self._lr_total),
+            where=f"{type(self).__name__}.partial_fit (update {self.n_updates_ + 1})",
+            bound=self._divergence_bound(), check=check_finite_params)
         self._adam = res.adam
-        (self.components_, self.intercept_hidden_, self.mean_, self.log_variance_) = cand
+        (self.components_, self.intercept_hidden_, self.mean_, self.log_variance_) = res.params
         self.variance_ = res.variance
         self.n_updates_ += 1
         return (res.grad_norm, res.p_pos, res.n_accepted, res.n_proposed, res.ess,
@@ -761,13 +694,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         if not missing.any():
             return X.copy()
         rng = as_generator(seed_for(self.random_state, 0x1317))
-        total, state = np.zeros(X.shape), None
-        states = self.posterior_samples_
-        for p in states:
-            state, est = gibbs_impute(p.astype(np.float64), X, missing, rng,
-                                      n_sweeps=n_sweeps, n_burn=n_sweeps // 2, state=state)
-            total += est
-        return np.where(missing, total / len(states), X)
+        return impute_over_states(self.posterior_samples_, X, missing, rng, n_sweeps=n_sweeps)
 
     def free_energy(self, X):
         """Marginal energy ``E~(v)`` of Eq. (5) per row (``log p(v) = -E~(v) - log Z``).
@@ -804,9 +731,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         >>> bool(np.allclose(-grbm.free_energy(X) - log_z, grbm.score_samples(X)))
         True
         """
-        X = self._check_X(X)
-        params = self._params()
-        return map_row_chunks(lambda V: free_energy(V, params), X, self.batch_size)
+        return free_energy_rows(self._check_X(X), self._params(), self.batch_size)
 
     def log_partition(self):
         """``(log Z, standard error)``: exact for ``n_components <= 16``, else AIS.
@@ -861,22 +786,12 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         if (cache is not None and cache[0] == key and (exact or seeded)
                 and all(a is b for a, b in zip(cache[1], params))):
             return cache[2]
-        if not exact and self.n_ais_betas == "auto":
-            # the forward half of the last BDMC round is an ordinary AIS estimate
-            res = self.log_likelihood_bounds(self.n_ais_runs, "auto")
-            out = (float(res.lower), float(res.lower_std_err))
-        else:
-            out = log_partition_estimate(
-                params, exact=exact, n_runs=self.n_ais_runs, n_betas=self.n_ais_betas,
-                random_state=None if exact else self._score_seed(), n_jobs=self.n_jobs,
-                verbose_name=type(self).__name__ if self.verbose else None)
+        out = _bounds.estimate_log_partition(
+            params, exact=exact, n_runs=self.n_ais_runs, n_betas=self.n_ais_betas,
+            tol=self.ais_tol, random_state=self.random_state, n_jobs=self.n_jobs,
+            name=type(self).__name__, verbose=bool(self.verbose))
         self._log_z_cache = (key, tuple(params), out)
         return out
-
-    def _score_seed(self):
-        # A stream of its own (not one of the training children), rebuilt on
-        # every call so that an int random_state gives the same estimate.
-        return seed_for(self.random_state, 0x5C0E)
 
     def _validation_score(self, X_val):
         """Early stopping's held-out figure: mean ``log p(v)`` with a cheap ``log Z``.
@@ -938,8 +853,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         """
         X = self._check_X(X)
         log_z, se = self.log_partition()
-        params = self._params()
-        out = -map_row_chunks(lambda V: free_energy(V, params), X, self.batch_size) - log_z
+        out = -free_energy_rows(X, self._params(), self.batch_size) - log_z
         return (out, np.full(out.shape, se)) if return_std else out
 
     def score(self, X, y=None, *, return_std=False):
@@ -1047,20 +961,12 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         (True, True)
         """
         check_is_fitted(self)
-        n_samples = self.n_ais_runs if n_samples is None else n_samples
-        n_betas = self.n_ais_betas if n_betas is None else n_betas
-        tol = self.ais_tol if tol is None else tol
-        check_bounds_args(n_samples, n_betas, tol)
-        seed = seed_for(self.random_state if random_state is None else random_state, 0xBD3C)
-        params = self._params()
-
-        def run(n):
-            return _bounds.log_partition_bounds(params, n_betas=n, n_runs=n_samples,
-                                                random_state=seed, n_jobs=self.n_jobs)
-
-        if n_betas == "auto":
-            return choose_n_betas(run, tol, what=type(self).__name__)
-        return run(n_betas)
+        return _bounds.bdmc_log_partition(
+            self._params(), n_samples=self.n_ais_runs if n_samples is None else n_samples,
+            n_betas=self.n_ais_betas if n_betas is None else n_betas,
+            tol=self.ais_tol if tol is None else tol,
+            random_state=self.random_state if random_state is None else random_state,
+            n_jobs=self.n_jobs, name=type(self).__name__)
 
     def sample(self, n_samples=1, *, n_steps=None, metropolis_adjust=True, random_state=None):
         """Draw visible samples from ``N(0, I)`` noise with the estimator's sampler.

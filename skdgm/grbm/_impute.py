@@ -21,7 +21,7 @@ from .._core.mcmc import bernoulli
 from .._core.posterior import rao_blackwell_chain
 from ._model import sigmoid
 
-__all__ = ["exact_conditional_mean", "gibbs_impute"]
+__all__ = ["exact_conditional_mean", "gibbs_impute", "impute_over_states"]
 
 
 def gibbs_impute(params, X, missing, rng, *, n_sweeps, n_burn, state=None,
@@ -85,3 +85,30 @@ def exact_conditional_mean(params, X, missing):
         w = np.exp(logp - logsumexp(logp))
         out[i, ~obs] = mu[~obs] + w @ WH[:, ~obs]
     return out
+
+
+def impute_over_states(states, X, missing, rng, *, n_sweeps):
+    """``X`` with its missing entries replaced by ``E[v_miss | v_obs]`` averaged over states.
+
+    One :func:`gibbs_impute` chain per row runs ``n_sweeps`` sweeps under each kept
+    parameter state (in float64) in turn, continuing from the previous state's
+    last sweep, and keeps the second half of each; the estimates are averaged.
+
+    Parameters
+    ----------
+    states : list of GRBMParams
+    X : ndarray of shape (n_samples, n_features)
+    missing : ndarray of bool, same shape
+    rng : numpy.random.Generator
+    n_sweeps : int
+
+    Returns
+    -------
+    X_filled : ndarray of shape (n_samples, n_features), float64
+    """
+    total, state = np.zeros(X.shape), None
+    for p in states:
+        state, est = gibbs_impute(p.astype(np.float64), X, missing, rng,
+                                  n_sweeps=n_sweeps, n_burn=n_sweeps // 2, state=state)
+        total += est
+    return np.where(missing, total / len(states), X)

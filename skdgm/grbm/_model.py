@@ -42,6 +42,7 @@ __all__ = [
     "exact_log_partition",
     "exact_moments",
     "free_energy",
+    "free_energy_rows",
     "hidden_activation",
     "sigmoid",
     "softplus",
@@ -261,3 +262,13 @@ def ais_callables(params):
     p64 = params.astype(np.float64)
     return (partial(ais_log_density, params=p64), partial(ais_transition, params=p64),
             partial(ais_sample_base, params=p64), ais_log_z0(p64))
+
+
+def free_energy_rows(X, params, chunk_size):
+    """:func:`free_energy` of every row of ``X``, ``chunk_size`` rows at a time.
+
+    A CSR ``X`` is densified one chunk at a time (memory bounded by the chunk).
+    """
+    from .._core.base import map_row_chunks
+
+    return map_row_chunks(lambda V: free_energy(V, params), X, chunk_size)

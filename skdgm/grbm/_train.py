@@ -356,3 +356,50 @@ def pass_line(name, n_iter, metrics, elapsed, total=None, call_time=0.0, call_pa
         head = f"pass {n_iter}"
         parts.append(f"time = {elapsed:.1f}s")
     return f"[{name}] {head}, " + ", ".join(parts)
+
+
+def blas_shape(X, batch_size, n_components):
+    """``(rows per product, n_features, n_components)`` for :func:`blas_limit`, or ``None``.
+
+    Sized from ``X`` before validation; input without a 2-D shape (or settings
+    that are not numbers) gives ``None``: validation then rejects it, or the call
+    is too small to matter.
+    """
+    try:
+        shape = getattr(X, "shape", None)
+        n_rows, n_features = np.shape(X) if shape is None else shape
+        n_components = int(n_components)
+    except (TypeError, ValueError):
+        return None
+    return min(int(batch_size), n_rows), n_features, n_components
+
+
+def checked_cd_update(params, V, rng, settings, *, learning_rate, adam, where, bound,
+                      check):
+    """:func:`modified_cd_update`, then the divergence check of its candidate.
+
+    ``check(arrays, where, bound=None)`` (the estimator's
+    :func:`skdgm._core.base.check_finite_params`) covers ``W``, ``b`` and ``mu``
+    against ``bound`` (which includes finiteness), then the log-variances, the
+    variances and the precisions for finiteness. When it raises, the Adam moments
+    and step count are put back as they were, so the optimiser is untouched.
+
+    Returns
+    -------
+    UpdateResult
+        Not committed: the caller stores ``params``, ``variance`` and ``adam``.
+    """
+    saved = None if adam is None else (list(adam.m), list(adam.v), adam.t)
+    res = modified_cd_update(params, V, rng, settings, adam=adam, learning_rate=learning_rate)
+    cand = res.params
+    try:
+        # the bounded check covers finiteness too: each array is read once
+        check({"components_": cand.W, "intercept_hidden_": cand.b, "mean_": cand.mu},
+              where, bound=bound)
+        check({"log_variance_": cand.log_var, "variance_": res.variance,
+               "1 / variance_": res.precision}, where)
+    except FloatingPointError:
+        if saved is not None:
+            adam.m, adam.v, adam.t = saved
+        raise
+    return res

@@ -1,0 +1,72 @@
+"""GaussianBernoulliRBM's option tables: which parameters each option reads, and the
+constraints every parameter must meet.
+
+The estimator points at them (``_option_reads``, ``_parameter_constraints``); they
+live here so that the estimator file holds the orchestration only (issue 16).
+"""
+
+import numbers
+
+from sklearn.utils._param_validation import Interval, StrOptions
+
+from .._core.base import EARLY_STOPPING_CONSTRAINTS, N_JOBS_CONSTRAINT
+from .._core.random import RANDOM_STATE_CONSTRAINT
+from ._samplers import SAMPLERS
+
+__all__ = ["OPTION_READS", "PARAMETER_CONSTRAINTS", "check_burn_in"]
+
+# Parameters only some samplers read (in training and in ``sample``); setting one
+# the chosen sampler ignores warns at fit time (the user guide's table mirrors this).
+_LANGEVIN = {"langevin_step_size", "metropolis_adjust", "adjust_after"}
+OPTION_READS = {"sampler": {
+    "gibbs": set(),
+    "langevin": _LANGEVIN,
+    "gibbs_langevin": _LANGEVIN | {"langevin_steps", "langevin_inner"},
+}}
+
+# GaussianBernoulliRBM's parameter constraints (``_parameter_constraints``).
+PARAMETER_CONSTRAINTS = {
+    **EARLY_STOPPING_CONSTRAINTS,
+    "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
+    "sampler": [StrOptions(set(SAMPLERS))],
+    "metropolis_adjust": ["boolean"],
+    "adjust_after": [Interval(numbers.Integral, 0, None, closed="left"), None],
+    "cd_steps": [Interval(numbers.Integral, 1, None, closed="left")],
+    "burn_in": [Interval(numbers.Integral, 0, None, closed="left")],
+    "negative_phase": [StrOptions({"noise", "annealed", "auto"})],
+    "init_std": [Interval(numbers.Real, 0, None, closed="left"), StrOptions({"auto"})],
+    "langevin_steps": [Interval(numbers.Integral, 1, None, closed="left")],
+    "langevin_inner": [StrOptions({"steps", "closed_form"})],
+    "langevin_step_size": [Interval(numbers.Real, 0, 2, closed="neither")],
+    "objective": [StrOptions({"joint", "marginal"})],
+    "optimizer": [StrOptions({"sgd", "adam"})],
+    "learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
+    "clip_grad_norm": [Interval(numbers.Real, 0, None, closed="neither"), None],
+    "batch_size": [Interval(numbers.Integral, 1, None, closed="left")],
+    "n_iter": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
+    "min_variance": [Interval(numbers.Real, 0, None, closed="neither")],
+    "n_posterior_samples": [Interval(numbers.Integral, 1, None, closed="left")],
+    "n_ais_runs": [Interval(numbers.Integral, 1, None, closed="left")],
+    "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left"),
+                    StrOptions({"auto"})],
+    "ais_tol": [Interval(numbers.Real, 0, None, closed="neither")],
+    "random_state": RANDOM_STATE_CONSTRAINT,
+    "verbose": ["verbose"],
+    "n_jobs": N_JOBS_CONSTRAINT,
+}
+
+
+def check_burn_in(burn_in, cd_steps, negative_phase):
+    """Raise a ``ValueError`` unless ``burn_in`` leaves negative statistics to collect.
+
+    It must be below ``cd_steps``, and 0 with ``negative_phase="annealed"`` (whose
+    negative statistics are the final, importance-weighted states).
+    """
+    if burn_in >= cd_steps:
+        raise ValueError(
+            f"burn_in ({burn_in}) must be smaller than cd_steps ({cd_steps}); "
+            f"otherwise no negative statistics are collected")
+    if negative_phase == "annealed" and burn_in != 0:
+        raise ValueError(
+            f"burn_in ({burn_in}) must be 0 with negative_phase='annealed': its "
+            f"negative statistics are the final, importance-weighted states")
