@@ -208,3 +208,18 @@ def test_n_posterior_samples_is_validated(make):
     with pytest.raises(ValueError, match="n_posterior_samples"):
         est.fit(X)
     assert not hasattr(est, "n_features_in_")
+
+
+def test_impute_over_states_carries_the_chain_and_averages():
+    from skdgm._core.posterior import impute_over_states
+    X = np.array([[1.0, 0.0], [0.0, 1.0]])
+    missing = np.array([[False, True], [True, False]])
+    seen = []
+
+    def impute_one(params, chain):
+        seen.append(chain)
+        return (0 if chain is None else chain + 1), np.full(X.shape, params)
+
+    out = impute_over_states(impute_one, [1.0, 2.0, 6.0], X, missing)
+    assert seen == [None, 0, 1]              # each state continues the previous chain
+    np.testing.assert_array_equal(out, [[1.0, 3.0], [3.0, 1.0]])

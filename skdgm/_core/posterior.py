@@ -24,6 +24,7 @@ __all__ = [
     "bernoulli_std",
     "check_missing",
     "check_n_sweeps",
+    "impute_over_states",
     "rao_blackwell_chain",
 ]
 
@@ -213,3 +214,32 @@ def rao_blackwell_chain(step, state, n_sweeps, n_burn, *, rao_blackwell=True):
             v = cond if rao_blackwell else draw
             total = np.array(v, dtype=np.float64) if total is None else total + v
     return state, total, n_sweeps - n_burn
+
+
+def impute_over_states(impute_one, states, X, missing):
+    """``X`` with its missing entries replaced by ``E[x_miss | x_obs]`` averaged over states.
+
+    The posterior-averaged imputation of every wing: one imputation chain per row
+    is carried through the kept parameter states in turn (each state's run starts
+    from the previous state's last sweep), and the per-state estimates are averaged.
+
+    Parameters
+    ----------
+    impute_one : callable
+        ``impute_one(params, chain) -> (chain, estimate)``: the wing's imputation
+        under one parameter state, continuing ``chain`` (``None`` at first).
+    states : sequence
+        The kept parameter states, oldest first.
+    X : ndarray of shape (n_samples, n_features)
+        The data, meaningful where observed.
+    missing : ndarray of bool, same shape
+
+    Returns
+    -------
+    X_filled : ndarray of shape (n_samples, n_features), float64
+    """
+    total, chain = np.zeros(X.shape), None
+    for params in states:
+        chain, estimate = impute_one(params, chain)
+        total += estimate
+    return np.where(missing, total / len(states), X)

@@ -20,6 +20,7 @@ from scipy.special import expit, logsumexp
 
 from .._core.mcmc import bernoulli
 from .._core.numerics import softplus
+from .._core import posterior
 from .._core.posterior import rao_blackwell_chain
 from . import _model
 
@@ -128,9 +129,8 @@ def impute_over_states(states, X, missing, rng, *, n_sweeps):
     -------
     X_filled : ndarray of shape (n_samples, n_features), float64
     """
-    total, state = np.zeros(X.shape), None
-    for coefs, intercepts in states:
-        state, est = gibbs_impute(coefs, intercepts, X, missing, rng, n_sweeps=n_sweeps,
-                                  n_burn=n_sweeps // 2, state=state)
-        total += est
-    return np.where(missing, total / len(states), X)
+    def impute_one(params, chain):
+        return gibbs_impute(*params, X, missing, rng, n_sweeps=n_sweeps,
+                            n_burn=n_sweeps // 2, state=chain)
+
+    return posterior.impute_over_states(impute_one, states, X, missing)

@@ -18,6 +18,7 @@ from scipy.special import logsumexp
 
 from .._core.exact import MAX_EXACT_UNITS, binary_states
 from .._core.mcmc import bernoulli
+from .._core import posterior
 from .._core.posterior import rao_blackwell_chain
 from ._model import sigmoid
 
@@ -106,9 +107,8 @@ def impute_over_states(states, X, missing, rng, *, n_sweeps):
     -------
     X_filled : ndarray of shape (n_samples, n_features), float64
     """
-    total, state = np.zeros(X.shape), None
-    for p in states:
-        state, est = gibbs_impute(p.astype(np.float64), X, missing, rng,
-                                  n_sweeps=n_sweeps, n_burn=n_sweeps // 2, state=state)
-        total += est
-    return np.where(missing, total / len(states), X)
+    def impute_one(params, chain):
+        return gibbs_impute(params.astype(np.float64), X, missing, rng,
+                            n_sweeps=n_sweeps, n_burn=n_sweeps // 2, state=chain)
+
+    return posterior.impute_over_states(impute_one, states, X, missing)

@@ -17,6 +17,7 @@ from scipy.special import expit, logsumexp
 from .._core.exact import binary_states
 from .._core.mcmc import bernoulli
 from .._core.numerics import softplus
+from .._core import posterior
 from .._core.posterior import rao_blackwell_chain
 from . import _model
 
@@ -134,9 +135,8 @@ def impute_over_samples(samples, X, missing, rng, *, n_sweeps):
     X_filled : ndarray of shape (n, D)
         ``X`` with the missing entries replaced by the averaged estimates.
     """
-    total, state = np.zeros(X.shape), None
-    for p in samples:
-        state, est = gibbs_impute(p, X, missing, rng, n_sweeps=n_sweeps,
-                                  n_burn=n_sweeps // 2, state=state)
-        total += est
-    return np.where(missing, total / len(samples), X)
+    def impute_one(params, chain):
+        return gibbs_impute(params, X, missing, rng, n_sweeps=n_sweeps,
+                            n_burn=n_sweeps // 2, state=chain)
+
+    return posterior.impute_over_states(impute_one, samples, X, missing)
