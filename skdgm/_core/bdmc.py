@@ -51,6 +51,7 @@ __all__ = [
     "BDMCResult",
     "average_over_points",
     "bidirectional_monte_carlo",
+    "bounds_at",
     "check_bounds_args",
     "choose_n_betas",
     "reverse_ais_log_weights",
@@ -321,3 +322,36 @@ def check_bounds_args(n_samples, n_betas, tol):
     if (not isinstance(tol, numbers.Real) or isinstance(tol, (bool, np.bool_))
             or not np.isfinite(tol) or tol <= 0):
         raise ValueError(f"tol must be a positive number of nats, got {tol!r}")
+
+
+def bounds_at(run, *, n_samples, n_betas, tol, random_state, purpose, what=""):
+    """Validate, seed, and run a wing's BDMC at ``n_betas`` temperatures or ``"auto"``.
+
+    The part of every estimator's ``log_likelihood_bounds`` that knows no model:
+    :func:`check_bounds_args`, one stream ``seed_for(random_state, purpose)`` (a
+    ``Generator`` is advanced once, after the arguments are checked) used by every
+    round, and :func:`choose_n_betas` for ``"auto"``.
+
+    Parameters
+    ----------
+    run : callable
+        ``run(n_betas, seed) -> BDMCResult``: the wing's sandwich at ``n_betas``
+        temperatures with ``n_samples`` runs each way.
+    n_samples, n_betas, tol
+        As the estimators' ``log_likelihood_bounds``.
+    random_state : None, int, SeedSequence, Generator or RandomState
+    purpose : int
+        Appended to the spawn key of an int seed, so that these streams never
+        coincide with the estimator's training streams.
+    what : str
+        Named in the warning when ``"auto"`` stops at its cap.
+
+    Returns
+    -------
+    result : BDMCResult
+    """
+    check_bounds_args(n_samples, n_betas, tol)
+    seed = seed_for(random_state, purpose)
+    if n_betas == "auto":
+        return choose_n_betas(lambda n: run(n, seed), tol, what=what)
+    return run(n_betas, seed)

@@ -20,11 +20,10 @@ from functools import partial
 import numpy as np
 from scipy.special import expit, logsumexp
 
-from .._core.bdmc import bidirectional_monte_carlo, check_bounds_args, choose_n_betas
+from .._core.bdmc import bidirectional_monte_carlo, bounds_at
 from .._core.exact import MAX_EXACT_UNITS
 from .._core.mcmc import bernoulli
 from .._core.numerics import softplus
-from .._core.random import seed_for
 from . import _model
 
 __all__ = ["bdmc_log_partition", "chain_odd_draws", "estimate_log_partition",
@@ -127,17 +126,13 @@ def bdmc_log_partition(coefs, intercepts, base_intercepts, *, n_samples, n_betas
     ValueError
         For an invalid ``n_samples``, ``n_betas`` or ``tol``.
     """
-    check_bounds_args(n_samples, n_betas, tol)
-    seed = seed_for(random_state, BDMC_SEED_PURPOSE)
-
-    def run(n):
+    def run(n, seed):
         return log_partition_bounds(coefs, intercepts, n_betas=n, n_runs=n_samples,
                                     base_intercepts=base_intercepts, random_state=seed,
                                     n_jobs=n_jobs)
 
-    if n_betas == "auto":
-        return choose_n_betas(run, tol, what=name)
-    return run(n_betas)
+    return bounds_at(run, n_samples=n_samples, n_betas=n_betas, tol=tol,
+                     random_state=random_state, purpose=BDMC_SEED_PURPOSE, what=name)
 
 
 def estimate_log_partition(coefs, intercepts, base_intercepts, *, exact, n_betas, n_runs,

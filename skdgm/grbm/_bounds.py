@@ -19,7 +19,7 @@ from functools import partial
 import numpy as np
 from scipy.special import logsumexp
 
-from .._core.bdmc import bidirectional_monte_carlo, check_bounds_args, choose_n_betas
+from .._core.bdmc import bidirectional_monte_carlo, bounds_at
 from .._core.exact import iter_binary_states
 from .._core.random import seed_for
 from ._train import log_partition_estimate
@@ -121,16 +121,12 @@ def bdmc_log_partition(params, *, n_samples, n_betas, tol, random_state, n_jobs=
     ValueError
         For an invalid ``n_samples``, ``n_betas`` or ``tol``.
     """
-    check_bounds_args(n_samples, n_betas, tol)
-    seed = seed_for(random_state, BDMC_SEED_PURPOSE)
-
-    def run(n):
+    def run(n, seed):
         return log_partition_bounds(params, n_betas=n, n_runs=n_samples, random_state=seed,
                                     n_jobs=n_jobs)
 
-    if n_betas == "auto":
-        return choose_n_betas(run, tol, what=name)
-    return run(n_betas)
+    return bounds_at(run, n_samples=n_samples, n_betas=n_betas, tol=tol,
+                     random_state=random_state, purpose=BDMC_SEED_PURPOSE, what=name)
 
 
 def estimate_log_partition(params, *, exact, n_runs, n_betas, tol, random_state,
