@@ -65,7 +65,7 @@ def partition_counts(const int64[::1] indptr, const int64[::1] indices,
     cdef bint want_col = col_out.shape[0] > 0
     cdef double[::1] w = np.empty(K, dtype=np.float64)
     cdef bitgen_t* bg = bitgen_of(rng)
-    cdef Py_ssize_t i, e, c, k, lo, hi, mid
+    cdef Py_ssize_t i, e, c, k
     cdef int64 n, t
     cdef double tot, u, cum, s0, s1, s2, s3, a0, a1, a2, a3
     cdef const double* rp
@@ -126,16 +126,7 @@ def partition_counts(const int64[::1] indptr, const int64[::1] indices,
                     u = random_standard_uniform(bg)
                     if tot > 0.0 and n >= _BISECT_MIN:
                         u = u * tot
-                        # first k in [0, K - 1) with cum[k] > u, else K - 1
-                        lo = 0
-                        hi = K - 1
-                        while lo < hi:
-                            mid = (lo + hi) >> 1
-                            if wp[mid] > u:
-                                hi = mid
-                            else:
-                                lo = mid + 1
-                        k = lo
+                        k = _first_above(wp, K, u)
                     elif tot > 0.0:
                         u = u * tot
                         cum = 0.0
@@ -153,6 +144,19 @@ def partition_counts(const int64[::1] indptr, const int64[::1] indices,
                         row_out[i, k] += 1
                     if want_col:
                         col_out[c, k] += 1
+
+
+cdef inline Py_ssize_t _first_above(const double* cum, Py_ssize_t n, double u) noexcept nogil:
+    """The first ``k`` in ``[0, n - 1)`` with ``cum[k] > u``, else ``n - 1``: bisection
+    in a non-decreasing running sum, i.e. ``min(searchsorted(cum, u, "right"), n - 1)``."""
+    cdef Py_ssize_t lo = 0, hi = n - 1, mid
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if cum[mid] > u:
+            hi = mid
+        else:
+            lo = mid + 1
+    return lo
 
 
 cdef inline double _sum4(const double* a, Py_ssize_t K) noexcept nogil:
@@ -247,7 +251,7 @@ def partition_sparse(const int64[::1] indptr, const int64[::1] indices,
     cdef double* rcum = &rcum_v[0]
     cdef double* wb = &wb_v[0]
     cdef bitgen_t* bg = bitgen_of(rng)
-    cdef Py_ssize_t i, e, c, k, j, nb, lo, hi, mid, b0
+    cdef Py_ssize_t i, e, c, k, j, nb, b0
     cdef int64 n, t
     cdef double tot, S, P, E, x, y, tc, cum
     cdef const double* rp
@@ -321,15 +325,7 @@ def partition_sparse(const int64[::1] indptr, const int64[::1] indices,
                         x = random_standard_uniform(bg)
                         if P > 0.0:
                             x = x * P
-                            lo = 0
-                            hi = K - 1
-                            while lo < hi:
-                                mid = (lo + hi) >> 1
-                                if wb[mid] > x:
-                                    hi = mid
-                                else:
-                                    lo = mid + 1
-                            k = lo
+                            k = _first_above(wb, K, x)
                         else:
                             k = <Py_ssize_t>(x * K)
                             if k >= K:
@@ -350,15 +346,7 @@ def partition_sparse(const int64[::1] indptr, const int64[::1] indices,
                                     cum = cum + rp[k]
                                     rcum[k] = cum
                                 have_rcum = True
-                            lo = 0
-                            hi = K - 1
-                            while lo < hi:
-                                mid = (lo + hi) >> 1
-                                if rcum[mid] > y:
-                                    hi = mid
-                                else:
-                                    lo = mid + 1
-                            k = lo
+                            k = _first_above(rcum, K, y)
                             if cp[k] < tc and random_standard_uniform(bg) * tc < cp[k]:
                                 break
                     if want_row:
