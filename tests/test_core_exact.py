@@ -46,10 +46,10 @@ def test_bad_arguments_raise(kwargs):
 
 
 def test_every_wing_uses_the_shared_limit():
-    from skdgm.dbm import _estimator as dbm_est
+    from skdgm.dbm import _bounds as dbm_bounds
     from skdgm.grbm import _model as grbm_model
     from skdgm.sbn import _estimator as sbn_est
     assert MAX_EXACT_UNITS == 16
-    assert dbm_est._EXACT_ODD_UNITS is MAX_EXACT_UNITS
+    assert dbm_bounds.MAX_EXACT_UNITS is MAX_EXACT_UNITS
     assert grbm_model.EXACT_MAX_HIDDEN is MAX_EXACT_UNITS
     assert sbn_est.MAX_EXACT_UNITS is MAX_EXACT_UNITS
