@@ -133,7 +133,9 @@ def run_deep(Ks, sampler, args, X, obs, held):
             model.partial_fit(X)
         else:
             if not order:
-                order = list(np.array_split(rng.permutation(n), n // 200))
+                # one global update per call: chunks of at most batch_size (200)
+                # documents (57 of 197-198 for the 11,284 training documents)
+                order = list(np.array_split(rng.permutation(n), -(-n // model.batch_size)))
             model.partial_fit(X[np.sort(order.pop())])
         cpu += time.process_time() - t0
         if (t + 1) % every == 0 or t + 1 == steps:

@@ -58,6 +58,18 @@ def test_minibatches_cover_rows_once():
     assert list(iter_minibatches(0, 4)) == []
 
 
+@pytest.mark.parametrize("n, batch", [(201, 200), (10, 3), (23, 10), (400, 200), (7, 100),
+                                      (1, 1), (11284, 200)])
+def test_minibatches_are_near_equal_and_never_a_sliver(n, batch):
+    # The samplers scale a minibatch by n_total / len(minibatch): a tail of one
+    # row would stand for the whole data set (issue 15).
+    sizes = [s.stop - s.start for s in iter_minibatches(n, batch)]
+    assert sum(sizes) == n and len(sizes) == -(-n // batch)
+    assert max(sizes) <= batch and max(sizes) - min(sizes) <= 1
+    shuffled = [len(i) for i in iter_minibatches(n, batch, np.random.default_rng(1))]
+    assert shuffled == sizes
+
+
 def test_history_verbose_and_score(capsys):
     X = np.array([[0, 1], [1, 1.0]])
     toy = _Toy(verbose=1).fit(X)

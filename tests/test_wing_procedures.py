@@ -126,11 +126,48 @@ def test_sbn_final_samples():
 def test_lda_minibatches_cover_every_document():
     X = sp.csr_matrix(np.arange(23, dtype=float)[:, None] + 1)
     stream = list(lda_train.minibatches(X, 10))
-    assert [b.shape[0] for b in stream] == [10, 10, 3]
+    assert [b.shape[0] for b in stream] == [8, 8, 7]
     np.testing.assert_array_equal(sp.vstack(stream).toarray(), X.toarray())
     shuffled = list(lda_train.minibatches(X, 10, np.random.default_rng(0)))
     rows = np.sort(np.concatenate([b.toarray().ravel() for b in shuffled]))
     np.testing.assert_array_equal(rows, X.toarray().ravel())
+
+
+def test_lda_partial_fit_never_scales_a_sliver_up_to_the_corpus(monkeypatch):
+    # A stream in chunks of batch_size + 1 documents used to run an update on a
+    # single document with rho = total_samples (TLASGR's 20News perplexity went
+    # from ~890 to ~1170 in the benchmark, issue 15).
+    X = sp.csr_matrix(np.random.default_rng(0).poisson(1.0, size=(21, 6)).astype(float))
+    seen = []
+    update = DeepLDA._update
+
+    def spy(self, batch, total, log):
+        seen.append((batch.shape[0], total))
+        return update(self, batch, total, log)
+
+    monkeypatch.setattr(DeepLDA, "_update", spy)
+    m = DeepLDA((3,), batch_size=10, total_samples=100, local_burn_in=1, local_samples=1,
+                random_state=0).partial_fit(X)
+    assert seen == [(7, 100), (7, 100), (7, 100)]
+    assert m.n_updates_ == 3
+    seen.clear()
+    DeepLDA((3,), batch_size=20, n_iter=1, local_burn_in=1, local_samples=1,
+            random_state=0).fit(X)
+    assert seen == [(11, 21), (10, 21)]
+
+
+def test_sbn_stream_steps_are_near_equal():
+    class Engine:
+        def __init__(self):
+            self.rows = []
+
+        def step(self, X, rng, n_total):
+            self.rows.append((X.shape[0], n_total))
+            return {}
+
+    eng = Engine()
+    sbn_train.stream_steps(eng, np.zeros((201, 3)), None, 200, 1000)
+    assert eng.rows == [(101, 1000), (100, 1000)]
 
 
 def test_lda_keep_sample_thins_and_resizes():

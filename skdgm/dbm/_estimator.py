@@ -127,6 +127,8 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     fpcd_decay : float, default=0.95
         Per-update shrinkage of the FPCD fast weights.
     batch_size : int, default=100
+        Rows per minibatch, at most: ``n`` rows are cut into ``ceil(n / batch_size)``
+        near-equal minibatches.
     n_iter : int or "auto", default="auto"
         Passes over the data in :meth:`fit` (after pre-training). ``"auto"``:
         enough passes for 2,400 parameter updates and at least 5 passes, i.e.

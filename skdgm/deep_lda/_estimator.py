@@ -62,7 +62,10 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     link : {"poisson", "bernoulli"}, default="poisson"
         ``"bernoulli"`` models 0/1 data as ``b = 1(x > 0)`` (Bernoulli-Poisson link).
     batch_size : int, default=200
-        Documents per minibatch in :meth:`fit`.
+        Documents per minibatch, at most: :meth:`fit` and :meth:`partial_fit` cut
+        ``n`` documents into ``ceil(n / batch_size)`` minibatches of near-equal
+        size, so that no sliver of a few documents is scaled up to stand for the
+        corpus.
     n_iter : int or "auto", default="auto"
         Passes over the data in :meth:`fit` (sweeps for ``sampler="gibbs"``).
         ``"auto"``: enough passes for about 500 global updates, at least 1 and
@@ -299,8 +302,9 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     def partial_fit(self, X, y=None):
         """One pass over the next documents of a stream: a global update per minibatch.
 
-        ``X`` is cut, in order, into minibatches of ``batch_size`` documents (an
-        ``X`` of at most ``batch_size`` documents is one update), each one global
+        ``X`` is cut, in order, into ``ceil(len(X) / batch_size)`` minibatches of
+        near-equal size (an ``X`` of at most ``batch_size`` documents is one
+        update; 201 documents are two updates of 101 and 100), each one global
         update with ``rho = total_samples / len(minibatch)``; ``total_samples=None``
         takes ``len(X)``. ``sampler="gibbs"`` runs one sweep over ``X`` instead.
         Memory does not grow with the number of calls: only the latest

@@ -94,14 +94,12 @@ def minibatches(X, batch_size, rng=None):
     """The minibatches of one pass over the documents of ``X``.
 
     With ``rng`` (``fit``) the documents are shuffled first, one permutation per
-    pass; without (``partial_fit``) they come in stream order.
+    pass; without (``partial_fit``) they come in stream order. Either way the
+    minibatches are near-equal, at most ``batch_size`` documents
+    (:func:`~skdgm._core.base.iter_minibatches`).
     """
-    if rng is not None:
-        for idx in iter_minibatches(X.shape[0], batch_size, rng):
-            yield X[idx]
-        return
-    for start in range(0, X.shape[0], batch_size):
-        yield X[start:start + batch_size]
+    for idx in iter_minibatches(X.shape[0], batch_size, rng):
+        yield X[idx]
 
 
 def global_update(X, total, phis, r, sg_state, gibbs_state, *, sampler, eps, etas, gamma0,

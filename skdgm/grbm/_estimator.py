@@ -159,7 +159,8 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
     clip_grad_norm : float or None, default=10.0
         Clip the global norm of the gradient (of the mean log-likelihood).
     batch_size : int, default=100
-        Rows per minibatch, also the number of negative chains per update.
+        Rows per minibatch (at most: ``n`` rows are cut into ``ceil(n / batch_size)``
+        near-equal minibatches), also the number of negative chains per update.
     n_iter : int or "auto", default="auto"
         Passes (epochs) over the data in :meth:`fit`. ``"auto"`` chooses the
         number of updates (minibatches) from a budget of ``1e11`` sampler

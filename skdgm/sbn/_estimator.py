@@ -85,8 +85,9 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         of minibatches (streaming methods), per pre-training stage and again for the
         global refinement. ``"auto"``: ``clip(240000 / n_samples, 60, 200)``.
     batch_size : int, default=100
-        Minibatch size of the streaming methods, and the rows a Gibbs iteration reads
-        (densifies, for sparse input) at a time.
+        Minibatch size of the streaming methods (at most: ``n`` rows are cut into
+        ``ceil(n / batch_size)`` near-equal minibatches), and the rows a Gibbs
+        iteration reads (densifies, for sparse input) at a time.
     burn_in : int or "auto", default="auto"
         Passes of the final phase discarded before collecting samples (Gibbs;
         minibatch steps for DSGHMC). ``"auto"``: 40 % of the resolved ``n_iter``,
@@ -433,7 +434,8 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     @available_if(_streaming)
     def partial_fit(self, X, y=None):
-        """One streaming pass over ``X``: a step per minibatch of ``batch_size`` rows.
+        """One streaming pass over ``X``: a step per near-equal minibatch of at most
+        ``batch_size`` rows.
 
         Available for the streaming inferences: online VB (a natural-gradient step,
         Sec. 3.2) and the DSGHMC options (``n_sghmc_steps`` SGHMC steps). The first

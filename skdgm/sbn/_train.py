@@ -84,8 +84,7 @@ def stream_steps(engine, X, rng, batch_size, n_total):
     or seen size.
     """
     metrics = {}
-    for start in range(0, X.shape[0], batch_size):
-        rows = slice(start, start + batch_size)
+    for rows in iter_minibatches(X.shape[0], batch_size):
         metrics = engine.step(dense_rows(X, rows).astype(float, copy=False), rng,
                               n_total=n_total)
     return metrics
