@@ -122,3 +122,59 @@ def test_adam_step_equals_the_textbook_expressions_bit_for_bit():
             np.testing.assert_array_equal(opt.m[i], m[i])
             np.testing.assert_array_equal(opt.v[i], v[i])
         params = got
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("maximize", [False, True])
+def test_fused_adam_difference_step_equals_the_numpy_step_bit_for_bit(dtype, maximize):
+    """``step_difference`` (the Cython kernel) against its twin ``step`` on the
+    float64 differences, with and without clipping, over several steps."""
+    rng = np.random.default_rng(1)
+    shapes = [(7, 5), (5,), (7,)]
+    params = [rng.normal(size=s).astype(dtype) for s in shapes]
+    fused, twin = Adam(params, maximize=maximize), Adam(params, maximize=maximize)
+    p_fused = p_twin = params
+    for t, scale in enumerate([1.0, 0.37, 1.0, 2.5]):
+        pos = [rng.normal(size=s).astype(dtype) for s in shapes]
+        neg = [rng.normal(size=s).astype(dtype) for s in shapes]
+        p_fused = fused.step_difference(p_fused, pos, neg, scale=scale, learning_rate=0.01)
+        grads = [np.subtract(a, b, dtype=np.float64) * scale for a, b in zip(pos, neg)]
+        p_twin = [c.astype(dtype) for c in twin.step(p_twin, grads, learning_rate=0.01)]
+        for a, b, ma, mb, va, vb in zip(p_fused, p_twin, fused.m, twin.m, fused.v, twin.v):
+            assert a.dtype == dtype
+            np.testing.assert_array_equal(a, b)
+            np.testing.assert_array_equal(ma, mb)
+            np.testing.assert_array_equal(va, vb)
+
+
+def test_fused_adam_never_writes_the_moments_a_caller_keeps_to_undo():
+    rng = np.random.default_rng(2)
+    params = [rng.normal(size=(4, 3)).astype(np.float32)]
+    opt = Adam(params)
+    for step in range(6):
+        pos, neg = [rng.normal(size=(4, 3)).astype(np.float32)], [np.zeros((4, 3), np.float32)]
+        saved = (list(opt.m), list(opt.v), opt.t)
+        kept = (saved[0][0].copy(), saved[1][0].copy())
+        params = opt.step_difference(params, pos, neg)
+        np.testing.assert_array_equal(saved[0][0], kept[0])
+        np.testing.assert_array_equal(saved[1][0], kept[1])
+        assert opt.m[0] is not saved[0][0]
+        if step % 2:   # a rejected step: undo, as checked_cd_update does
+            opt.m, opt.v, opt.t = saved
+    # a copy (an estimator's snapshot) carries no scratch buffers
+    import copy
+    assert copy.deepcopy(opt)._spares == {}
+
+
+def test_sq_diff_sum_against_its_twin():
+    from skdgm._core.optim import sq_diff_sum_numpy, sq_diff_sum_of
+    rng = np.random.default_rng(3)
+    for dtype in (np.float32, np.float64):
+        a = [rng.normal(size=(300, 7)).astype(dtype), rng.normal(size=11).astype(dtype)]
+        b = [rng.normal(size=(300, 7)).astype(dtype), rng.normal(size=11).astype(dtype)]
+        want = sum(sq_diff_sum_numpy(x, y) for x, y in zip(a, b))
+        # a sequential float64 sum against a pairwise one: equal to rounding
+        assert sq_diff_sum_of(a, b) == pytest.approx(want, rel=1e-12)
+    # mixed dtypes go up to float64, never down
+    x32, y64 = np.float32([1.0]), np.float64([1.0 + 1e-12])
+    assert sq_diff_sum_of([x32], [y64]) == pytest.approx(1e-24, rel=1e-3)
