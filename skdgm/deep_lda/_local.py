@@ -21,6 +21,8 @@ Shapes: ``phis[l]`` is ``(K_{l-1}, K_l)`` with ``K_{-1} = V`` (columns on the
 simplex); ``theta[l]`` is ``(n_docs, K_l)``.
 """
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -232,9 +234,45 @@ def partition_dense(counts, row_factor, col_factor, rng, row_out, col_out):
     partition_counts(ip, ix, cm, row_factor, col_factor, rng, row_out, col_out)
 
 
+def _gs_propose(a, e):
+    """Twin of the kernel's GS proposal: ``(branch, x, y)``, branch 0 when
+    accepted for sure. Python floats and :mod:`math` call the same C library
+    functions as the kernel, so the values agree bit for bit."""
+    if e >= a / (1.0 - a):
+        common = True
+    elif e < a:
+        common = False
+    else:
+        common = e >= -math.log1p(-a)
+    if common:
+        return 1, math.exp(-e / a), 0.0
+    y = -math.log(-math.expm1(-e) / a)
+    x = math.pow(1.0 - a + a * y, 1.0 / a)
+    return (0 if x <= y else 2), x, y
+
+
+def _gs_accept(branch, x, y, u):
+    if branch == 1:
+        return u <= 1.0 - x or u <= math.exp(-x)
+    return u <= math.exp(y - x)
+
+
 def gamma_theta(shape, counts, rate, rng, floor):
-    """NumPy twin of :func:`._local_fast.gamma_theta`."""
-    return np.maximum(rng.standard_gamma(shape + counts) / rate[:, None], floor)
+    """NumPy twin of :func:`._local_fast.gamma_theta`: the same draws in the same
+    order, one entry at a time (a reference, not a fast path)."""
+    A = np.asarray(shape, dtype=np.float64) + np.asarray(counts)
+    out = np.zeros(A.shape)
+    for idx, a in np.ndenumerate(A):
+        a = float(a)
+        if a >= 1.0:
+            out[idx] = rng.standard_gamma(a)
+        elif a > 0.0:
+            while True:
+                br, x, y = _gs_propose(a, float(rng.standard_exponential()))
+                if br == 0 or _gs_accept(br, x, y, float(rng.random())):
+                    break
+            out[idx] = x
+    return np.maximum(out / rate[:, None], floor)
 
 
 _KERNELS = {

@@ -6,10 +6,11 @@ that the two agree exactly. Kernels take ``const`` memoryviews (joblib's process
 backend hands large arrays over as read-only memmaps), run without the GIL, and
 draw through numpy's own bit generator under its lock.
 """
-from libc.math cimport exp
+from libc.math cimport exp, expm1, log, log1p, pow
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport (random_standard_uniform, random_poisson,
-                                           random_standard_gamma)
+                                           random_standard_gamma,
+                                           random_standard_exponential)
 
 import numpy as np
 
@@ -467,17 +468,60 @@ def partition_dense(const int64[:, ::1] counts, const double[:, ::1] row_factor,
     partition_counts(indptr, indices, data, row_factor, col_factor, rng, row_out, col_out)
 
 
+cdef inline int _gs_propose(double a, double e, double* x, double* y) noexcept nogil:
+    """One proposal of Ahrens and Dieter's GS rejection sampler of ``Gam(a)``, ``0 < a < 1``.
+
+    numpy's ``random_standard_gamma`` runs GS for ``a < 1`` from a uniform ``U``
+    and an exponential; here ``U = exp(-e)`` with ``e ~ Exp(1)``, which has the
+    same law and turns its common branch ``U <= 1 - a``, ``x = U^(1/a)``, into
+    ``x = exp(-e / a)`` (one ``exp`` instead of a ``pow``). The branch is
+    decided by ``e >= -log1p(-a)``; that threshold lies in ``[a, a / (1 - a)]``,
+    so ``log1p`` is only evaluated for ``e`` between the two. The other branch
+    (probability ``a``) proposes ``x = (1 - a + a y)^(1/a)`` with
+    ``y = -log((1 - U) / a) ~ Exp(1)``. Returns 0 if ``x`` is accepted for sure
+    (that branch with ``x <= y``), else the branch (1 or 2) for :func:`_gs_accept`.
+    """
+    cdef bint common
+    if e >= a / (1.0 - a):
+        common = True
+    elif e < a:
+        common = False
+    else:
+        common = e >= -log1p(-a)
+    if common:
+        x[0] = exp(-e / a)
+        return 1
+    y[0] = -log(-expm1(-e) / a)
+    x[0] = pow(1.0 - a + a * y[0], 1.0 / a)
+    return 0 if x[0] <= y[0] else 2
+
+
+cdef inline bint _gs_accept(int branch, double x, double y, double u) noexcept nogil:
+    """GS's acceptance of a proposal from uniform ``u``: with probability ``exp(-x)``
+    (common branch; ``1 - x`` is a squeeze below it) or ``exp(y - x)``."""
+    if branch == 1:
+        return u <= 1.0 - x or u <= exp(-x)
+    return u <= exp(y - x)
+
+
 def gamma_theta(const double[:, ::1] shape, const int64[:, ::1] counts,
                 const double[::1] rate, rng, double floor):
     """Downward draw of the hidden units, Eq. 1 with its count conditional.
 
-    ``theta[j, k] = max(Gam(shape[j, k] + counts[j, k], 1) / rate[j], floor)``,
-    one ``random_standard_gamma`` per entry in C order: the same draws as
-    ``Generator.standard_gamma`` on the whole ``(n, K)`` array of shapes, with
-    no temporaries.
+    ``theta[j, k] = max(Gam(a_jk, 1) / rate[j], floor)`` with
+    ``a_jk = shape[j, k] + counts[j, k]``, entry by entry in C order: ``a >= 1``
+    by numpy's ``random_standard_gamma`` (Marsaglia and Tsang); ``0 < a < 1``
+    (the topics a document holds no token of, most entries) by GS (Ahrens and
+    Dieter, 1974, see :func:`_gs_propose`), each attempt one exponential and
+    one uniform (none when it is accepted for sure), repeated until accepted;
+    ``a = 0`` gives 0. The law is ``Gam(a)`` exactly, as numpy's; numpy's own
+    GS spends a ``pow`` per small shape, most of this kernel's former cost.
+    The NumPy twin :func:`skdgm.deep_lda._local.gamma_theta` makes the same
+    draws in the same order.
     """
     cdef Py_ssize_t N = shape.shape[0], K = shape.shape[1], j, k
-    cdef double g, d
+    cdef double g, d, a, x, y
+    cdef int br
     if counts.shape[0] != N or counts.shape[1] != K or rate.shape[0] != N:
         raise ValueError("gamma_theta: inconsistent shapes")
     out = np.empty((N, K), dtype=np.float64)
@@ -487,6 +531,19 @@ def gamma_theta(const double[:, ::1] shape, const int64[:, ::1] counts,
         for j in range(N):
             d = rate[j]
             for k in range(K):
-                g = random_standard_gamma(bg, shape[j, k] + <double>counts[j, k]) / d
+                a = shape[j, k] + <double>counts[j, k]
+                if a >= 1.0:
+                    x = random_standard_gamma(bg, a)
+                elif a > 0.0:
+                    # one loop over the entries, an exponential and a uniform per
+                    # attempt: skipping the uniform when the acceptance is all but
+                    # certain, or drawing by passes, cost more in mispredicted branches
+                    while True:
+                        br = _gs_propose(a, random_standard_exponential(bg), &x, &y)
+                        if br == 0 or _gs_accept(br, x, y, random_standard_uniform(bg)):
+                            break
+                else:
+                    x = 0.0
+                g = x / d
                 o[j, k] = g if g > floor else floor
     return out
