@@ -108,6 +108,24 @@ def test_partition_sparse_matches_twin_and_conserves(tau_frac):
     np.testing.assert_array_equal(w.sum(1), np.asarray(X.sum(0)).ravel())
 
 
+@pytest.mark.parametrize("fn", [_local_fast.partition_sparse, _local.partition_sparse])
+def test_partition_sparse_given_row_sums_changes_nothing(fn):
+    # the row sums and running sums passed in (formed once per local chain)
+    # are the ones the kernel would form: same counts, same stream position
+    X, csr, phi, theta = _random_case(6)
+    rows = phi[:len(csr[0]) - 1]
+    outs = []
+    for extra in ((), (_local._sum4(rows), np.cumsum(rows, axis=1))):
+        w = np.zeros(phi.shape, np.int64)
+        d = np.zeros(theta.shape, np.int64)
+        rng = np.random.default_rng(8)
+        fn(*csr, phi, theta, 0.5, rng, w, d, *extra)
+        outs.append((w, d, rng.random()))
+    np.testing.assert_array_equal(outs[0][0], outs[1][0])
+    np.testing.assert_array_equal(outs[0][1], outs[1][1])
+    assert outs[0][2] == outs[1][2]
+
+
 def test_partition_sparse_without_tau_is_the_exact_walk():
     # tau_frac = 0 puts every topic in the bucket (by decreasing theta), so it
     # never rejects: one uniform per token, like partition_counts

@@ -124,7 +124,7 @@ def _buckets(col_factor, tau_frac):
 
 
 def partition_sparse(indptr, indices, counts, row_factor, col_factor, tau_frac, rng,
-                     row_out, col_out):
+                     row_out, col_out, row_sum=None, row_cum=None):
     """NumPy twin of :func:`._local_fast.partition_sparse` (adds in place).
 
     The same buckets, running sums (``np.cumsum`` adds sequentially, as the C
@@ -142,8 +142,8 @@ def partition_sparse(indptr, indices, counts, row_factor, col_factor, tau_frac, 
         if indptr[i] == indptr[i + 1]:
             continue
         rp = row_factor[i]
-        rcum = np.cumsum(rp)
-        S = _sum4(rp[None, :])[0]
+        rcum = np.cumsum(rp) if row_cum is None else row_cum[i]
+        S = _sum4(rp[None, :])[0] if row_sum is None else row_sum[i]
         for e in range(indptr[i], indptr[i + 1]):
             n = int(counts[e])
             if n <= 0:
@@ -337,6 +337,10 @@ class _Layout:
         np.cumsum(per_word[self.words], out=self.wptr[1:])
         self.data_t = self.data[self.perm]
         self.phi_words = np.ascontiguousarray(phis[0][self.words])
+        # the envelope terms of the layer-1 partition that depend on Phi^(1)
+        # alone, formed once for all sweeps instead of once per sweep
+        self.phi_sum = _sum4(self.phi_words)
+        self.phi_cum = np.cumsum(self.phi_words, axis=1)
         self.phis_upper = phis[1:]
         # each CSR entry's row in words / phi_words
         self.loc = np.searchsorted(self.words, self.indices)
@@ -416,7 +420,7 @@ def _upward(lay, theta, phis, r, rng, kern, A, W):
     # sweep while the chunk's theta stays in cache; the sparse envelope skips
     # the topics a document holds (almost) nothing of.
     partition_sparse_(lay.wptr, lay.wdocs, counts_t, lay.phi_words, theta[0], TAU_FRAC, rng,
-                      W[0], A[0])
+                      W[0], A[0], lay.phi_sum, lay.phi_cum)
     shapes = []
     top = None
     for l in range(L):

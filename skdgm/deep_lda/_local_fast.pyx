@@ -183,7 +183,8 @@ cdef inline double _sum4(const double* a, Py_ssize_t K) noexcept nogil:
 def partition_sparse(const int64[::1] indptr, const int64[::1] indices,
                      const int64[::1] counts, const double[:, ::1] row_factor,
                      const double[:, ::1] col_factor, double tau_frac, rng,
-                     int64[:, ::1] row_out, int64[:, ::1] col_out):
+                     int64[:, ::1] row_out, int64[:, ::1] col_out, row_sum=None,
+                     row_cum=None):
     """:func:`partition_counts` by exact rejection from a sparse envelope (Eq. 6, ``Mult``).
 
     Same law as :func:`partition_counts` (entry ``(i, c)`` split over topics with
@@ -198,17 +199,18 @@ def partition_sparse(const int64[::1] indptr, const int64[::1] indices,
     (sums here are four interleaved partial sums, see :func:`_sum4`) and
     ``B_c = {k : col_factor[c, k] >= tau_c}`` (never empty when the sum is
     positive and ``tau_frac < 1``). The envelope of ``w`` is ``w_k`` on ``B_c``
-    plus ``tau_c * row_factor[i, k]`` on every ``k``; ``B_c`` is walked by
+    plus ``tau_c * row_factor[i, k]`` on every ``k``; ``B_c`` is ordered by
     decreasing ``col_factor[c, k]`` (ties by index). Its total is
-    ``E = P + tau_c * S_i`` with ``P = sum_{k in B_c} w_k`` and ``S_i`` the row
-    sum of ``row_factor``. One uniform ``u`` places ``u E``: below ``P`` it
+    ``E = P + tau_c * S_i`` with ``P = sum_{k in B_c} w_k`` and ``S_i`` the
+    row sum of ``row_factor``. One uniform ``u`` places ``u E``: below ``P`` it
     picks ``k`` in ``B_c`` from the running sum of ``w`` over ``B_c`` and is
-    accepted; above, ``(u E - P) / tau_c`` locates ``k`` in the running sum of
-    ``row_factor[i]`` (bisection; ``S_i`` is that running sum's last value), which is rejected if ``k`` is in ``B_c`` and
-    otherwise accepted when a second uniform ``u'`` has
-    ``u' tau_c < col_factor[c, k]``. Accepted draws then have density
-    ``w_k`` on ``B_c`` and ``tau_c row_factor[i, k] * col_factor[c, k] / tau_c
-    = w_k`` off it: exactly the multinomial's. A rejection restarts the token.
+    accepted; above,
+    ``(u E - P) / tau_c`` locates ``k`` in the running sum of ``row_factor[i]``
+    (bisection), which is rejected if ``k`` is in ``B_c`` and otherwise
+    accepted when a second uniform ``u'`` has ``u' tau_c < col_factor[c, k]``.
+    Accepted draws then have density ``w_k`` on ``B_c`` and
+    ``tau_c row_factor[i, k] * col_factor[c, k] / tau_c = w_k`` off it: exactly
+    the multinomial's. A rejection restarts the token.
 
     An entry whose acceptance bound ``P / E`` is below one half (``B_c`` misses
     the word's mass) uses the dense running sum of all ``K`` products instead
@@ -218,6 +220,11 @@ def partition_sparse(const int64[::1] indptr, const int64[::1] indices,
     ``B_c`` and never rejects. Counts are *added* to ``row_out`` and ``col_out``
     (an empty ``(0, K)`` array skips either); the NumPy twin
     :func:`skdgm.deep_lda._local.partition_sparse` consumes the same uniforms.
+
+    ``row_sum`` (``S_i`` as :func:`_sum4` forms it) and ``row_cum`` (the
+    sequential running sums of the rows) may be passed in when ``row_factor``
+    is reused across calls (``Phi^(1)`` stays fixed over all sweeps of a local
+    chain); otherwise they are formed here.
     """
     cdef Py_ssize_t n_rows = indptr.shape[0] - 1
     cdef Py_ssize_t n_cols = col_factor.shape[0]
@@ -232,15 +239,32 @@ def partition_sparse(const int64[::1] indptr, const int64[::1] indices,
         raise ValueError(f"partition_sparse: tau_frac must be in [0, 1), got {tau_frac}")
     if K == 0:
         return
+    cdef bint given_cum = row_cum is not None
+    cdef bint fill_sum
+    if row_sum is None:
+        row_sum = np.empty(n_rows, dtype=np.float64)
+        fill_sum = True
+    else:
+        fill_sum = False
+    cdef const double[::1] S_v = row_sum
+    cdef const double[:, ::1] rc_v = row_cum if given_cum else np.empty((0, K))
+    if S_v.shape[0] < n_rows or (given_cum and (rc_v.shape[0] < n_rows
+                                               or rc_v.shape[1] != K)):
+        raise ValueError("partition_sparse: inconsistent shapes")
+    cdef double* S_fill = NULL
+    cdef double[::1] S_w
+    if fill_sum:
+        S_w = row_sum
+        S_fill = &S_w[0] if n_rows > 0 else NULL
     tau_a = np.empty(n_cols, dtype=np.float64)
     bptr_a = np.zeros(n_cols + 1, dtype=np.int64)
-    bidx_a = np.empty(n_cols * K, dtype=np.int64)
+    bidx_a = np.empty(n_cols * K, dtype=np.intc)
     bval_a = np.empty(n_cols * K, dtype=np.float64)
     rcum_a = np.empty(K, dtype=np.float64)
     wb_a = np.empty(K, dtype=np.float64)
     cdef double[::1] tau = tau_a
     cdef int64[::1] bptr = bptr_a
-    cdef int64[::1] bidx = bidx_a
+    cdef int[::1] bidx = bidx_a
     cdef double[::1] bval = bval_a
     cdef double[::1] rcum_v = rcum_a
     cdef double[::1] wb_v = wb_a
@@ -249,12 +273,13 @@ def partition_sparse(const int64[::1] indptr, const int64[::1] indices,
     cdef int64[::1] wrow = wrow_a
     cdef int64[::1] touched = touched_a
     cdef Py_ssize_t n_touched = 0
-    cdef double* rcum = &rcum_v[0]
+    cdef double* rbuf = &rcum_v[0]
+    cdef const double* rcum = rbuf
     cdef double* wb = &wb_v[0]
     cdef bitgen_t* bg = bitgen_of(rng)
-    cdef Py_ssize_t i, e, c, k, j, nb, b0
+    cdef Py_ssize_t i, e, c, k, j, nb, b0, kk
     cdef int64 n, t
-    cdef double tot, S, P, E, x, y, tc, cum
+    cdef double S, P, E, x, y, tc, cum, v
     cdef const double* rp
     cdef const double* cp
     cdef bint dense, have_rcum
@@ -264,28 +289,44 @@ def partition_sparse(const int64[::1] indptr, const int64[::1] indices,
             cp = &col_factor[c, 0]
             tc = tau_frac * _sum4(cp, K) / K
             tau[c] = tc
-            nb = bptr[c]
+            b0 = bptr[c]
+            # members first, without a branch per topic (which of them pass is
+            # random), then an insertion sort by decreasing weight, stable on
+            # ties, so that the per-token walks over B_c stop early
+            nb = b0
             for k in range(K):
-                if cp[k] >= tc:
-                    # insertion by decreasing weight (stable on ties), so that
-                    # the per-token walks over B_c stop early
-                    j = nb
-                    while j > bptr[c] and bval[j - 1] < cp[k]:
-                        bidx[j] = bidx[j - 1]
-                        bval[j] = bval[j - 1]
-                        j = j - 1
-                    bidx[j] = k
-                    bval[j] = cp[k]
-                    nb = nb + 1
+                bidx[nb] = <int>k
+                nb = nb + (cp[k] >= tc)
+            for j in range(b0, nb):
+                kk = bidx[j]
+                v = cp[kk]
+                e = j
+                while e > b0 and bval[e - 1] < v:
+                    bidx[e] = bidx[e - 1]
+                    bval[e] = bval[e - 1]
+                    e = e - 1
+                bidx[e] = <int>kk
+                bval[e] = v
             bptr[c + 1] = nb
         for i in range(n_rows):
             if indptr[i] == indptr[i + 1]:
                 continue
             rp = &row_factor[i, 0]
             # the row sum bounds the envelope; its running sum is only needed
-            # by rejection proposals, so it is built on the row's first one
-            S = _sum4(rp, K)
-            have_rcum = False
+            # by rejection proposals, so unless given it is built on the row's first one
+            if fill_sum:
+                S_fill[i] = _sum4(rp, K)
+            S = S_v[i]
+            if given_cum:
+                rcum = &rc_v[i, 0]
+                have_rcum = True
+                # a row with a dozen entries has about one rejection proposal,
+                # whose bisection would otherwise miss the cache on most steps
+                for k in range(0, K, 8):
+                    SKDGM_PREFETCH(&rcum[k])
+            else:
+                rcum = rbuf
+                have_rcum = False
             if want_row:
                 # this row of row_out is written once, after the row's
                 # entries: fetch it now, while they are drawn
@@ -300,7 +341,6 @@ def partition_sparse(const int64[::1] indptr, const int64[::1] indices,
                     # the bucket of the entry after next (a random column)
                     j = bptr[indices[e + 2]]
                     SKDGM_PREFETCH(&bidx[j])
-                    SKDGM_PREFETCH(&bidx[j] + 8)
                     SKDGM_PREFETCH(&bidx[j] + 16)
                     SKDGM_PREFETCH(&bval[j])
                     SKDGM_PREFETCH(&bval[j] + 8)
@@ -345,7 +385,7 @@ def partition_sparse(const int64[::1] indptr, const int64[::1] indices,
                                 cum = 0.0
                                 for k in range(K):
                                     cum = cum + rp[k]
-                                    rcum[k] = cum
+                                    rbuf[k] = cum
                                 have_rcum = True
                             k = _first_above(rcum, K, y)
                             if cp[k] < tc and random_standard_uniform(bg) * tc < cp[k]:
