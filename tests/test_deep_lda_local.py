@@ -206,3 +206,21 @@ def test_gamma_theta_ks_sees_a_five_percent_shape_error():
     g = _gamma_columns(100_000, seed=21)
     for a, col in zip(GS_SHAPES[:5], g.T):
         assert stats.kstest(col, stats.gamma(1.05 * a).cdf).pvalue < 1e-6, a
+
+
+# ------------------------------------------------- per-chain helpers of the sampler
+@pytest.mark.parametrize("K", [1, 7, 12])
+def test_row_sums_and_entry_dots_match_twins(K):
+    X, csr, phi, theta = _random_case(7, K=K)
+    a = _local_fast.row_sums(phi)
+    b = _local.row_sums(phi)
+    for x, y in zip(a, b):
+        np.testing.assert_array_equal(x, y)
+    np.testing.assert_allclose(a[0], phi.sum(1), rtol=1e-14)
+    # documents by words, as the own-words log-likelihood calls it
+    ip, ix = X.indptr.astype(np.int64), X.indices.astype(np.int64)
+    d1 = _local_fast.entry_dots(ip, ix, phi, theta)
+    d2 = _local.entry_dots(ip, ix, phi, theta)
+    np.testing.assert_array_equal(d1, d2)
+    rows = np.repeat(np.arange(X.shape[0]), np.diff(ip))
+    np.testing.assert_allclose(d1, np.einsum("ek,ek->e", phi[ix], theta[rows]), rtol=1e-13)

@@ -407,6 +407,72 @@ def partition_sparse(const int64[::1] indptr, const int64[::1] indices,
             n_touched = 0
 
 
+def row_sums(const double[:, ::1] a):
+    """Row sums as :func:`_sum4` forms them and the rows' sequential running sums.
+
+    The envelope terms of :func:`partition_sparse` that depend on its
+    ``row_factor`` alone (``row_sum``, ``row_cum``), formed once per local
+    chain in one pass: NumPy's strided cumulative sums of the twin cost more
+    than the sweeps save.
+    """
+    cdef Py_ssize_t n = a.shape[0], K = a.shape[1], i, k
+    s_a = np.empty(n, dtype=np.float64)
+    c_a = np.empty((n, K), dtype=np.float64)
+    cdef double[::1] s = s_a
+    cdef double[:, ::1] cm = c_a
+    cdef double cum
+    with nogil:
+        for i in range(n):
+            s[i] = _sum4(&a[i, 0], K) if K > 0 else 0.0
+            cum = 0.0
+            for k in range(K):
+                cum = cum + a[i, k]
+                cm[i, k] = cum
+    return s_a, c_a
+
+
+def entry_dots(const int64[::1] indptr, const int64[::1] loc, const double[:, ::1] left,
+               const double[:, ::1] right):
+    """``sum_k left[loc[e], k] * right[i, k]`` for each entry ``e`` of CSR row ``i``.
+
+    The rate of each (document, word) entry under ``Phi^(1) theta`` for the
+    own-words log-likelihood, without gathering the ``(nnz, K)`` rows; the sum
+    is four interleaved partial sums (``k mod 4``), as :func:`_sum4`.
+    """
+    cdef Py_ssize_t n = indptr.shape[0] - 1, K = left.shape[1], i, e, k
+    if right.shape[1] != K or right.shape[0] < n or loc.shape[0] < indptr[n]:
+        raise ValueError("entry_dots: inconsistent shapes")
+    out_a = np.empty(indptr[n], dtype=np.float64)
+    cdef double[::1] out = out_a
+    cdef double s0, s1, s2, s3
+    cdef const double* lp
+    cdef const double* rp
+    with nogil:
+        for i in range(n):
+            rp = &right[i, 0] if K > 0 else NULL
+            for e in range(indptr[i], indptr[i + 1]):
+                lp = &left[loc[e], 0] if K > 0 else NULL
+                s0 = 0.0
+                s1 = 0.0
+                s2 = 0.0
+                s3 = 0.0
+                k = 0
+                while k + 3 < K:
+                    s0 = s0 + lp[k] * rp[k]
+                    s1 = s1 + lp[k + 1] * rp[k + 1]
+                    s2 = s2 + lp[k + 2] * rp[k + 2]
+                    s3 = s3 + lp[k + 3] * rp[k + 3]
+                    k = k + 4
+                if k < K:
+                    s0 = s0 + lp[k] * rp[k]
+                if k + 1 < K:
+                    s1 = s1 + lp[k + 1] * rp[k + 1]
+                if k + 2 < K:
+                    s2 = s2 + lp[k + 2] * rp[k + 2]
+                out[e] = (s0 + s1) + (s2 + s3)
+    return out_a
+
+
 def crt(const int64[:, ::1] counts, const double[:, ::1] shape, rng):
     """Chinese-restaurant-table counts ``m ~ CRT(n, s)`` entrywise (Eq. 6, ``SumLog``).
 
