@@ -418,7 +418,9 @@ def _prior_shape(l, theta, phis, r, n):
     """Gamma shape of ``theta^(l)``: ``Phi^(l+1) theta^(l+1)``, or ``r`` at the top."""
     if l < len(phis) - 1:
         return np.ascontiguousarray(theta[l + 1] @ phis[l + 1].T)
-    return np.ascontiguousarray(np.broadcast_to(r, (n, phis[-1].shape[1])))
+    # a read-only view with a zero row stride: the kernels take any row stride,
+    # and an (n, K) copy of r, twice a sweep, only evicted the chain's arrays
+    return np.broadcast_to(np.ascontiguousarray(r), (n, phis[-1].shape[1]))
 
 
 def _upward(lay, theta, phis, r, rng, kern, A, W):
@@ -558,6 +560,7 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
     q_sum = 0.0
     theta_sum = [np.zeros((n, K)) for K in Ks]
     theta_norm_sum = [np.zeros((n, K)) for K in Ks]
+    norm_buf = [np.empty((n, K)) for K in Ks]
 
     # count buffers are reused across sweeps: fresh arrays every sweep cost
     # page faults and evict Phi^(1) from cache. The topic counts W are added
@@ -582,7 +585,8 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
             q_sum += q[L].sum()
             for l in range(L):
                 theta_sum[l] += theta[l]
-                theta_norm_sum[l] += theta[l] / theta[l].sum(axis=1, keepdims=True)
+                np.divide(theta[l], theta[l].sum(axis=1, keepdims=True), out=norm_buf[l])
+                theta_norm_sum[l] += norm_buf[l]
     nc = max(n_collect, 1)
     counts = None
     if collect_topics:

@@ -473,12 +473,14 @@ def entry_dots(const int64[::1] indptr, const int64[::1] loc, const double[:, ::
     return out_a
 
 
-def crt(const int64[:, ::1] counts, const double[:, ::1] shape, rng):
+def crt(const int64[:, ::1] counts, const double[:, :] shape, rng):
     """Chinese-restaurant-table counts ``m ~ CRT(n, s)`` entrywise (Eq. 6, ``SumLog``).
 
     ``m = sum_{i=0}^{n-1} b_i`` with ``b_i ~ Bernoulli(s / (s + i))``; the first
     customer always opens a table, so ``b_0 = 1`` needs no draw, and each later
     customer uses one uniform, in C order over entries. ``s <= 0`` gives 0.
+    ``shape`` may have any strides (the top layer's is ``r`` broadcast over
+    the documents).
     """
     cdef Py_ssize_t N = counts.shape[0], K = counts.shape[1], j, k
     cdef int64 n, i, m
@@ -610,7 +612,7 @@ cdef inline bint _gs_accept(int branch, double x, double y, double u) noexcept n
     return u <= exp(y - x)
 
 
-def gamma_theta(const double[:, ::1] shape, const int64[:, ::1] counts,
+def gamma_theta(const double[:, :] shape, const int64[:, ::1] counts,
                 const double[::1] rate, rng, double floor):
     """Downward draw of the hidden units, Eq. 1 with its count conditional.
 
@@ -623,7 +625,8 @@ def gamma_theta(const double[:, ::1] shape, const int64[:, ::1] counts,
     ``a = 0`` gives 0. The law is ``Gam(a)`` exactly, as numpy's; numpy's own
     GS spends a ``pow`` per small shape, most of this kernel's former cost.
     The NumPy twin :func:`skdgm.deep_lda._local.gamma_theta` makes the same
-    draws in the same order.
+    draws in the same order. ``shape`` may have any strides (the top layer's
+    is ``r`` broadcast over the documents).
     """
     cdef Py_ssize_t N = shape.shape[0], K = shape.shape[1], j, k
     cdef double g, d, a, x, y
