@@ -312,6 +312,12 @@ def partition_sparse(const int64[::1] indptr, const int64[::1] indices,
             if indptr[i] == indptr[i + 1]:
                 continue
             rp = &row_factor[i, 0]
+            if i + 1 < n_rows:
+                # the next row, while this one's dozen entries are drawn: its
+                # topics are read in bucket order, which no hardware prefetcher
+                # follows
+                for k in range(0, K, 8):
+                    SKDGM_PREFETCH(rp + K + k)
             # the row sum bounds the envelope; its running sum is only needed
             # by rejection proposals, so unless given it is built on the row's first one
             if fill_sum:
@@ -320,10 +326,11 @@ def partition_sparse(const int64[::1] indptr, const int64[::1] indices,
             if given_cum:
                 rcum = &rc_v[i, 0]
                 have_rcum = True
-                # a row with a dozen entries has about one rejection proposal,
-                # whose bisection would otherwise miss the cache on most steps
-                for k in range(0, K, 8):
-                    SKDGM_PREFETCH(&rcum[k])
+                if i + 1 < n_rows:
+                    # likewise the next row's running sum, which a row's
+                    # (about one) rejection proposal bisects
+                    for k in range(0, K, 8):
+                        SKDGM_PREFETCH(rcum + K + k)
             else:
                 rcum = rbuf
                 have_rcum = False
