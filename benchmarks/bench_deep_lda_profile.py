@@ -62,11 +62,12 @@ def main():
     for _ in range(20):
         m.partial_fit(X[np.sort(rng.choice(n, 200, replace=False))])
     Xb = X[np.sort(rng.choice(n, 200, replace=False))]
-    part, part_dense, crt, ztp, gamma = _local._KERNELS["cython"]
+    kern = _local._KERNELS["cython"]
     _local._KERNELS["timed"] = (
-        _timed(lambda *a: f"partition K={a[3].shape[1]} (layer 1)", part),
-        _timed(lambda *a: f"partition K={a[1].shape[1]}", part_dense),
-        _timed("crt", crt), ztp, _timed("gamma_theta", gamma))
+        kern[0], _timed(lambda *a: f"partition K={a[1].shape[1]}", kern[1]),
+        _timed("crt", kern[2]), kern[3], _timed("gamma_theta", kern[4]),
+        _timed(lambda *a: f"partition K={a[3].shape[1]} (layer 1)", kern[5]),
+        *kern[6:])
     t0 = time.process_time()
     _local.upward_downward(Xb, _TimedGenerator(np.random.default_rng(0)), phis=m.topics_,
                            r=m.r_, n_burn=60, n_collect=30, kernels="timed")

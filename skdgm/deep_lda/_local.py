@@ -21,6 +21,8 @@ Shapes: ``phis[l]`` is ``(K_{l-1}, K_l)`` with ``K_{-1} = V`` (columns on the
 simplex); ``theta[l]`` is ``(n_docs, K_l)``.
 """
 
+import math
+
 import numpy as np
 import scipy.sparse as sp
 
@@ -122,7 +124,7 @@ def _buckets(col_factor, tau_frac):
 
 
 def partition_sparse(indptr, indices, counts, row_factor, col_factor, tau_frac, rng,
-                     row_out, col_out):
+                     row_out, col_out, row_sum=None, row_cum=None):
     """NumPy twin of :func:`._local_fast.partition_sparse` (adds in place).
 
     The same buckets, running sums (``np.cumsum`` adds sequentially, as the C
@@ -140,8 +142,8 @@ def partition_sparse(indptr, indices, counts, row_factor, col_factor, tau_frac, 
         if indptr[i] == indptr[i + 1]:
             continue
         rp = row_factor[i]
-        rcum = np.cumsum(rp)
-        S = _sum4(rp[None, :])[0]
+        rcum = np.cumsum(rp) if row_cum is None else row_cum[i]
+        S = _sum4(rp[None, :])[0] if row_sum is None else row_sum[i]
         for e in range(indptr[i], indptr[i + 1]):
             n = int(counts[e])
             if n <= 0:
@@ -177,6 +179,22 @@ def partition_sparse(indptr, indices, counts, row_factor, col_factor, tau_frac, 
                     row_out[i, k] += 1
                 if want_col:
                     col_out[c, k] += 1
+
+
+def row_sums(a):
+    """NumPy twin of :func:`._local_fast.row_sums`."""
+    return _sum4(a), np.cumsum(a, axis=1)
+
+
+def entry_dots(indptr, loc, left, right):
+    """NumPy twin of :func:`._local_fast.entry_dots` (by blocks of entries: the
+    gathered rows of a whole chunk would be tens of megabytes)."""
+    rows = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
+    out = np.empty(rows.size)
+    for s in range(0, out.size, _LOGLIK_BLOCK):
+        e = slice(s, s + _LOGLIK_BLOCK)
+        out[e] = _sum4(left[loc[e]] * right[rows[e]])
+    return out
 
 
 def crt(counts, shape, rng):
@@ -232,17 +250,53 @@ def partition_dense(counts, row_factor, col_factor, rng, row_out, col_out):
     partition_counts(ip, ix, cm, row_factor, col_factor, rng, row_out, col_out)
 
 
+def _gs_propose(a, e):
+    """Twin of the kernel's GS proposal: ``(branch, x, y)``, branch 0 when
+    accepted for sure. Python floats and :mod:`math` call the same C library
+    functions as the kernel, so the values agree bit for bit."""
+    if e >= a / (1.0 - a):
+        common = True
+    elif e < a:
+        common = False
+    else:
+        common = e >= -math.log1p(-a)
+    if common:
+        return 1, math.exp(-e / a), 0.0
+    y = -math.log(-math.expm1(-e) / a)
+    x = math.pow(1.0 - a + a * y, 1.0 / a)
+    return (0 if x <= y else 2), x, y
+
+
+def _gs_accept(branch, x, y, u):
+    if branch == 1:
+        return u <= 1.0 - x or u <= math.exp(-x)
+    return u <= math.exp(y - x)
+
+
 def gamma_theta(shape, counts, rate, rng, floor):
-    """NumPy twin of :func:`._local_fast.gamma_theta`."""
-    return np.maximum(rng.standard_gamma(shape + counts) / rate[:, None], floor)
+    """NumPy twin of :func:`._local_fast.gamma_theta`: the same draws in the same
+    order, one entry at a time (a reference, not a fast path)."""
+    A = np.asarray(shape, dtype=np.float64) + np.asarray(counts)
+    out = np.zeros(A.shape)
+    for idx, a in np.ndenumerate(A):
+        a = float(a)
+        if a >= 1.0:
+            out[idx] = rng.standard_gamma(a)
+        elif a > 0.0:
+            while True:
+                br, x, y = _gs_propose(a, float(rng.standard_exponential()))
+                if br == 0 or _gs_accept(br, x, y, float(rng.random())):
+                    break
+            out[idx] = x
+    return np.maximum(out / rate[:, None], floor)
 
 
 _KERNELS = {
     "cython": (_local_fast.partition_counts, _local_fast.partition_dense, _local_fast.crt,
                _local_fast.zero_truncated_poisson, _local_fast.gamma_theta,
-               _local_fast.partition_sparse),
+               _local_fast.partition_sparse, _local_fast.row_sums, _local_fast.entry_dots),
     "numpy": (partition_counts, partition_dense, crt, zero_truncated_poisson, gamma_theta,
-              partition_sparse),
+              partition_sparse, row_sums, entry_dots),
 }
 
 
@@ -289,7 +343,9 @@ class _Layout:
         self.rows = np.repeat(np.arange(self.n), np.diff(self.indptr))
         # a stable sort by word keeps each word's documents in row order: the
         # CSR layout of the transpose, without building it
-        self.perm = np.argsort(self.indices, kind="stable").astype(np.int64)
+        # (16-bit keys take NumPy's radix sort, five times faster here)
+        keys = self.indices.astype(np.uint16) if self.V <= 1 << 16 else self.indices
+        self.perm = np.argsort(keys, kind="stable").astype(np.int64)
         self.wdocs = self.rows[self.perm]
         per_word = np.bincount(self.indices, minlength=self.V)
         self.words = np.flatnonzero(per_word)
@@ -299,9 +355,15 @@ class _Layout:
         np.cumsum(per_word[self.words], out=self.wptr[1:])
         self.data_t = self.data[self.perm]
         self.phi_words = np.ascontiguousarray(phis[0][self.words])
+        # the envelope terms of the layer-1 partition that depend on Phi^(1)
+        # alone (kernels' row_sums), formed once for all sweeps by _upward
+        self.phi_sums = None
         self.phis_upper = phis[1:]
-        # each CSR entry's row in words / phi_words
-        self.loc = np.searchsorted(self.words, self.indices)
+        # each CSR entry's row in words / phi_words (a table lookup: a binary
+        # search per entry cost more than a sweep's gamma draws)
+        where = np.empty(self.V, dtype=np.int64)
+        where[self.words] = np.arange(self.words.size)
+        self.loc = where[self.indices]
         self._phi_entries = None
 
     def phi_entries(self):
@@ -356,7 +418,9 @@ def _prior_shape(l, theta, phis, r, n):
     """Gamma shape of ``theta^(l)``: ``Phi^(l+1) theta^(l+1)``, or ``r`` at the top."""
     if l < len(phis) - 1:
         return np.ascontiguousarray(theta[l + 1] @ phis[l + 1].T)
-    return np.ascontiguousarray(np.broadcast_to(r, (n, phis[-1].shape[1])))
+    # a read-only view with a zero row stride: the kernels take any row stride,
+    # and an (n, K) copy of r, twice a sweep, only evicted the chain's arrays
+    return np.broadcast_to(np.ascontiguousarray(r), (n, phis[-1].shape[1]))
 
 
 def _upward(lay, theta, phis, r, rng, kern, A, W):
@@ -367,7 +431,7 @@ def _upward(lay, theta, phis, r, rng, kern, A, W):
     the rows of the chunk's words, ``lay.words``, only) to the arrays given. Returns the top-layer tables ``x^(L+1)_{kj}`` and the prior
     shapes used by the CRT draws.
     """
-    _, partition_dense_, crt_, ztp, _, partition_sparse_ = kern
+    _, partition_dense_, crt_, ztp, _, partition_sparse_ = kern[:6]
     L = len(phis)
     if lay.link == "bernoulli":
         lam = np.einsum("ek,ek->e", phis[0][lay.indices], theta[0][lay.rows])
@@ -377,8 +441,10 @@ def _upward(lay, theta, phis, r, rng, kern, A, W):
     # Layer 1 runs words by documents: each word's topic row is read once per
     # sweep while the chunk's theta stays in cache; the sparse envelope skips
     # the topics a document holds (almost) nothing of.
+    if lay.phi_sums is None:
+        lay.phi_sums = kern[6](lay.phi_words)
     partition_sparse_(lay.wptr, lay.wdocs, counts_t, lay.phi_words, theta[0], TAU_FRAC, rng,
-                      W[0], A[0])
+                      W[0], A[0], *lay.phi_sums)
     shapes = []
     top = None
     for l in range(L):
@@ -494,6 +560,7 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
     q_sum = 0.0
     theta_sum = [np.zeros((n, K)) for K in Ks]
     theta_norm_sum = [np.zeros((n, K)) for K in Ks]
+    norm_buf = [np.empty((n, K)) for K in Ks]
 
     # count buffers are reused across sweeps: fresh arrays every sweep cost
     # page faults and evict Phi^(1) from cache. The topic counts W are added
@@ -518,7 +585,8 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
             q_sum += q[L].sum()
             for l in range(L):
                 theta_sum[l] += theta[l]
-                theta_norm_sum[l] += theta[l] / theta[l].sum(axis=1, keepdims=True)
+                np.divide(theta[l], theta[l].sum(axis=1, keepdims=True), out=norm_buf[l])
+                theta_norm_sum[l] += norm_buf[l]
     nc = max(n_collect, 1)
     counts = None
     if collect_topics:
@@ -528,7 +596,8 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
             dense = np.zeros((lay.V, Ks[0]))
             dense[lay.words] = counts[0]
             counts[0] = dense
-    ll, n_words = _own_words_loglik(lay, theta_sum[0]) if n_collect > 0 else (0.0, 0.0)
+    ll, n_words = (_own_words_loglik(lay, theta_sum[0], kern[7]) if n_collect > 0
+                   else (0.0, 0.0))
     return {
         "topic_counts": counts,
         "words": lay.words,
@@ -543,20 +612,17 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
     }
 
 
-def _own_words_loglik(lay, theta_sum):
+def _own_words_loglik(lay, theta_sum, entry_dots_=_local_fast.entry_dots):
     """``sum x log p(word)`` of the chunk's entries under ``Phi^(1) theta_sum`` normalised.
 
     The columns of ``Phi^(1)`` sum to one, so a document's predictive
-    distribution is ``Phi^(1) theta_j / |theta_j|``.
+    distribution is ``Phi^(1) theta_j / |theta_j|``; ``entry_dots_`` is the
+    kernel set's :func:`entry_dots`.
     """
     if lay.indices.size == 0:
         return 0.0, 0.0
-    # by blocks of entries: the (nnz, K) gathers of a whole chunk would be
-    # tens of megabytes written and read once
-    num = np.empty(lay.indices.size)
-    for s in range(0, num.size, _LOGLIK_BLOCK):
-        e = slice(s, s + _LOGLIK_BLOCK)
-        num[e] = np.einsum("ek,ek->e", lay.phi_words[lay.loc[e]], theta_sum[lay.rows[e]])
+    num = entry_dots_(lay.indptr, lay.loc, lay.phi_words,
+                      np.ascontiguousarray(theta_sum, dtype=np.float64))
     den = theta_sum.sum(axis=1)[lay.rows]
     x = lay.data.astype(np.float64)
     with np.errstate(divide="ignore"):

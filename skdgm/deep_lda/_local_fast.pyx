@@ -6,10 +6,11 @@ that the two agree exactly. Kernels take ``const`` memoryviews (joblib's process
 backend hands large arrays over as read-only memmaps), run without the GIL, and
 draw through numpy's own bit generator under its lock.
 """
-from libc.math cimport exp
+from libc.math cimport exp, expm1, log, log1p, pow
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport (random_standard_uniform, random_poisson,
-                                           random_standard_gamma)
+                                           random_standard_gamma,
+                                           random_standard_exponential)
 
 import numpy as np
 
@@ -182,7 +183,8 @@ cdef inline double _sum4(const double* a, Py_ssize_t K) noexcept nogil:
 def partition_sparse(const int64[::1] indptr, const int64[::1] indices,
                      const int64[::1] counts, const double[:, ::1] row_factor,
                      const double[:, ::1] col_factor, double tau_frac, rng,
-                     int64[:, ::1] row_out, int64[:, ::1] col_out):
+                     int64[:, ::1] row_out, int64[:, ::1] col_out, row_sum=None,
+                     row_cum=None):
     """:func:`partition_counts` by exact rejection from a sparse envelope (Eq. 6, ``Mult``).
 
     Same law as :func:`partition_counts` (entry ``(i, c)`` split over topics with
@@ -197,17 +199,18 @@ def partition_sparse(const int64[::1] indptr, const int64[::1] indices,
     (sums here are four interleaved partial sums, see :func:`_sum4`) and
     ``B_c = {k : col_factor[c, k] >= tau_c}`` (never empty when the sum is
     positive and ``tau_frac < 1``). The envelope of ``w`` is ``w_k`` on ``B_c``
-    plus ``tau_c * row_factor[i, k]`` on every ``k``; ``B_c`` is walked by
+    plus ``tau_c * row_factor[i, k]`` on every ``k``; ``B_c`` is ordered by
     decreasing ``col_factor[c, k]`` (ties by index). Its total is
-    ``E = P + tau_c * S_i`` with ``P = sum_{k in B_c} w_k`` and ``S_i`` the row
-    sum of ``row_factor``. One uniform ``u`` places ``u E``: below ``P`` it
+    ``E = P + tau_c * S_i`` with ``P = sum_{k in B_c} w_k`` and ``S_i`` the
+    row sum of ``row_factor``. One uniform ``u`` places ``u E``: below ``P`` it
     picks ``k`` in ``B_c`` from the running sum of ``w`` over ``B_c`` and is
-    accepted; above, ``(u E - P) / tau_c`` locates ``k`` in the running sum of
-    ``row_factor[i]`` (bisection; ``S_i`` is that running sum's last value), which is rejected if ``k`` is in ``B_c`` and
-    otherwise accepted when a second uniform ``u'`` has
-    ``u' tau_c < col_factor[c, k]``. Accepted draws then have density
-    ``w_k`` on ``B_c`` and ``tau_c row_factor[i, k] * col_factor[c, k] / tau_c
-    = w_k`` off it: exactly the multinomial's. A rejection restarts the token.
+    accepted; above,
+    ``(u E - P) / tau_c`` locates ``k`` in the running sum of ``row_factor[i]``
+    (bisection), which is rejected if ``k`` is in ``B_c`` and otherwise
+    accepted when a second uniform ``u'`` has ``u' tau_c < col_factor[c, k]``.
+    Accepted draws then have density ``w_k`` on ``B_c`` and
+    ``tau_c row_factor[i, k] * col_factor[c, k] / tau_c = w_k`` off it: exactly
+    the multinomial's. A rejection restarts the token.
 
     An entry whose acceptance bound ``P / E`` is below one half (``B_c`` misses
     the word's mass) uses the dense running sum of all ``K`` products instead
@@ -217,6 +220,11 @@ def partition_sparse(const int64[::1] indptr, const int64[::1] indices,
     ``B_c`` and never rejects. Counts are *added* to ``row_out`` and ``col_out``
     (an empty ``(0, K)`` array skips either); the NumPy twin
     :func:`skdgm.deep_lda._local.partition_sparse` consumes the same uniforms.
+
+    ``row_sum`` (``S_i`` as :func:`_sum4` forms it) and ``row_cum`` (the
+    sequential running sums of the rows) may be passed in when ``row_factor``
+    is reused across calls (``Phi^(1)`` stays fixed over all sweeps of a local
+    chain); otherwise they are formed here.
     """
     cdef Py_ssize_t n_rows = indptr.shape[0] - 1
     cdef Py_ssize_t n_cols = col_factor.shape[0]
@@ -231,15 +239,32 @@ def partition_sparse(const int64[::1] indptr, const int64[::1] indices,
         raise ValueError(f"partition_sparse: tau_frac must be in [0, 1), got {tau_frac}")
     if K == 0:
         return
+    cdef bint given_cum = row_cum is not None
+    cdef bint fill_sum
+    if row_sum is None:
+        row_sum = np.empty(n_rows, dtype=np.float64)
+        fill_sum = True
+    else:
+        fill_sum = False
+    cdef const double[::1] S_v = row_sum
+    cdef const double[:, ::1] rc_v = row_cum if given_cum else np.empty((0, K))
+    if S_v.shape[0] < n_rows or (given_cum and (rc_v.shape[0] < n_rows
+                                               or rc_v.shape[1] != K)):
+        raise ValueError("partition_sparse: inconsistent shapes")
+    cdef double* S_fill = NULL
+    cdef double[::1] S_w
+    if fill_sum:
+        S_w = row_sum
+        S_fill = &S_w[0] if n_rows > 0 else NULL
     tau_a = np.empty(n_cols, dtype=np.float64)
     bptr_a = np.zeros(n_cols + 1, dtype=np.int64)
-    bidx_a = np.empty(n_cols * K, dtype=np.int64)
+    bidx_a = np.empty(n_cols * K, dtype=np.intc)
     bval_a = np.empty(n_cols * K, dtype=np.float64)
     rcum_a = np.empty(K, dtype=np.float64)
     wb_a = np.empty(K, dtype=np.float64)
     cdef double[::1] tau = tau_a
     cdef int64[::1] bptr = bptr_a
-    cdef int64[::1] bidx = bidx_a
+    cdef int[::1] bidx = bidx_a
     cdef double[::1] bval = bval_a
     cdef double[::1] rcum_v = rcum_a
     cdef double[::1] wb_v = wb_a
@@ -248,12 +273,13 @@ def partition_sparse(const int64[::1] indptr, const int64[::1] indices,
     cdef int64[::1] wrow = wrow_a
     cdef int64[::1] touched = touched_a
     cdef Py_ssize_t n_touched = 0
-    cdef double* rcum = &rcum_v[0]
+    cdef double* rbuf = &rcum_v[0]
+    cdef const double* rcum = rbuf
     cdef double* wb = &wb_v[0]
     cdef bitgen_t* bg = bitgen_of(rng)
-    cdef Py_ssize_t i, e, c, k, j, nb, b0
+    cdef Py_ssize_t i, e, c, k, j, nb, b0, kk
     cdef int64 n, t
-    cdef double tot, S, P, E, x, y, tc, cum
+    cdef double S, P, E, x, y, tc, cum, v
     cdef const double* rp
     cdef const double* cp
     cdef bint dense, have_rcum
@@ -263,28 +289,51 @@ def partition_sparse(const int64[::1] indptr, const int64[::1] indices,
             cp = &col_factor[c, 0]
             tc = tau_frac * _sum4(cp, K) / K
             tau[c] = tc
-            nb = bptr[c]
+            b0 = bptr[c]
+            # members first, without a branch per topic (which of them pass is
+            # random), then an insertion sort by decreasing weight, stable on
+            # ties, so that the per-token walks over B_c stop early
+            nb = b0
             for k in range(K):
-                if cp[k] >= tc:
-                    # insertion by decreasing weight (stable on ties), so that
-                    # the per-token walks over B_c stop early
-                    j = nb
-                    while j > bptr[c] and bval[j - 1] < cp[k]:
-                        bidx[j] = bidx[j - 1]
-                        bval[j] = bval[j - 1]
-                        j = j - 1
-                    bidx[j] = k
-                    bval[j] = cp[k]
-                    nb = nb + 1
+                bidx[nb] = <int>k
+                nb = nb + (cp[k] >= tc)
+            for j in range(b0, nb):
+                kk = bidx[j]
+                v = cp[kk]
+                e = j
+                while e > b0 and bval[e - 1] < v:
+                    bidx[e] = bidx[e - 1]
+                    bval[e] = bval[e - 1]
+                    e = e - 1
+                bidx[e] = <int>kk
+                bval[e] = v
             bptr[c + 1] = nb
         for i in range(n_rows):
             if indptr[i] == indptr[i + 1]:
                 continue
             rp = &row_factor[i, 0]
+            if i + 1 < n_rows:
+                # the next row, while this one's dozen entries are drawn: its
+                # topics are read in bucket order, which no hardware prefetcher
+                # follows
+                for k in range(0, K, 8):
+                    SKDGM_PREFETCH(rp + K + k)
             # the row sum bounds the envelope; its running sum is only needed
-            # by rejection proposals, so it is built on the row's first one
-            S = _sum4(rp, K)
-            have_rcum = False
+            # by rejection proposals, so unless given it is built on the row's first one
+            if fill_sum:
+                S_fill[i] = _sum4(rp, K)
+            S = S_v[i]
+            if given_cum:
+                rcum = &rc_v[i, 0]
+                have_rcum = True
+                if i + 1 < n_rows:
+                    # likewise the next row's running sum, which a row's
+                    # (about one) rejection proposal bisects
+                    for k in range(0, K, 8):
+                        SKDGM_PREFETCH(rcum + K + k)
+            else:
+                rcum = rbuf
+                have_rcum = False
             if want_row:
                 # this row of row_out is written once, after the row's
                 # entries: fetch it now, while they are drawn
@@ -299,7 +348,6 @@ def partition_sparse(const int64[::1] indptr, const int64[::1] indices,
                     # the bucket of the entry after next (a random column)
                     j = bptr[indices[e + 2]]
                     SKDGM_PREFETCH(&bidx[j])
-                    SKDGM_PREFETCH(&bidx[j] + 8)
                     SKDGM_PREFETCH(&bidx[j] + 16)
                     SKDGM_PREFETCH(&bval[j])
                     SKDGM_PREFETCH(&bval[j] + 8)
@@ -344,7 +392,7 @@ def partition_sparse(const int64[::1] indptr, const int64[::1] indices,
                                 cum = 0.0
                                 for k in range(K):
                                     cum = cum + rp[k]
-                                    rcum[k] = cum
+                                    rbuf[k] = cum
                                 have_rcum = True
                             k = _first_above(rcum, K, y)
                             if cp[k] < tc and random_standard_uniform(bg) * tc < cp[k]:
@@ -366,12 +414,80 @@ def partition_sparse(const int64[::1] indptr, const int64[::1] indices,
             n_touched = 0
 
 
-def crt(const int64[:, ::1] counts, const double[:, ::1] shape, rng):
+def row_sums(const double[:, ::1] a):
+    """Row sums as :func:`_sum4` forms them and the rows' sequential running sums.
+
+    The envelope terms of :func:`partition_sparse` that depend on its
+    ``row_factor`` alone (``row_sum``, ``row_cum``), formed once per local
+    chain in one pass: NumPy's strided cumulative sums of the twin cost more
+    than the sweeps save.
+    """
+    cdef Py_ssize_t n = a.shape[0], K = a.shape[1], i, k
+    s_a = np.empty(n, dtype=np.float64)
+    c_a = np.empty((n, K), dtype=np.float64)
+    cdef double[::1] s = s_a
+    cdef double[:, ::1] cm = c_a
+    cdef double cum
+    with nogil:
+        for i in range(n):
+            s[i] = _sum4(&a[i, 0], K) if K > 0 else 0.0
+            cum = 0.0
+            for k in range(K):
+                cum = cum + a[i, k]
+                cm[i, k] = cum
+    return s_a, c_a
+
+
+def entry_dots(const int64[::1] indptr, const int64[::1] loc, const double[:, ::1] left,
+               const double[:, ::1] right):
+    """``sum_k left[loc[e], k] * right[i, k]`` for each entry ``e`` of CSR row ``i``.
+
+    The rate of each (document, word) entry under ``Phi^(1) theta`` for the
+    own-words log-likelihood, without gathering the ``(nnz, K)`` rows; the sum
+    is four interleaved partial sums (``k mod 4``), as :func:`_sum4`.
+    """
+    cdef Py_ssize_t n = indptr.shape[0] - 1, K = left.shape[1], i, e, k
+    if right.shape[1] != K or right.shape[0] < n or loc.shape[0] < indptr[n]:
+        raise ValueError("entry_dots: inconsistent shapes")
+    out_a = np.empty(indptr[n], dtype=np.float64)
+    cdef double[::1] out = out_a
+    cdef double s0, s1, s2, s3
+    cdef const double* lp
+    cdef const double* rp
+    with nogil:
+        for i in range(n):
+            rp = &right[i, 0] if K > 0 else NULL
+            for e in range(indptr[i], indptr[i + 1]):
+                lp = &left[loc[e], 0] if K > 0 else NULL
+                s0 = 0.0
+                s1 = 0.0
+                s2 = 0.0
+                s3 = 0.0
+                k = 0
+                while k + 3 < K:
+                    s0 = s0 + lp[k] * rp[k]
+                    s1 = s1 + lp[k + 1] * rp[k + 1]
+                    s2 = s2 + lp[k + 2] * rp[k + 2]
+                    s3 = s3 + lp[k + 3] * rp[k + 3]
+                    k = k + 4
+                if k < K:
+                    s0 = s0 + lp[k] * rp[k]
+                if k + 1 < K:
+                    s1 = s1 + lp[k + 1] * rp[k + 1]
+                if k + 2 < K:
+                    s2 = s2 + lp[k + 2] * rp[k + 2]
+                out[e] = (s0 + s1) + (s2 + s3)
+    return out_a
+
+
+def crt(const int64[:, ::1] counts, const double[:, :] shape, rng):
     """Chinese-restaurant-table counts ``m ~ CRT(n, s)`` entrywise (Eq. 6, ``SumLog``).
 
     ``m = sum_{i=0}^{n-1} b_i`` with ``b_i ~ Bernoulli(s / (s + i))``; the first
     customer always opens a table, so ``b_0 = 1`` needs no draw, and each later
     customer uses one uniform, in C order over entries. ``s <= 0`` gives 0.
+    ``shape`` may have any strides (the top layer's is ``r`` broadcast over
+    the documents).
     """
     cdef Py_ssize_t N = counts.shape[0], K = counts.shape[1], j, k
     cdef int64 n, i, m
@@ -467,17 +583,61 @@ def partition_dense(const int64[:, ::1] counts, const double[:, ::1] row_factor,
     partition_counts(indptr, indices, data, row_factor, col_factor, rng, row_out, col_out)
 
 
-def gamma_theta(const double[:, ::1] shape, const int64[:, ::1] counts,
+cdef inline int _gs_propose(double a, double e, double* x, double* y) noexcept nogil:
+    """One proposal of Ahrens and Dieter's GS rejection sampler of ``Gam(a)``, ``0 < a < 1``.
+
+    numpy's ``random_standard_gamma`` runs GS for ``a < 1`` from a uniform ``U``
+    and an exponential; here ``U = exp(-e)`` with ``e ~ Exp(1)``, which has the
+    same law and turns its common branch ``U <= 1 - a``, ``x = U^(1/a)``, into
+    ``x = exp(-e / a)`` (one ``exp`` instead of a ``pow``). The branch is
+    decided by ``e >= -log1p(-a)``; that threshold lies in ``[a, a / (1 - a)]``,
+    so ``log1p`` is only evaluated for ``e`` between the two. The other branch
+    (probability ``a``) proposes ``x = (1 - a + a y)^(1/a)`` with
+    ``y = -log((1 - U) / a) ~ Exp(1)``. Returns 0 if ``x`` is accepted for sure
+    (that branch with ``x <= y``), else the branch (1 or 2) for :func:`_gs_accept`.
+    """
+    cdef bint common
+    if e >= a / (1.0 - a):
+        common = True
+    elif e < a:
+        common = False
+    else:
+        common = e >= -log1p(-a)
+    if common:
+        x[0] = exp(-e / a)
+        return 1
+    y[0] = -log(-expm1(-e) / a)
+    x[0] = pow(1.0 - a + a * y[0], 1.0 / a)
+    return 0 if x[0] <= y[0] else 2
+
+
+cdef inline bint _gs_accept(int branch, double x, double y, double u) noexcept nogil:
+    """GS's acceptance of a proposal from uniform ``u``: with probability ``exp(-x)``
+    (common branch; ``1 - x`` is a squeeze below it) or ``exp(y - x)``."""
+    if branch == 1:
+        return u <= 1.0 - x or u <= exp(-x)
+    return u <= exp(y - x)
+
+
+def gamma_theta(const double[:, :] shape, const int64[:, ::1] counts,
                 const double[::1] rate, rng, double floor):
     """Downward draw of the hidden units, Eq. 1 with its count conditional.
 
-    ``theta[j, k] = max(Gam(shape[j, k] + counts[j, k], 1) / rate[j], floor)``,
-    one ``random_standard_gamma`` per entry in C order: the same draws as
-    ``Generator.standard_gamma`` on the whole ``(n, K)`` array of shapes, with
-    no temporaries.
+    ``theta[j, k] = max(Gam(a_jk, 1) / rate[j], floor)`` with
+    ``a_jk = shape[j, k] + counts[j, k]``, entry by entry in C order: ``a >= 1``
+    by numpy's ``random_standard_gamma`` (Marsaglia and Tsang); ``0 < a < 1``
+    (the topics a document holds no token of, most entries) by GS (Ahrens and
+    Dieter, 1974, see :func:`_gs_propose`), each attempt one exponential and
+    one uniform (none when it is accepted for sure), repeated until accepted;
+    ``a = 0`` gives 0. The law is ``Gam(a)`` exactly, as numpy's; numpy's own
+    GS spends a ``pow`` per small shape, most of this kernel's former cost.
+    The NumPy twin :func:`skdgm.deep_lda._local.gamma_theta` makes the same
+    draws in the same order. ``shape`` may have any strides (the top layer's
+    is ``r`` broadcast over the documents).
     """
     cdef Py_ssize_t N = shape.shape[0], K = shape.shape[1], j, k
-    cdef double g, d
+    cdef double g, d, a, x, y
+    cdef int br
     if counts.shape[0] != N or counts.shape[1] != K or rate.shape[0] != N:
         raise ValueError("gamma_theta: inconsistent shapes")
     out = np.empty((N, K), dtype=np.float64)
@@ -487,6 +647,19 @@ def gamma_theta(const double[:, ::1] shape, const int64[:, ::1] counts,
         for j in range(N):
             d = rate[j]
             for k in range(K):
-                g = random_standard_gamma(bg, shape[j, k] + <double>counts[j, k]) / d
+                a = shape[j, k] + <double>counts[j, k]
+                if a >= 1.0:
+                    x = random_standard_gamma(bg, a)
+                elif a > 0.0:
+                    # one loop over the entries, an exponential and a uniform per
+                    # attempt: skipping the uniform when the acceptance is all but
+                    # certain, or drawing by passes, cost more in mispredicted branches
+                    while True:
+                        br = _gs_propose(a, random_standard_exponential(bg), &x, &y)
+                        if br == 0 or _gs_accept(br, x, y, random_standard_uniform(bg)):
+                            break
+                else:
+                    x = 0.0
+                g = x / d
                 o[j, k] = g if g > floor else floor
     return out
