@@ -422,8 +422,12 @@ def test_perplexity_protocol():
                                     random_state=0).fit(X[:200])
     topics = lda.components_ / lda.components_.sum(axis=1, keepdims=True)
     sk = _perplexity_of(lda.transform(obs) @ topics, held)
-    assert truth < ppl < 0.6 * unigram, (truth, ppl, unigram)
-    assert truth < pt < 0.6 * unigram, (truth, pt, unigram)
+    # Over random_state 0-7 of this fit, ppl / unigram spans 0.58-0.65 (the point
+    # estimate 0.59-0.65; the true model 0.54): a bound of 0.6 held at half of
+    # the seeds, so any change of random stream could break it (issue 15). A
+    # model that learns nothing sits near 1; 0.7 separates the two with room.
+    assert truth < ppl < 0.7 * unigram, (truth, ppl, unigram)
+    assert truth < pt < 0.7 * unigram, (truth, pt, unigram)
     assert ppl <= 1.05 * sk, (ppl, sk)
     assert ppl == m.perplexity(obs, held)  # re-seeded from random_state
     s = m.score_samples(Xt)
