@@ -30,13 +30,13 @@ AIS; the end gives the bound on ``--final-n-test`` test images with an AIS ``log
 ``--final-ais-betas`` / ``--final-ais-runs`` and its standard error. The paper trained
 for 200,000 updates and used 20,000 betas.
 
-Usage of the long run (``results/dbm_mnist_hour.txt`` holds the budget actually run,
-1,800 CPU-s)::
+Usage of the long run (``results/dbm_mnist_hour.txt``, checkpoints every 600 CPU-s)::
 
     SKDGM_DATA=/path/to/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
         python benchmarks/bench_dbm_samplers.py --samplers cast --n-train 0 \\
         --n-test 0 --hidden 500 1000 --defaults --cpu-budget 3600 \\
-        > benchmarks/results/dbm_mnist_hour.txt
+        --checkpoint-every 600 --checkpoint-ais-betas 500 --checkpoint-ais-runs 20 \\
+        --final-ais-betas 5000 --final-ais-runs 40 > benchmarks/results/dbm_mnist_hour.txt
 
 Data comes from :func:`skdgm.datasets.fetch_binarized_mnist` (``--data-home``, else
 ``$SKDGM_DATA``; see ``_common.data_home``).
