@@ -180,6 +180,25 @@ cdef inline double _sum4(const double* a, Py_ssize_t K) noexcept nogil:
     return (s0 + s1) + (s2 + s3)
 
 
+cdef inline double _dot4(const double* a, const double* b, Py_ssize_t K) noexcept nogil:
+    """``sum(a[:K] * b[:K])`` summed as :func:`_sum4` sums."""
+    cdef double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0
+    cdef Py_ssize_t k = 0
+    while k + 3 < K:
+        s0 = s0 + a[k] * b[k]
+        s1 = s1 + a[k + 1] * b[k + 1]
+        s2 = s2 + a[k + 2] * b[k + 2]
+        s3 = s3 + a[k + 3] * b[k + 3]
+        k = k + 4
+    if k < K:
+        s0 = s0 + a[k] * b[k]
+    if k + 1 < K:
+        s1 = s1 + a[k + 1] * b[k + 1]
+    if k + 2 < K:
+        s2 = s2 + a[k + 2] * b[k + 2]
+    return (s0 + s1) + (s2 + s3)
+
+
 def partition_sparse(const int64[::1] indptr, const int64[::1] indices,
                      const int64[::1] counts, const double[:, ::1] row_factor,
                      const double[:, ::1] col_factor, double tau_frac, rng,
@@ -446,12 +465,11 @@ def entry_dots(const int64[::1] indptr, const int64[::1] loc, const double[:, ::
     own-words log-likelihood, without gathering the ``(nnz, K)`` rows; the sum
     is four interleaved partial sums (``k mod 4``), as :func:`_sum4`.
     """
-    cdef Py_ssize_t n = indptr.shape[0] - 1, K = left.shape[1], i, e, k
+    cdef Py_ssize_t n = indptr.shape[0] - 1, K = left.shape[1], i, e
     if right.shape[1] != K or right.shape[0] < n or loc.shape[0] < indptr[n]:
         raise ValueError("entry_dots: inconsistent shapes")
     out_a = np.empty(indptr[n], dtype=np.float64)
     cdef double[::1] out = out_a
-    cdef double s0, s1, s2, s3
     cdef const double* lp
     cdef const double* rp
     with nogil:
@@ -459,24 +477,7 @@ def entry_dots(const int64[::1] indptr, const int64[::1] loc, const double[:, ::
             rp = &right[i, 0] if K > 0 else NULL
             for e in range(indptr[i], indptr[i + 1]):
                 lp = &left[loc[e], 0] if K > 0 else NULL
-                s0 = 0.0
-                s1 = 0.0
-                s2 = 0.0
-                s3 = 0.0
-                k = 0
-                while k + 3 < K:
-                    s0 = s0 + lp[k] * rp[k]
-                    s1 = s1 + lp[k + 1] * rp[k + 1]
-                    s2 = s2 + lp[k + 2] * rp[k + 2]
-                    s3 = s3 + lp[k + 3] * rp[k + 3]
-                    k = k + 4
-                if k < K:
-                    s0 = s0 + lp[k] * rp[k]
-                if k + 1 < K:
-                    s1 = s1 + lp[k + 1] * rp[k + 1]
-                if k + 2 < K:
-                    s2 = s2 + lp[k + 2] * rp[k + 2]
-                out[e] = (s0 + s1) + (s2 + s3)
+                out[e] = _dot4(lp, rp, K)
     return out_a
 
 
