@@ -33,6 +33,14 @@ command::
     python benchmarks/bench_deep_lda_perplexity.py --layers 128 128-64 128-64-32 \\
         --samplers tlasgr tlfsgr sgrld gibbs --sklearn
 
+the test protocol's spread over seeds, each model also scored with a fresh test
+chain per kept sample instead of the library's carried-over one (about 4
+CPU-minutes)::
+
+    python benchmarks/bench_deep_lda_perplexity.py --layers 128 \\
+        --samplers tlasgr tlfsgr sgrld --seeds 0 1 2 --fresh-test-chains \\
+        > benchmarks/results/deep_lda_test_protocol.txt
+
 and the paper's full-length schedule (about 2 CPU-hours)::
 
     python benchmarks/bench_deep_lda_perplexity.py --layers 128-64-32 --samplers tlasgr \\
@@ -75,13 +83,16 @@ def read_records(path):
 
 
 def _table():
-    print(f"\n{'model':11s} {'sampler':14s} {'size':>10s} {'steps':>6s} {'train CPU-s':>11s} "
-          f"{'perplexity':>10s} {'final point':>11s} {'eval CPU-s':>10s} {'paper':>6s}")
+    print(f"\n{'model':11s} {'sampler':14s} {'size':>10s} {'seed':>4s} {'steps':>6s} "
+          f"{'train CPU-s':>11s} {'perplexity':>10s} {'fresh ch.':>9s} {'final point':>11s} "
+          f"{'eval CPU-s':>10s} {'paper':>6s}")
     for r in RECORDS:
         point = f"{r['curve'][-1][1]:.0f}" if r["curve"] else "-"
         ev = f"{r['eval_cpu']:.0f}" if r.get("eval_cpu") is not None else "-"
-        print(f"{r['model']:11s} {r['sampler']:14s} {r['size']:>10s} {r['steps']:6d} "
-              f"{r['train_cpu']:11.0f} {r['perplexity']:10.1f} {point:>11s} {ev:>10s} "
+        fresh = f"{r['fresh_chains_perplexity']:.1f}" if r.get("fresh_chains_perplexity") else "-"
+        print(f"{r['model']:11s} {r['sampler']:14s} {r['size']:>10s} {r.get('seed', 0):4d} "
+              f"{r['steps']:6d} {r['train_cpu']:11.0f} {r['perplexity']:10.1f} {fresh:>9s} "
+              f"{point:>11s} {ev:>10s} "
               f"{str(r.get('paper') or '-'):>6s}")
     print()
     for r in RECORDS:
@@ -94,16 +105,16 @@ def _test_subset(obs, held, n, seed=0):
     return obs[idx], held[idx]
 
 
-def run_deep(Ks, sampler, args, X, obs, held):
+def run_deep(Ks, sampler, args, X, obs, held, seed=0):
     name = "-".join(map(str, Ks))
     cobs, cheld = _test_subset(obs, held, args.curve_docs, seed=1)
     # the paper's local sweeps (20 L + 10 L per minibatch), not the library's defaults
     L = len(Ks)
     model = DeepLDA(Ks, sampler=sampler, total_samples=X.shape[0], learning_rate=args.learning_rate,
                     n_posterior_samples=args.posterior_samples,
-                    posterior_thin=args.posterior_thin, random_state=0, n_jobs=1,
+                    posterior_thin=args.posterior_thin, random_state=seed, n_jobs=1,
                     local_burn_in=args.local_burn * L, local_samples=args.local_collect * L)
-    rng = np.random.default_rng(0)
+    rng = np.random.default_rng(seed)
     n = X.shape[0]
     steps = args.gibbs_iters if sampler == "gibbs" else args.minibatches
     every = max(1, steps // args.checkpoints)
@@ -144,10 +155,30 @@ def run_deep(Ks, sampler, args, X, obs, held):
             print(f"  [{sampler} {name}] step {t + 1}/{steps}: train CPU {cpu:7.1f} s, "
                   f"point perplexity {pp:7.1f}", flush=True)
         if t + 1 == steps or t + 1 in args.eval_at:
-            _evaluate(model, sampler, name, t + 1, cpu, curve, args, obs, held)
+            _evaluate(model, sampler, name, t + 1, cpu, curve, args, obs, held, seed)
 
 
-def _evaluate(model, sampler, name, steps, cpu, curve, args, obs, held):
+def _fresh_chain_perplexity(model, obs, held, n_burn, n_collect):
+    """The Sec. 5 estimator with a fresh local chain (and its burn-in) under every
+    kept global sample, instead of the library's one chain carried over them: the
+    same seeds, so the two differ only in the chains' starts."""
+    from functools import partial
+
+    from skdgm.deep_lda import _evaluate as ev
+
+    local = partial(model._local, collect_topics=False)
+    burn = n_burn
+
+    def fresh(X, seed, phis, r, *, n_burn, n_collect, thetas):
+        # heldout_loglik asks for no burn-in and the carried chains after the first sample
+        return local(X, seed, phis, r, n_burn=burn, n_collect=n_collect, thetas=None)
+
+    ll, cnt = ev.heldout_loglik(obs, held, list(model._posterior), fresh, n_burn=n_burn,
+                                n_collect=n_collect, seed=model._eval_seed(1))
+    return float(np.exp(-ll.sum() / cnt.sum()))
+
+
+def _evaluate(model, sampler, name, steps, cpu, curve, args, obs, held, seed=0):
     L = len(model.topics_)
     if args.save_models:
         # Kept so that a different test protocol can be run later without retraining.
@@ -163,13 +194,21 @@ def _evaluate(model, sampler, name, steps, cpu, curve, args, obs, held):
     eval_cpu = time.process_time() - t0
     if args.eval_jobs not in (None, 1):
         eval_cpu = (time.perf_counter() - w0) * args.eval_jobs   # workers' CPU is not ours
+    fresh = None
+    if args.fresh_test_chains:
+        fresh = _fresh_chain_perplexity(model, obs, held, args.test_burn * L,
+                                        args.test_collect * L)
+        print(f"  [{sampler} {name} seed {seed}] fresh test chain per kept sample: "
+              f"perplexity {fresh:7.1f} (carried over: {ppl:7.1f})", flush=True)
     label = sampler if args.learning_rate is None else f"{sampler} a={args.learning_rate}"
-    rec = dict(model="DeepLDA", sampler=label, size=name, steps=steps, train_cpu=cpu,
+    rec = dict(model="DeepLDA", sampler=label, size=name, steps=steps, train_cpu=cpu, seed=seed,
+               fresh_chains_perplexity=fresh,
                perplexity=ppl, eval_cpu=eval_cpu, curve=list(curve), test_docs=obs.shape[0],
                posterior_samples=args.posterior_samples,
                posterior_thin=getattr(model, "posterior_thin", 1), test_burn=args.test_burn * L,
                test_collect=args.test_collect * L, paper=PAPER.get((sampler, name)))
-    print(f"DeepLDA {sampler:>6} {name:>10}: perplexity {ppl:7.1f} (paper {rec['paper']}), "
+    print(f"DeepLDA {sampler:>6} {name:>10} seed {seed}: perplexity {ppl:7.1f} "
+          f"(paper {rec['paper']}), "
           f"{steps} steps, train CPU {cpu:.0f} s, test CPU {eval_cpu:.0f} s", flush=True)
     _append(rec)
 
@@ -247,6 +286,10 @@ def main():
                     help="training local collected sweeps per layer (paper: 10)")
     ap.add_argument("--test-burn", type=int, default=20, help="per layer")
     ap.add_argument("--test-collect", type=int, default=10, help="per layer")
+    ap.add_argument("--seeds", type=int, nargs="*", default=[0],
+                    help="DeepLDA random_state and minibatch-order seed, one run each")
+    ap.add_argument("--fresh-test-chains", action="store_true",
+                    help="also score each model with a fresh test chain per kept sample")
     ap.add_argument("--sklearn", action="store_true")
     ap.add_argument("--sklearn-online-epochs", type=int, default=5)
     ap.add_argument("--sklearn-batch-iters", type=int, default=10)
@@ -281,7 +324,8 @@ def main():
         for size in sizes:
             Ks = tuple(int(k) for k in size.split("-"))
             for sampler in samplers:
-                run_deep(Ks, sampler, args, X, obs, held)
+                for seed in args.seeds:
+                    run_deep(Ks, sampler, args, X, obs, held, seed)
     if args.sklearn or args.quick:
         run_sklearn(args, X, obs, held)
     _table()
