@@ -3,9 +3,10 @@
 
 The NumPy twins are :func:`skdgm._core.optim.sq_diff_sum_numpy` and
 :meth:`skdgm._core.optim.Adam.step`. For a GRBM of 4096 x 784 weights the
-textbook Adam expressions are a dozen passes over 25 MB float64 arrays (~30 ms of
-a ~1.2 s update); one pass that reads the two sufficient statistics, the
-parameter and the moments and writes the new ones is a few milliseconds.
+textbook Adam expressions are a dozen passes over 25 MB float64 arrays; one pass
+that reads the two sufficient statistics, the parameter and the moments and
+writes the new ones takes less than half their time
+(``benchmarks/bench_grbm_speed.py``, "Adam step alone").
 """
 
 from cython cimport floating

@@ -81,13 +81,13 @@ class Adam:
         alpha = self.learning_rate if learning_rate is None else float(learning_rate)
         return alpha * np.sqrt(1.0 - b2**self.t) / (1.0 - b1**self.t)
 
-    def _spare(self, key, i, like):
+    def _spare(self, key, i):
         # A buffer for the new moments that is neither the current one (the
         # caller may hold it to undo this step) nor of another shape.
         buf = self._spares.get((key, i))
         current = (self.m if key == "m" else self.v)[i]
-        if buf is None or buf is current or buf.shape != like.shape:
-            buf = np.empty_like(like)
+        if buf is None or buf is current or buf.shape != current.shape:
+            buf = np.empty_like(current)
         return buf
 
     def step_difference(self, params, pos, neg, *, scale=1.0, learning_rate=None):
@@ -106,16 +106,15 @@ class Adam:
                                                                           np.float64):
             # one floating type per kernel call: anything else takes the textbook path
             grads = [np.subtract(a, b, dtype=np.float64) * scale for a, b in zip(pos, neg)]
-            return [c.astype(np.asarray(p).dtype if np.asarray(p).dtype.kind == "f"
-                             else np.float64, copy=False)
-                    for p, c in zip(params, self.step(params, grads, learning_rate))]
+            return [c.astype(p.dtype if p.dtype.kind == "f" else np.float64, copy=False)
+                    for p, c in zip(arrays, self.step(params, grads, learning_rate))]
         self.t += 1
         step = (1.0 if self.maximize else -1.0) * self._lr_t(learning_rate)
         out = []
         for i, (p, a, b) in enumerate(zip(params, pos, neg)):
             p = np.asarray(p)
             pf, af, bf = _flat(p), _flat(a), _flat(b)
-            m_new, v_new = self._spare("m", i, self.m[i]), self._spare("v", i, self.v[i])
+            m_new, v_new = self._spare("m", i), self._spare("v", i)
             p_new = np.empty(p.shape, dtype=p.dtype)
             adam_diff_step(pf, af, bf, self.m[i].reshape(-1), self.v[i].reshape(-1),
                            m_new.reshape(-1), v_new.reshape(-1), p_new.reshape(-1),

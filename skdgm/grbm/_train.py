@@ -204,8 +204,8 @@ def modified_cd_update(params, V, rng, settings, *, learning_rate, adam=None):
     neg = neg_acc.mean()
     # The gradient of the mean log-likelihood (Eq. 13 / 18) is pos - neg; its
     # norm and the clipped step are taken in float64 by fused passes, never as
-    # float64 gradient arrays (four of them are ~50 ms of page faults and passes
-    # at 784 x 4096, issue 15).
+    # float64 gradient arrays (at 784 x 4096 those passes were the largest cost of
+    # an update after the products, issue 15).
     gnorm = float(np.sqrt(sq_diff_sum_of(pos, neg)))
     scale = 1.0
     if s.clip_grad_norm is not None and gnorm > s.clip_grad_norm:
@@ -214,8 +214,7 @@ def modified_cd_update(params, V, rng, settings, *, learning_rate, adam=None):
         if adam is None:
             adam = Adam(params, maximize=True)
         cand = adam.step_difference(list(params), pos, neg, scale=scale,
-                                    learning_rate=learning_rate)
-        cand = [c.astype(dtype, copy=False) for c in cand]
+                                    learning_rate=learning_rate)   # in the params' dtype
     else:
         cand = [(p + learning_rate * (np.subtract(a, b, dtype=np.float64) * scale)).astype(dtype)
                 for p, a, b in zip(params, pos, neg)]
