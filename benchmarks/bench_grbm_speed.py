@@ -15,6 +15,8 @@ Variants: the defaults with the Cython kernels; the same with their NumPy twins
 (``_samplers.KERNELS = "numpy"``: the same chain, the random numbers drawn into
 NumPy arrays); and Gibbs-Langevin with the closed-form K-step move
 (``sampler="gibbs_langevin"``, the paper's sampler at our default inner move).
+At 784 x 4096 the Adam step alone is also timed: its NumPy twin on float64
+gradient arrays against the fused Cython pass the update uses.
 
 Usage (one core, niced)::
 
@@ -93,6 +95,38 @@ def one_shape(N, M, B, K, repeat, dtype=np.float32):
     print(flush=True)
 
 
+def adam_alone(N, M, repeat):
+    """The update's optimiser step alone, on one model's statistics: Adam's NumPy
+    twin on float64 gradient arrays (the textbook expressions, what the update ran
+    before issue 15) against the fused kernel ``Adam.step_difference``, alternated."""
+    from skdgm._core.optim import Adam
+
+    rng = np.random.default_rng(0)
+    shapes = [(M, N), (M,), (N,), (N,)]
+    params = [rng.standard_normal(sh).astype(np.float32) for sh in shapes]
+    pos = [rng.standard_normal(sh).astype(np.float32) for sh in shapes]
+    neg = [rng.standard_normal(sh).astype(np.float32) for sh in shapes]
+    twin, fused = Adam(params, maximize=True), Adam(params, maximize=True)
+
+    def textbook():
+        grads = [np.subtract(a, b, dtype=np.float64) * 0.5 for a, b in zip(pos, neg)]
+        return [c.astype(np.float32) for c in twin.step(params, grads, learning_rate=0.01)]
+
+    def one_pass():
+        return fused.step_difference(params, pos, neg, scale=0.5, learning_rate=0.01)
+
+    times = {"textbook": [], "fused": []}
+    textbook(), one_pass()
+    for _ in range(repeat):
+        for name, f in (("textbook", textbook), ("fused", one_pass)):
+            times[name].append(_common.cpu_timed(f)[1])
+    t = {k: float(np.median(v)) for k, v in times.items()}
+    print(f"Adam step alone, {M} x {N} weights and biases, float32 parameters, float64 moments "
+          f"({repeat} alternating repetitions):\n  NumPy twin on float64 gradients "
+          f"{t['textbook'] * 1e3:7.2f} ms; fused Adam.step_difference {t['fused'] * 1e3:7.2f} ms; "
+          f"ratio {t['textbook'] / t['fused']:.2f}", flush=True)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the 64 x 256 shape only")
@@ -103,6 +137,7 @@ def main():
     one_shape(64, 256, 100, 100, args.repeat or 15)
     if not args.quick:
         one_shape(784, 4096, 512, 10, args.repeat or 5)
+        adam_alone(784, 4096, args.repeat or 15)
 
 
 if __name__ == "__main__":
