@@ -3,9 +3,12 @@
 Warms a ``DeepLDA((128, 64, 32))`` up on 20 TLASGR minibatches of 20News, then
 runs the upward-downward sampler once on a fresh 200-document minibatch with
 the authors' 60 + 30 sweeps (flat start), with
-a CPU-time timer around every kernel call (multinomial partitions per layer,
-CRT, the gamma draws of theta and the small NumPy draws); "rest" is the NumPy
-glue of the sweep (matrix products, sums, allocations).
+a CPU-time timer around every kernel call (the layer-1 collapsed sweep and its
+start, its prior sums and Rao-Blackwellised collection, the multinomial
+partitions of the upper layers, CRT, the gamma draws of theta and the small
+NumPy draws); "rest" is the NumPy glue of the sweep (matrix products, sums,
+allocations). The same minibatch is then profiled with the explicit layer-1
+sampler (``collapse_theta=False``), same seeds, for comparison.
 
 Usage:  OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \
       python benchmarks/bench_deep_lda_profile.py
@@ -17,7 +20,7 @@ from collections import defaultdict
 import numpy as np
 
 from skdgm import DeepLDA
-from skdgm.deep_lda import _local
+from skdgm.deep_lda import _collapsed, _local
 
 from _deep_lda_data import load_20news
 from _common import header
@@ -68,15 +71,24 @@ def main():
         _timed("crt", kern[2]), kern[3], _timed("gamma_theta", kern[4]),
         _timed(lambda *a: f"partition K={a[3].shape[1]} (layer 1)", kern[5]),
         *kern[6:])
-    t0 = time.process_time()
-    _local.upward_downward(Xb, _TimedGenerator(np.random.default_rng(0)), phis=m.topics_,
-                           r=m.r_, n_burn=60, n_collect=30, kernels="timed")
-    total = time.process_time() - t0
-    print(f"128-64-32, 200 documents ({int(Xb.sum())} tokens, {Xb.nnz} entries), 90 sweeps: "
-          f"{total:.3f} s")
-    for key, val in sorted(TIMES.items(), key=lambda kv: -kv[1]):
-        print(f"  {key:28s} {val:.3f} s")
-    print(f"  {'rest (NumPy glue)':28s} {total - sum(TIMES.values()):.3f} s")
+    ck = _collapsed.KERNELS["cython"]
+    _collapsed.KERNELS["timed"] = (
+        _timed("layer-1 start (assign)", ck[0]), _timed("layer-1 collapsed sweep", ck[1]),
+        _timed("layer-1 Rao-Blackwell sums", ck[2]), _timed("layer-1 prior sums", ck[3]),
+        _timed("layer-1 prior sums", ck[4]))
+    for collapse in (True, False):
+        TIMES.clear()
+        t0 = time.process_time()
+        _local.upward_downward(Xb, _TimedGenerator(np.random.default_rng(0)), phis=m.topics_,
+                               r=m.r_, n_burn=60, n_collect=30, kernels="timed",
+                               collapse_theta=collapse)
+        total = time.process_time() - t0
+        sampler = "collapsed" if collapse else "explicit"
+        print(f"128-64-32, 200 documents ({int(Xb.sum())} tokens, {Xb.nnz} entries), "
+              f"90 sweeps, {sampler} layer 1: {total:.3f} s")
+        for key, val in sorted(TIMES.items(), key=lambda kv: -kv[1]):
+            print(f"  {key:28s} {val:.3f} s")
+        print(f"  {'rest (NumPy glue)':28s} {total - sum(TIMES.values()):.3f} s", flush=True)
 
 
 if __name__ == "__main__":

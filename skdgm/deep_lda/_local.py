@@ -26,7 +26,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
-from . import _local_fast
+from . import _collapsed, _local_fast
 
 __all__ = [
     "partition_counts",
@@ -197,11 +197,16 @@ def entry_dots(indptr, loc, left, right):
     return out
 
 
-def crt(counts, shape, rng):
+def crt(counts, shape, rng, out=None):
     """NumPy twin of :func:`._local_fast.crt`: ``m = 1 + sum_{i=1}^{n-1} [u_i < s/(s+i)]``."""
     counts = np.asarray(counts, dtype=np.int64)
     shape = np.asarray(shape, dtype=np.float64)
-    out = np.zeros(counts.shape, dtype=np.int64)
+    if out is None:
+        out = np.zeros(counts.shape, dtype=np.int64)
+    elif out.shape != counts.shape:
+        raise ValueError("crt: out has the wrong shape")
+    else:
+        out.fill(0)
     flat_n = counts.ravel()
     flat_s = shape.ravel()
     active = np.flatnonzero((flat_n > 0) & (flat_s > 0.0))
@@ -423,16 +428,9 @@ def _prior_shape(l, theta, phis, r, n):
     return np.broadcast_to(np.ascontiguousarray(r), (n, phis[-1].shape[1]))
 
 
-def _upward(lay, theta, phis, r, rng, kern, A, W):
-    """Upward pass (Eq. 6): partition, CRT, partition, ... up to the top tables.
-
-    Adds the per-document topic counts ``A[l]`` (``x^(l)_{.kj}``) and, unless
-    ``W[l]`` is empty, the topic counts ``W[l]`` (``x^(l)_{:k.}``; for layer 1
-    the rows of the chunk's words, ``lay.words``, only) to the arrays given. Returns the top-layer tables ``x^(L+1)_{kj}`` and the prior
-    shapes used by the CRT draws.
-    """
-    _, partition_dense_, crt_, ztp, _, partition_sparse_ = kern[:6]
-    L = len(phis)
+def _partition_layer1(lay, theta, phis, rng, kern, A, W):
+    """The layer-1 partition of the words given explicit ``theta^(1)``."""
+    ztp, partition_sparse_ = kern[3], kern[5]
     if lay.link == "bernoulli":
         lam = np.einsum("ek,ek->e", phis[0][lay.indices], theta[0][lay.rows])
         counts_t = ztp(lam, rng)[lay.perm]
@@ -445,12 +443,30 @@ def _upward(lay, theta, phis, r, rng, kern, A, W):
         lay.phi_sums = kern[6](lay.phi_words)
     partition_sparse_(lay.wptr, lay.wdocs, counts_t, lay.phi_words, theta[0], TAU_FRAC, rng,
                       W[0], A[0], *lay.phi_sums)
+
+
+def _upward(lay, theta, phis, r, rng, kern, A, W, layer1=True, tables=None):
+    """Upward pass (Eq. 6): partition, CRT, partition, ... up to the top tables.
+
+    Adds the per-document topic counts ``A[l]`` (``x^(l)_{.kj}``) and, unless
+    ``W[l]`` is empty, the topic counts ``W[l]`` (``x^(l)_{:k.}``; for layer 1
+    the rows of the chunk's words, ``lay.words``, only) to the arrays given.
+    With ``layer1=False`` the layer-1 counts are already in ``A[0]`` and
+    ``W[0]`` (the collapsed sampler, :mod:`._collapsed`) and the pass starts
+    at the CRT above them. ``tables``, optional, holds one int64 buffer per
+    layer for the CRT draws. Returns the top-layer tables ``x^(L+1)_{kj}`` and
+    the prior shapes used by the CRT draws.
+    """
+    partition_dense_, crt_ = kern[1], kern[2]
+    L = len(phis)
+    if layer1:
+        _partition_layer1(lay, theta, phis, rng, kern, A, W)
     shapes = []
     top = None
     for l in range(L):
         shape_l = _prior_shape(l, theta, phis, r, lay.n)
         shapes.append(shape_l)
-        m = crt_(A[l], shape_l, rng)
+        m = crt_(A[l], shape_l, rng, None if tables is None else tables[l])
         if l < L - 1:
             partition_dense_(m, theta[l + 1], phis[l + 1], rng, A[l + 1], W[l + 1])
         else:
@@ -479,17 +495,19 @@ def _scales(A0, shapes, theta, rng, a0, b0, e0, f0):
     return rates, q
 
 
-def _downward_theta(theta, phis, r, A, rate_q, rng, gamma_):
-    """``theta^(l) ~ Gam(shape + x^(l)_{.kj}, 1/(c^(l+1) + q^(l)))``, top layer first."""
+def _downward_theta(theta, phis, r, A, rate_q, rng, gamma_, lowest=0):
+    """``theta^(l) ~ Gam(shape + x^(l)_{.kj}, 1/(c^(l+1) + q^(l)))``, top layer first,
+    down to layer ``lowest`` (0-based)."""
     n = A[0].shape[0]
-    for l in reversed(range(len(phis))):
+    for l in reversed(range(lowest, len(phis))):
         theta[l] = gamma_(_prior_shape(l, theta, phis, r, n), A[l], rate_q[l], rng, FLOOR)
     return theta
 
 
 def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
                     n_burn=0, n_collect=1, link="poisson", collect_topics=True,
-                    theta=None, kernels="cython", compact_words=False, em_steps=0):
+                    theta=None, kernels="cython", compact_words=False, em_steps=0,
+                    collapse_theta=True):
     """Upward-downward Gibbs sweeps on the documents of ``X`` under fixed globals.
 
     This is the local sampler of Alg. 1, line 3 (the globals stay fixed while
@@ -534,6 +552,16 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
         Without ``theta``, start ``theta^(1)`` from this many multiplicative EM
         steps of the documents' topic proportions (given ``Phi^(1)``) instead
         of spreading each document's length evenly.
+    collapse_theta : bool, default=True
+        With the Poisson link, integrate ``theta^(1)`` out (:mod:`._collapsed`):
+        the first sweep assigns every token given the starting ``theta^(1)``,
+        later sweeps redraw each token's topic from ``phi_vk (n_jk^- + a_jk)``;
+        the collected ``theta^(1)`` sums hold its conditional means
+        ``(a_jk + n_jk) / (c_j^(2) + 1)`` and ``(a_jk + n_jk) / sum_k (...)``
+        (Rao-Blackwellised), and the final ``theta^(1)`` is one draw from its
+        conditional. Same stationary law as the explicit sampler
+        (``False``, the only one for the Bernoulli link), with a few topics'
+        work per token instead of ``K`` and no gamma draws of ``theta^(1)``.
 
     Returns
     -------
@@ -554,6 +582,9 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
     r = np.asarray(r, dtype=np.float64)
     lay = _Layout(X, phis, r, link)
     n, L, Ks = lay.n, len(phis), lay.Ks
+    # a collapsed chain with no theta to start from draws its tokens in turn
+    # (the sequential start of collapsed LDA): near its typical set at once
+    fresh = theta is None and not em_steps
     theta = lay.start_theta(theta, em_steps)
 
     top_sum = np.zeros(Ks[-1])
@@ -570,23 +601,42 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
     W_buf = ([np.zeros((rows_w[l], Ks[l]), dtype=np.int64) for l in range(L)]
              if collect_topics and n_collect > 0 else None)
     W_none = [np.zeros((0, K), dtype=np.int64) for K in Ks]
+    tables = [np.empty((n, K), dtype=np.int64) for K in Ks]
+    collapsed = None
+    if collapse_theta and link == "poisson" and n_burn + n_collect > 0:
+        collapsed = _collapsed.Layer1(lay, kernels, shared=r if L == 1 else None)
+        A_buf[0] = collapsed.doc_topic
+    low = 0 if collapsed is None else 1
     for sweep in range(n_burn + n_collect):
         collect = sweep >= n_burn
-        for a in A_buf:
+        for a in A_buf[low:]:
             a.fill(0)
         A = A_buf
         W = W_buf if collect and collect_topics else W_none
-        top, shapes = _upward(lay, theta, phis, r, rng, kern, A, W)
+        if collapsed is not None:
+            if sweep == 0:
+                collapsed.start(None if fresh else theta[0], rng, W[0],
+                                _prior_shape(0, theta, phis, r, n))
+            else:
+                collapsed.sweep(_prior_shape(0, theta, phis, r, n), rng, W[0])
+        top, shapes = _upward(lay, theta, phis, r, rng, kern, A, W, layer1=collapsed is None,
+                              tables=tables)
         rates, q = _scales(A[0], shapes, theta, rng, a0, b0, e0, f0)
-        theta = _downward_theta(theta, phis, r, A, [rates[l] + q[l] for l in range(L)],
-                                rng, kern[4])
+        rate_q = [rates[l] + q[l] for l in range(L)]
+        theta = _downward_theta(theta, phis, r, A, rate_q, rng, kern[4], lowest=low)
         if collect:
             top_sum += top.sum(axis=0)
             q_sum += q[L].sum()
-            for l in range(L):
+            if collapsed is not None:
+                # theta^(1)'s conditional means, not a draw (Rao-Blackwell)
+                collapsed.collect(_prior_shape(0, theta, phis, r, n), rate_q[0], theta_sum[0],
+                                  theta_norm_sum[0])
+            for l in range(low, L):
                 theta_sum[l] += theta[l]
                 np.divide(theta[l], theta[l].sum(axis=1, keepdims=True), out=norm_buf[l])
                 theta_norm_sum[l] += norm_buf[l]
+    if collapsed is not None:
+        theta[0] = kern[4](_prior_shape(0, theta, phis, r, n), A[0], rate_q[0], rng, FLOOR)
     nc = max(n_collect, 1)
     counts = None
     if collect_topics:

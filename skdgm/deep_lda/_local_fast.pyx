@@ -481,20 +481,24 @@ def entry_dots(const int64[::1] indptr, const int64[::1] loc, const double[:, ::
     return out_a
 
 
-def crt(const int64[:, ::1] counts, const double[:, :] shape, rng):
+def crt(const int64[:, ::1] counts, const double[:, :] shape, rng, out=None):
     """Chinese-restaurant-table counts ``m ~ CRT(n, s)`` entrywise (Eq. 6, ``SumLog``).
 
     ``m = sum_{i=0}^{n-1} b_i`` with ``b_i ~ Bernoulli(s / (s + i))``; the first
     customer always opens a table, so ``b_0 = 1`` needs no draw, and each later
     customer uses one uniform, in C order over entries. ``s <= 0`` gives 0.
     ``shape`` may have any strides (the top layer's is ``r`` broadcast over
-    the documents).
+    the documents). ``out``, optional, is an ``(N, K)`` int64 array to write
+    into (a sweep's tables, reused by the next sweep).
     """
     cdef Py_ssize_t N = counts.shape[0], K = counts.shape[1], j, k
     cdef int64 n, i, m
     cdef double s
-    out = np.zeros((N, K), dtype=np.int64)
+    if out is None:
+        out = np.zeros((N, K), dtype=np.int64)
     cdef int64[:, ::1] o = out
+    if o.shape[0] != N or o.shape[1] != K:
+        raise ValueError("crt: out has the wrong shape")
     cdef bitgen_t* bg = bitgen_of(rng)
     if shape.shape[0] != N or shape.shape[1] != K:
         raise ValueError("crt: counts and shape differ in shape")
@@ -504,6 +508,7 @@ def crt(const int64[:, ::1] counts, const double[:, :] shape, rng):
                 n = counts[j, k]
                 s = shape[j, k]
                 if n <= 0 or s <= 0.0:
+                    o[j, k] = 0
                     continue
                 m = 1
                 for i in range(1, n):
