@@ -57,7 +57,7 @@ def test_kernels_match_twins_bit_for_bit(shared):
         g = np.random.default_rng(5)
         z = np.empty(int(lay.data_t.sum()), np.intc)
         A = np.zeros((n, K), np.int64)
-        W = np.zeros((lay.words.size, K), np.int64)
+        W = np.zeros((lay.words.size, K))
         assign(lay.wptr, lay.wdocs, lay.data_t, lay.phi_words, theta, g, z, A, W)
         dense = np.ascontiguousarray(prior)
         total = (totals(lay.phi_words, prior[0]) if shared
@@ -68,7 +68,7 @@ def test_kernels_match_twins_bit_for_bit(shared):
         z0 = np.full_like(z, -1)
         A0 = np.zeros_like(A)
         sweep(lay.wptr, lay.wdocs, lay.data_t, lay.phi_words, prior, total, shared, g, z0, A0,
-              np.zeros((0, K), np.int64))
+              np.zeros((0, K)))
         ts, tn = np.zeros((n, K)), np.zeros((n, K))
         rb(prior, A, rate, ts, tn)
         out.append((z, A, W, z0, A0, total, ts, tn, g.random()))
@@ -81,6 +81,35 @@ def test_kernels_match_twins_bit_for_bit(shared):
     assert W.sum() == 5 * X.sum()
     docs_t = np.repeat(lay.wdocs, lay.data_t)
     np.testing.assert_array_equal(np.bincount(docs_t * K + z, minlength=n * K).reshape(n, K), A)
+
+
+@pytest.mark.parametrize("name", KERNEL_SETS)
+def test_word_rows_scatter_the_word_topic_counts(name):
+    # counts written into every word's row of a (V, K) array equal the
+    # compact (chunk words, K) counts scattered, on the same stream
+    rng, phi, X = _random_problem(6)
+    n, K = X.shape[0], phi.shape[1]
+    lay = _layout(X, phi, np.ones(K))
+    assign, sweep, _, totals, _ = _collapsed.KERNELS[name]
+    prior = np.broadcast_to(np.full(K, 0.3), (n, K))
+    total = totals(lay.phi_words, prior[0])
+    out = []
+    for W in (np.zeros((lay.words.size, K)), np.zeros((phi.shape[0], K))):
+        rows = None if W.shape[0] == lay.words.size else lay.words
+        g = np.random.default_rng(2)
+        z = np.empty(int(lay.data_t.sum()), np.intc)
+        A = np.zeros((n, K), np.int64)
+        assign(lay.wptr, lay.wdocs, lay.data_t, lay.phi_words, np.ones((n, K)), g, z, A, W,
+               rows)
+        sweep(lay.wptr, lay.wdocs, lay.data_t, lay.phi_words, prior, total, True, g, z, A, W,
+              None, rows)
+        out.append(W)
+    dense = np.zeros_like(out[1])
+    dense[lay.words] = out[0]
+    np.testing.assert_array_equal(out[1], dense)
+    with pytest.raises(ValueError, match="outside word_topic"):
+        sweep(lay.wptr, lay.wdocs, lay.data_t, lay.phi_words, prior, total, True, g, z, A,
+              np.zeros((2, K)), None, lay.words)
 
 
 def test_rao_blackwell_twin_and_formula():
@@ -153,7 +182,7 @@ def _final_states(kernels, prior_row, shared, n_chains, n_sweeps, seed):
         A = np.zeros((1, 3), np.int64)
         for _ in range(n_sweeps):
             sweep(lay.wptr, lay.wdocs, lay.data_t, lay.phi_words, prior, total, shared, g, z,
-                  A, np.zeros((0, 3), np.int64))
+                  A, np.zeros((0, 3)))
         key = tuple(A[0])
         seen[key] = seen.get(key, 0) + 1
     return seen
@@ -340,7 +369,7 @@ def test_bad_arguments_are_named(name):
     N = int(lay.data_t.sum())
     prior = np.ones((n, K))
     total = entry_totals(lay.wptr, lay.wdocs, lay.phi_words, prior)
-    W0 = np.zeros((0, K), np.int64)
+    W0 = np.zeros((0, K))
     args = (lay.wptr, lay.wdocs, lay.data_t, lay.phi_words)
     with pytest.raises(ValueError, match="z has"):
         sweep(*args, prior, total, False, rng, np.zeros(N + 1, np.intc),

@@ -34,11 +34,22 @@ __all__ = ["assign_tokens", "collapsed_partition", "prior_totals", "entry_prior_
            "Layer1", "KERNELS"]
 
 
-def _check(wptr, docs, counts, n_phi_rows, z, doc_topic, word_topic, K, name):
+def _check(wptr, docs, counts, n_phi_rows, z, doc_topic, word_topic, word_rows, K, name):
     if (len(wptr) != n_phi_rows + 1 or doc_topic.shape[1] != K or len(docs) != len(counts)
             or wptr[-1] != len(counts)
-            or (word_topic.shape[0] > 0 and word_topic.shape != (n_phi_rows, K))):
+            or (word_topic.shape[0] > 0 and word_topic.shape[1] != K)):
         raise ValueError(f"{name}: inconsistent shapes")
+    if word_topic.shape[0] > 0:
+        if word_rows is None:
+            if word_topic.shape[0] != n_phi_rows:
+                raise ValueError(f"{name}: inconsistent shapes")
+        elif len(word_rows) != n_phi_rows:
+            raise ValueError(f"{name}: inconsistent shapes")
+        else:
+            rows = np.asarray(word_rows)
+            bad = np.flatnonzero((rows < 0) | (rows >= word_topic.shape[0]))
+            if bad.size:
+                raise ValueError(f"{name}: word row {bad[0]} points outside word_topic")
     pos = np.asarray(counts) > 0
     docs = np.asarray(docs)
     bad = np.flatnonzero(pos & ((docs < 0) | (docs >= doc_topic.shape[0])))
@@ -54,10 +65,12 @@ def _first_above(cum, u):
     return int(np.searchsorted(cum[:-1], u, side="right"))
 
 
-def assign_tokens(wptr, docs, counts, phi, theta, rng, z, doc_topic, word_topic):
+def assign_tokens(wptr, docs, counts, phi, theta, rng, z, doc_topic, word_topic,
+                  word_rows=None):
     """NumPy twin of :func:`._collapsed_fast.assign_tokens` (writes ``z``, adds counts)."""
     K = phi.shape[1]
-    _check(wptr, docs, counts, phi.shape[0], z, doc_topic, word_topic, K, "assign_tokens")
+    _check(wptr, docs, counts, phi.shape[0], z, doc_topic, word_topic, word_rows, K,
+           "assign_tokens")
     if theta.shape != (doc_topic.shape[0], K):
         raise ValueError("assign_tokens: inconsistent shapes")
     if K == 0:
@@ -78,7 +91,7 @@ def assign_tokens(wptr, docs, counts, phi, theta, rng, z, doc_topic, word_topic)
                 z[t] = k
                 doc_topic[j, k] += 1
                 if want_w:
-                    word_topic[v, k] += 1
+                    word_topic[v if word_rows is None else word_rows[v], k] += 1.0
                 t += 1
 
 
@@ -151,11 +164,11 @@ def entry_prior_totals(wptr, docs, phi, prior):
 
 
 def collapsed_partition(wptr, docs, counts, phi, prior, prior_total, shared, rng, z,
-                        doc_topic, word_topic, scratch=None):
+                        doc_topic, word_topic, scratch=None, word_rows=None):
     """NumPy twin of :func:`._collapsed_fast.collapsed_partition` (updates in place;
     ``scratch`` is accepted and not needed)."""
     K = phi.shape[1]
-    _check(wptr, docs, counts, phi.shape[0], z, doc_topic, word_topic, K,
+    _check(wptr, docs, counts, phi.shape[0], z, doc_topic, word_topic, word_rows, K,
            "collapsed_partition")
     if prior.shape != doc_topic.shape or prior_total.shape != (
             phi.shape[0] if shared else len(counts),):
@@ -214,7 +227,7 @@ def collapsed_partition(wptr, docs, counts, phi, prior, prior_total, shared, rng
                 w[k] = b
                 z[t] = k
                 if want_w:
-                    word_topic[v, k] += 1
+                    word_topic[v if word_rows is None else word_rows[v], k] += 1.0
                 t += 1
             lists[j] = lst
 
@@ -241,9 +254,10 @@ class Layer1:
     conditional read.
     """
 
-    def __init__(self, lay, kernels, shared=None):
+    def __init__(self, lay, kernels, shared=None, word_rows=None):
         self.lay = lay
         self.kern = KERNELS[kernels]
+        self.word_rows = word_rows
         K = lay.Ks[0]
         self.z = np.zeros(int(lay.data_t[lay.data_t > 0].sum()), dtype=np.intc)
         self.doc_topic = np.zeros((lay.n, K), dtype=np.int64)
@@ -265,7 +279,10 @@ class Layer1:
             return
         self.kern[0](lay.wptr, lay.wdocs, lay.data_t, lay.phi_words,
                      np.ascontiguousarray(theta1, dtype=np.float64), rng, self.z,
-                     self.doc_topic, word_topic)
+                     self.doc_topic, word_topic, self._rows(word_topic))
+
+    def _rows(self, word_topic):
+        return None if word_topic.shape[0] == 0 else self.word_rows
 
     def sweep(self, prior, rng, word_topic):
         """One collapsed sweep of every token under the prior shapes ``a`` (n, K)."""
@@ -273,7 +290,8 @@ class Layer1:
         total = self.total if self.shared else self.kern[4](
             lay.wptr, lay.wdocs, lay.phi_words, np.ascontiguousarray(prior))
         self.kern[1](lay.wptr, lay.wdocs, lay.data_t, lay.phi_words, prior, total,
-                     self.shared, rng, self.z, self.doc_topic, word_topic, self.scratch)
+                     self.shared, rng, self.z, self.doc_topic, word_topic, self.scratch,
+                     self._rows(word_topic))
 
     def collect(self, prior, rate, theta_sum, theta_norm_sum):
         """``theta^(1)``'s conditional means added to the collected sums."""

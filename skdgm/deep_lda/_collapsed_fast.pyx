@@ -12,21 +12,10 @@ from numpy.random.c_distributions cimport random_standard_uniform
 import numpy as np
 
 from skdgm._core._random cimport bitgen_of
+from skdgm.deep_lda._sums cimport _dot4, _first_above
 
 ctypedef long long int64
 
-
-
-cdef inline Py_ssize_t _first_above(const double* cum, Py_ssize_t n, double u) noexcept nogil:
-    """The first ``k`` in ``[0, n - 1)`` with ``cum[k] > u``, else ``n - 1``."""
-    cdef Py_ssize_t lo = 0, hi = n - 1, mid
-    while lo < hi:
-        mid = (lo + hi) >> 1
-        if cum[mid] > u:
-            hi = mid
-        else:
-            lo = mid + 1
-    return lo
 
 
 cdef inline Py_ssize_t _walk_products(const double* a, const double* b, Py_ssize_t stride,
@@ -70,14 +59,24 @@ cdef inline Py_ssize_t _walk_products(const double* a, const double* b, Py_ssize
 
 cdef int64 _check(const int64[::1] wptr, const int64[::1] docs, const int64[::1] counts,
                   Py_ssize_t n_phi_rows, Py_ssize_t n_z, int64[:, ::1] doc_topic,
-                  int64[:, ::1] word_topic, Py_ssize_t K, str name) except -1:
+                  double[:, ::1] word_topic, const int64[::1] word_rows, Py_ssize_t K,
+                  str name) except -1:
     cdef Py_ssize_t n_docs = doc_topic.shape[0], p
     cdef int64 tokens = 0
     if (wptr.shape[0] != n_phi_rows + 1 or doc_topic.shape[1] != K
             or docs.shape[0] != counts.shape[0] or wptr[n_phi_rows] != counts.shape[0]
-            or (word_topic.shape[0] > 0 and (word_topic.shape[0] != n_phi_rows
-                                              or word_topic.shape[1] != K))):
+            or (word_topic.shape[0] > 0 and word_topic.shape[1] != K)):
         raise ValueError(f"{name}: inconsistent shapes")
+    if word_topic.shape[0] > 0:
+        if word_rows is None:
+            if word_topic.shape[0] != n_phi_rows:
+                raise ValueError(f"{name}: inconsistent shapes")
+        elif word_rows.shape[0] != n_phi_rows:
+            raise ValueError(f"{name}: inconsistent shapes")
+        else:
+            for p in range(n_phi_rows):
+                if word_rows[p] < 0 or word_rows[p] >= word_topic.shape[0]:
+                    raise ValueError(f"{name}: word row {p} points outside word_topic")
     for p in range(counts.shape[0]):
         if counts[p] > 0:
             tokens += counts[p]
@@ -90,7 +89,8 @@ cdef int64 _check(const int64[::1] wptr, const int64[::1] docs, const int64[::1]
 
 def assign_tokens(const int64[::1] wptr, const int64[::1] docs, const int64[::1] counts,
                   const double[:, ::1] phi, const double[:, ::1] theta, rng, int[::1] z,
-                  int64[:, ::1] doc_topic, int64[:, ::1] word_topic):
+                  int64[:, ::1] doc_topic, double[:, ::1] word_topic,
+                  const int64[::1] word_rows=None):
     """Each token's layer-1 topic given explicit ``theta^(1)`` (Eq. 6, the ``Mult`` line).
 
     The entries come words by documents: ``docs[wptr[v]:wptr[v + 1]]`` are
@@ -99,12 +99,14 @@ def assign_tokens(const int64[::1] wptr, const int64[::1] docs, const int64[::1]
     ``phi[v, k] theta[j, k] / sum_k'`` (a running sum and a bisection of
     ``u * total``; a zero total gives a uniform topic). Writes ``z`` (one int
     per token, in this order) and *adds* each token to ``doc_topic[j, k]`` and,
-    unless it is empty, ``word_topic[v, k]``: how a collapsed chain starts
+    unless it is empty, ``word_topic[v, k]`` (row ``word_rows[v]`` if given):
+    how a collapsed chain starts
     from, or continues, a state that holds ``theta^(1)``.
     """
     cdef Py_ssize_t K = phi.shape[1], j, p, k, v
     cdef bint want_w = word_topic.shape[0] > 0
-    _check(wptr, docs, counts, phi.shape[0], z.shape[0], doc_topic, word_topic, K,
+    cdef bint have_rows = word_rows is not None
+    _check(wptr, docs, counts, phi.shape[0], z.shape[0], doc_topic, word_topic, word_rows, K,
            "assign_tokens")
     if theta.shape[0] != doc_topic.shape[0] or theta.shape[1] != K:
         raise ValueError("assign_tokens: inconsistent shapes")
@@ -141,7 +143,7 @@ def assign_tokens(const int64[::1] wptr, const int64[::1] docs, const int64[::1]
                     z[t] = <int>k
                     doc_topic[j, k] += 1
                     if want_w:
-                        word_topic[v, k] += 1
+                        word_topic[word_rows[v] if have_rows else v, k] += 1.0
                     t += 1
 
 
@@ -149,7 +151,8 @@ def collapsed_partition(const int64[::1] wptr, const int64[::1] docs,
                         const int64[::1] counts, const double[:, ::1] phi,
                         const double[:, :] prior, const double[::1] prior_total,
                         bint shared, rng, int[::1] z,
-                        int64[:, ::1] doc_topic, int64[:, ::1] word_topic, scratch=None):
+                        int64[:, ::1] doc_topic, double[:, ::1] word_topic, scratch=None,
+                        const int64[::1] word_rows=None):
     """One sweep of single-token Gibbs updates of the layer-1 topics, ``theta^(1)``
     integrated out.
 
@@ -165,10 +168,10 @@ def collapsed_partition(const int64[::1] wptr, const int64[::1] docs,
 
     * ``d = sum_k phi[v, k] n_jk^-`` over the topics the document holds (a
       list of (topic, count) per document, built from ``doc_topic`` at the
-      start of the sweep in topic order, its emptied topics dropped at each of
-      the document's entries, new ones appended; ``doc_topic`` is written back
-      at the end), the products formed once per entry and updated by the two
-      changed terms per token, then walked;
+      start of the sweep in topic order, its emptied topics dropped at each
+      of the document's entries, new ones appended;
+      ``doc_topic`` is written back at the end), the products formed once per
+      entry and updated by the two changed terms per token, then walked;
     * ``s = sum_k phi[v, k] a_jk``: with one prior row for every document
       (``shared``; ``prior_total[v]`` is the last of the sequential running
       sums ``cumsum(phi[v] * a)``, see :func:`prior_totals`) a bisection of
@@ -180,14 +183,17 @@ def collapsed_partition(const int64[::1] wptr, const int64[::1] docs,
     a token with ``z = -1`` is not in ``doc_topic`` yet and is drawn without
     being removed (all of them: the sequential start of collapsed LDA
     samplers, each token drawn given those before it). Each token's new
-    topic is *added* to ``word_topic`` unless it is empty.
+    topic is *added* to ``word_topic`` (row ``word_rows[v]`` if given) unless
+    it is empty: counts held in doubles (exact below 2**53) that the caller
+    averages in place.
     ``prior`` may have any strides (a zero row stride for a shared prior). One
     uniform per token. ``scratch``, optional, is a pair of ``(n_docs, K)``
     arrays (``intc`` and ``int64``) for the lists, reused across sweeps.
     """
     cdef Py_ssize_t n_docs = doc_topic.shape[0], K = phi.shape[1], j, p, k, v, i, m, mm
     cdef bint want_w = word_topic.shape[0] > 0
-    _check(wptr, docs, counts, phi.shape[0], z.shape[0], doc_topic, word_topic, K,
+    cdef bint have_rows = word_rows is not None
+    _check(wptr, docs, counts, phi.shape[0], z.shape[0], doc_topic, word_topic, word_rows, K,
            "collapsed_partition")
     if prior.shape[0] != n_docs or prior.shape[1] != K or (
             prior_total.shape[0] != (phi.shape[0] if shared else counts.shape[0])):
@@ -221,6 +227,7 @@ def collapsed_partition(const int64[::1] wptr, const int64[::1] docs,
     cdef int* lst
     cdef int64* cnt
     cdef const double* pp
+    cdef double* wrow = NULL
     cdef double d, s = 0.0, b, u, acc
     cdef int64 n, c, tt, t = 0
     cdef Py_ssize_t row_of = -1
@@ -239,6 +246,8 @@ def collapsed_partition(const int64[::1] wptr, const int64[::1] docs,
             len_buf[j] = <int>m
         for v in range(phi.shape[0]):
             pp = &phi[v, 0]
+            if want_w:
+                wrow = &word_topic[word_rows[v] if have_rows else v, 0]
             if shared:
                 s = prior_total[v]
             for p in range(wptr[v], wptr[v + 1]):
@@ -319,7 +328,7 @@ def collapsed_partition(const int64[::1] wptr, const int64[::1] docs,
                     w[i] = b
                     z[t] = <int>k
                     if want_w:
-                        word_topic[v, k] += 1
+                        wrow[k] += 1.0
                     t += 1
                 len_buf[j] = <int>m
         for j in range(n_docs):
@@ -383,10 +392,8 @@ def entry_prior_totals(const int64[::1] wptr, const int64[::1] docs,
     row ``v`` (the ``prior_total`` of :func:`collapsed_partition` when the
     documents' priors differ), summed as four interleaved sequential sums
     (``k mod 4``), then ``(s0 + s1) + (s2 + s3)``."""
-    cdef Py_ssize_t V = phi.shape[0], K = phi.shape[1], v, p, k
-    cdef double s0, s1, s2, s3
+    cdef Py_ssize_t V = phi.shape[0], K = phi.shape[1], v, p
     cdef const double* a
-    cdef const double* b
     if wptr.shape[0] != V + 1 or prior.shape[1] != K or wptr[V] != docs.shape[0]:
         raise ValueError("entry_prior_totals: inconsistent shapes")
     for p in range(docs.shape[0]):
@@ -400,23 +407,5 @@ def entry_prior_totals(const int64[::1] wptr, const int64[::1] docs,
         for v in range(V):
             a = &phi[v, 0]
             for p in range(wptr[v], wptr[v + 1]):
-                b = &prior[docs[p], 0]
-                s0 = 0.0
-                s1 = 0.0
-                s2 = 0.0
-                s3 = 0.0
-                k = 0
-                while k + 3 < K:
-                    s0 = s0 + a[k] * b[k]
-                    s1 = s1 + a[k + 1] * b[k + 1]
-                    s2 = s2 + a[k + 2] * b[k + 2]
-                    s3 = s3 + a[k + 3] * b[k + 3]
-                    k = k + 4
-                if k < K:
-                    s0 = s0 + a[k] * b[k]
-                if k + 1 < K:
-                    s1 = s1 + a[k + 1] * b[k + 1]
-                if k + 2 < K:
-                    s2 = s2 + a[k + 2] * b[k + 2]
-                o[p] = (s0 + s1) + (s2 + s3)
+                o[p] = _dot4(a, &prior[docs[p], 0], K)
     return out

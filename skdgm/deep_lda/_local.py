@@ -604,8 +604,17 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
     tables = [np.empty((n, K), dtype=np.int64) for K in Ks]
     collapsed = None
     if collapse_theta and link == "poisson" and n_burn + n_collect > 0:
-        collapsed = _collapsed.Layer1(lay, kernels, shared=r if L == 1 else None)
+        # its layer-1 topic counts are held in doubles, in the rows of the
+        # array returned (every word's, unless compact_words), and averaged in
+        # place: no int-to-float copy and no (V, K) scatter at the end, fresh
+        # arrays whose page faults cost as much as a sweep
+        dense_rows = not compact_words
+        collapsed = _collapsed.Layer1(lay, kernels, shared=r if L == 1 else None,
+                                      word_rows=lay.words if dense_rows else None)
         A_buf[0] = collapsed.doc_topic
+        W_none[0] = np.zeros((0, Ks[0]))
+        if W_buf is not None:
+            W_buf[0] = np.zeros((lay.V if dense_rows else lay.words.size, Ks[0]))
     low = 0 if collapsed is None else 1
     for sweep in range(n_burn + n_collect):
         collect = sweep >= n_burn
@@ -640,9 +649,13 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
     nc = max(n_collect, 1)
     counts = None
     if collect_topics:
-        counts = ([w / nc for w in W_buf] if W_buf is not None
-                  else [np.zeros((rows_w[l], Ks[l])) for l in range(L)])
-        if not compact_words:
+        if W_buf is None:
+            counts = [np.zeros((rows_w[l], Ks[l])) for l in range(L)]
+        else:
+            # the collapsed layer's counts are doubles already: averaged in place
+            counts = [np.divide(w, nc, out=w) if w.dtype == np.float64 else w / nc
+                      for w in W_buf]
+        if not compact_words and counts[0].shape[0] != lay.V:
             dense = np.zeros((lay.V, Ks[0]))
             dense[lay.words] = counts[0]
             counts[0] = dense
