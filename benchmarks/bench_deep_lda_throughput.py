@@ -18,7 +18,7 @@ one BLAS thread; the machine is shared, so only same-run ratios are meaningful):
 Usage::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \\
-        python benchmarks/bench_deep_lda_throughput.py [--repeats 3] [--data-home DIR] \\
+        python benchmarks/bench_deep_lda_throughput.py [--repeats 5] [--data-home DIR] \\
         | tee benchmarks/results/deep_lda_throughput.txt
 """
 
@@ -136,7 +136,7 @@ def k_ratio(X, warmup, timed, repeats):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--docs", type=int, default=500, help="documents of figure 1")
     ap.add_argument("--sweeps", type=int, default=20, help="sweeps of figure 1")
     ap.add_argument("--stream-batches", type=int, default=20)

@@ -16,6 +16,16 @@ from skdgm.deep_lda._sums cimport _dot4, _first_above
 
 ctypedef long long int64
 
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    #define SKDGM_PREFETCH(p) __builtin_prefetch((const void *)(p))
+    #else
+    #define SKDGM_PREFETCH(p) ((void)(p))
+    #endif
+    """
+    void SKDGM_PREFETCH(const void* p) noexcept nogil
+
 
 
 cdef inline Py_ssize_t _walk_products(const double* a, const double* b, Py_ssize_t stride,
@@ -228,6 +238,11 @@ def collapsed_partition(const int64[::1] wptr, const int64[::1] docs,
     cdef int64* cnt
     cdef const double* pp
     cdef double* wrow = NULL
+    # a word's counts gather in this row (in L1) and are added to its row of
+    # word_topic in one sequential pass when the word is done: the counts are
+    # integers, so the grouping changes no sum
+    cdef double[::1] wacc_buf = np.zeros(K, dtype=np.float64)
+    cdef double* wacc = &wacc_buf[0]
     cdef double d, s = 0.0, b, u, acc
     cdef int64 n, c, tt, t = 0
     cdef Py_ssize_t row_of = -1
@@ -250,12 +265,21 @@ def collapsed_partition(const int64[::1] wptr, const int64[::1] docs,
                 wrow = &word_topic[word_rows[v] if have_rows else v, 0]
             if shared:
                 s = prior_total[v]
+            if v + 1 < phi.shape[0]:
+                # the next word's row of phi, read at scattered topics by its
+                # entries: fetched while this word's tokens are drawn
+                for k in range(0, K, 8):
+                    SKDGM_PREFETCH(&phi[v + 1, k])
             for p in range(wptr[v], wptr[v + 1]):
                 n = counts[p]
                 if n <= 0:
                     continue
                 eid += 1
                 j = docs[p]
+                if p + 1 < wptr[v + 1]:
+                    # the next entry's document list, a random row
+                    SKDGM_PREFETCH(&lists_buf[docs[p + 1], 0])
+                    SKDGM_PREFETCH(&cnts_buf[docs[p + 1], 0])
                 lst = &lists_buf[j, 0]
                 cnt = &cnts_buf[j, 0]
                 mm = len_buf[j]
@@ -328,9 +352,13 @@ def collapsed_partition(const int64[::1] wptr, const int64[::1] docs,
                     w[i] = b
                     z[t] = <int>k
                     if want_w:
-                        wrow[k] += 1.0
+                        wacc[k] += 1.0
                     t += 1
                 len_buf[j] = <int>m
+            if want_w:
+                for k in range(K):
+                    wrow[k] += wacc[k]
+                    wacc[k] = 0.0
         for j in range(n_docs):
             for k in range(K):
                 doc_topic[j, k] = 0
