@@ -393,3 +393,17 @@ def test_bad_arguments_are_named(name):
            np.zeros((n, K)))
     with pytest.raises(ValueError, match="inconsistent shapes"):
         totals(lay.phi_words, np.ones(K + 1))
+
+
+@pytest.mark.parametrize("fn", [_local.crt, _local._local_fast.crt])
+def test_crt_column_sums_are_the_tables_summed(fn):
+    # the top layer's tables are only summed over documents: the same draws,
+    # summed in the kernel
+    rng = np.random.default_rng(8)
+    counts = rng.poisson(3.0, (9, 5)).astype(np.int64)
+    shape = np.broadcast_to(rng.gamma(1.0, size=5), (9, 5))
+    full = fn(counts, shape, np.random.default_rng(1))
+    sums = fn(counts, shape, np.random.default_rng(1), column_sums=True)
+    np.testing.assert_array_equal(sums, full.sum(axis=0))
+    np.testing.assert_array_equal(sums, _local.crt(counts, shape, np.random.default_rng(1),
+                                                   column_sums=True))

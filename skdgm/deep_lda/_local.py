@@ -197,8 +197,10 @@ def entry_dots(indptr, loc, left, right):
     return out
 
 
-def crt(counts, shape, rng, out=None):
+def crt(counts, shape, rng, out=None, column_sums=False):
     """NumPy twin of :func:`._local_fast.crt`: ``m = 1 + sum_{i=1}^{n-1} [u_i < s/(s+i)]``."""
+    if column_sums:
+        return crt(counts, shape, rng).sum(axis=0)
     counts = np.asarray(counts, dtype=np.int64)
     shape = np.asarray(shape, dtype=np.float64)
     if out is None:
@@ -454,8 +456,8 @@ def _upward(lay, theta, phis, r, rng, kern, A, W, layer1=True, tables=None):
     With ``layer1=False`` the layer-1 counts are already in ``A[0]`` and
     ``W[0]`` (the collapsed sampler, :mod:`._collapsed`) and the pass starts
     at the CRT above them. ``tables``, optional, holds one int64 buffer per
-    layer for the CRT draws. Returns the top-layer tables ``x^(L+1)_{kj}`` and
-    the prior shapes used by the CRT draws.
+    layer for the CRT draws. Returns the top-layer tables summed over the
+    documents, ``x^(L+1)_{k.}``, and the prior shapes used by the CRT draws.
     """
     partition_dense_, crt_ = kern[1], kern[2]
     L = len(phis)
@@ -466,24 +468,28 @@ def _upward(lay, theta, phis, r, rng, kern, A, W, layer1=True, tables=None):
     for l in range(L):
         shape_l = _prior_shape(l, theta, phis, r, lay.n)
         shapes.append(shape_l)
-        m = crt_(A[l], shape_l, rng, None if tables is None else tables[l])
         if l < L - 1:
+            m = crt_(A[l], shape_l, rng, None if tables is None else tables[l])
             partition_dense_(m, theta[l + 1], phis[l + 1], rng, A[l + 1], W[l + 1])
         else:
-            top = m
+            top = crt_(A[l], shape_l, rng, column_sums=True)
     return top, shapes
 
 
-def _scales(A0, shapes, theta, rng, a0, b0, e0, f0):
+def _scales(A0, shapes, theta, rng, a0, b0, e0, f0, lengths=None):
     """Downward auxiliaries: ``p_j^(2)``, ``c_j^(l)`` and ``q_j^(l)`` (Lemma 3.1).
 
     ``p^(2) ~ Beta(a0 + x^(1)_{..j}, b0 + sum_k shape_kj)`` (``theta^(1)``
     marginalised), ``c^(l+1) ~ Gam(e0 + sum_k shape_kj, 1/(f0 + theta^(l)_{.j}))``;
     ``q^(1) = 1``, ``q^(l+1) = ln(1 + q^(l) / c^(l+1))``. None of these depends
     on ``Phi`` (its columns sum to one). Returns the per-layer rates ``c^(l+1)``
-    (``rates[0] = (1 - p^(2)) / p^(2)``) and ``q``.
+    (``rates[0] = (1 - p^(2)) / p^(2)``) and ``q``. ``lengths``, optional,
+    is ``A0.sum(axis=1)`` known beforehand (with the Poisson link, the
+    documents' lengths).
     """
-    p2 = rng.beta(a0 + A0.sum(axis=1), b0 + shapes[0].sum(axis=1))
+    if lengths is None:
+        lengths = A0.sum(axis=1)
+    p2 = rng.beta(a0 + lengths, b0 + shapes[0].sum(axis=1))
     np.clip(p2, _P_CLIP, 1.0 - _P_CLIP, out=p2)
     rates = [(1.0 - p2) / p2]
     for l in range(1, len(shapes)):
@@ -602,6 +608,9 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
              if collect_topics and n_collect > 0 else None)
     W_none = [np.zeros((0, K), dtype=np.int64) for K in Ks]
     tables = [np.empty((n, K), dtype=np.int64) for K in Ks]
+    # the layer-1 counts of a document always add up to its length
+    lengths = (np.bincount(lay.rows, weights=lay.data, minlength=n).astype(np.int64)
+               if link == "poisson" else None)
     collapsed = None
     if collapse_theta and link == "poisson" and n_burn + n_collect > 0:
         # its layer-1 topic counts are held in doubles, in the rows of the
@@ -630,11 +639,11 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
                 collapsed.sweep(_prior_shape(0, theta, phis, r, n), rng, W[0])
         top, shapes = _upward(lay, theta, phis, r, rng, kern, A, W, layer1=collapsed is None,
                               tables=tables)
-        rates, q = _scales(A[0], shapes, theta, rng, a0, b0, e0, f0)
+        rates, q = _scales(A[0], shapes, theta, rng, a0, b0, e0, f0, lengths)
         rate_q = [rates[l] + q[l] for l in range(L)]
         theta = _downward_theta(theta, phis, r, A, rate_q, rng, kern[4], lowest=low)
         if collect:
-            top_sum += top.sum(axis=0)
+            top_sum += top
             q_sum += q[L].sum()
             if collapsed is not None:
                 # theta^(1)'s conditional means, not a draw (Rao-Blackwell)
@@ -739,7 +748,7 @@ def gibbs_upward(task, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
     counts[0] = dense
     return {
         "topic_counts": counts,
-        "top_tables": top.sum(axis=0).astype(np.float64),
+        "top_tables": top.astype(np.float64),
         "q_top": float(q[L].sum()),
         "carry": {"theta": theta, "A": A, "rate": [rates[l] + q[l] for l in range(L)]},
     }

@@ -430,7 +430,8 @@ def entry_dots(const int64[::1] indptr, const int64[::1] loc, const double[:, ::
     return out_a
 
 
-def crt(const int64[:, ::1] counts, const double[:, :] shape, rng, out=None):
+def crt(const int64[:, ::1] counts, const double[:, :] shape, rng, out=None,
+        bint column_sums=False):
     """Chinese-restaurant-table counts ``m ~ CRT(n, s)`` entrywise (Eq. 6, ``SumLog``).
 
     ``m = sum_{i=0}^{n-1} b_i`` with ``b_i ~ Bernoulli(s / (s + i))``; the first
@@ -438,16 +439,23 @@ def crt(const int64[:, ::1] counts, const double[:, :] shape, rng, out=None):
     customer uses one uniform, in C order over entries. ``s <= 0`` gives 0.
     ``shape`` may have any strides (the top layer's is ``r`` broadcast over
     the documents). ``out``, optional, is an ``(N, K)`` int64 array to write
-    into (a sweep's tables, reused by the next sweep).
+    into (a sweep's tables, reused by the next sweep). With ``column_sums``
+    only the tables' column sums are returned, a ``(K,)`` int64 array (the
+    same draws; the top layer's tables are only ever summed over documents).
     """
     cdef Py_ssize_t N = counts.shape[0], K = counts.shape[1], j, k
     cdef int64 n, i, m
     cdef double s
-    if out is None:
-        out = np.zeros((N, K), dtype=np.int64)
-    cdef int64[:, ::1] o = out
-    if o.shape[0] != N or o.shape[1] != K:
-        raise ValueError("crt: out has the wrong shape")
+    cdef int64[:, ::1] o
+    if column_sums:
+        out = np.zeros(K, dtype=np.int64)
+        o = out.reshape(1, K)
+    else:
+        if out is None:
+            out = np.zeros((N, K), dtype=np.int64)
+        o = out
+        if o.shape[0] != N or o.shape[1] != K:
+            raise ValueError("crt: out has the wrong shape")
     cdef bitgen_t* bg = bitgen_of(rng)
     if shape.shape[0] != N or shape.shape[1] != K:
         raise ValueError("crt: counts and shape differ in shape")
@@ -457,13 +465,17 @@ def crt(const int64[:, ::1] counts, const double[:, :] shape, rng, out=None):
                 n = counts[j, k]
                 s = shape[j, k]
                 if n <= 0 or s <= 0.0:
-                    o[j, k] = 0
+                    if not column_sums:
+                        o[j, k] = 0
                     continue
                 m = 1
                 for i in range(1, n):
                     if random_standard_uniform(bg) < s / (s + i):
                         m += 1
-                o[j, k] = m
+                if column_sums:
+                    o[0, k] += m
+                else:
+                    o[j, k] = m
     return out
 
 
