@@ -32,6 +32,23 @@ def _layout(X, phi, r):
     return _local._Layout(sp.csr_matrix(X), [phi], np.asarray(r, float), "poisson")
 
 
+def _kernels(name):
+    """The collapsed kernels of a kernel set, and that set's ``entry_dots`` in the
+    argument order of the prior bucket's per-entry totals."""
+    assign, sweep, rb, totals = _collapsed.KERNELS[name]
+    dots = _local._KERNELS[name][7]
+
+    def entry_totals(wptr, docs, phi, prior):
+        return dots(wptr, docs, np.ascontiguousarray(prior), phi)
+    return assign, sweep, rb, totals, entry_totals
+
+
+def _kernel_problem(seed):
+    """A random problem laid out for the kernels: ``(rng, phi, X, n, K, lay)``."""
+    rng, phi, X = _random_problem(seed)
+    return rng, phi, X, X.shape[0], phi.shape[1], _layout(X, phi, np.ones(phi.shape[1]))
+
+
 def _random_problem(seed, n=12, V=30, K=7, lam=0.6):
     rng = np.random.default_rng(seed)
     phi = rng.dirichlet(np.full(V, 0.3), K).T.copy()
@@ -42,9 +59,7 @@ def _random_problem(seed, n=12, V=30, K=7, lam=0.6):
 # ------------------------------------------------------------------ twins
 @pytest.mark.parametrize("shared", [True, False])
 def test_kernels_match_twins_bit_for_bit(shared):
-    rng, phi, X = _random_problem(0)
-    n, K = X.shape[0], phi.shape[1]
-    lay = _layout(X, phi, np.ones(K))
+    rng, phi, X, n, K, lay = _kernel_problem(0)
     if shared:
         prior = np.broadcast_to(rng.gamma(0.5, size=K), (n, K))
     else:
@@ -53,7 +68,7 @@ def test_kernels_match_twins_bit_for_bit(shared):
     rate = rng.gamma(2.0, size=n)
     out = []
     for name in KERNEL_SETS:
-        assign, sweep, rb, totals, entry_totals = _collapsed.KERNELS[name]
+        assign, sweep, rb, totals, entry_totals = _kernels(name)
         g = np.random.default_rng(5)
         z = np.empty(int(lay.data_t.sum()), np.intc)
         A = np.zeros((n, K), np.int64)
@@ -87,10 +102,8 @@ def test_kernels_match_twins_bit_for_bit(shared):
 def test_word_rows_scatter_the_word_topic_counts(name):
     # counts written into every word's row of a (V, K) array equal the
     # compact (chunk words, K) counts scattered, on the same stream
-    rng, phi, X = _random_problem(6)
-    n, K = X.shape[0], phi.shape[1]
-    lay = _layout(X, phi, np.ones(K))
-    assign, sweep, _, totals, _ = _collapsed.KERNELS[name]
+    rng, phi, X, n, K, lay = _kernel_problem(6)
+    assign, sweep, _, totals, _ = _kernels(name)
     prior = np.broadcast_to(np.full(K, 0.3), (n, K))
     total = totals(lay.phi_words, prior[0])
     out = []
@@ -141,8 +154,9 @@ def test_prior_totals_match_twins(K):
     wptr = np.array([0, 2, 2, 5, 6, 6, 8, 9], np.int64)
     docs = rng.integers(0, 4, 9).astype(np.int64)
     prior = rng.random((4, K))
-    got = _collapsed_fast.entry_prior_totals(wptr, docs, phi, prior)
-    np.testing.assert_array_equal(got, _collapsed.entry_prior_totals(wptr, docs, phi, prior))
+    # the prior bucket's per-entry totals: the own-words kernel, words by documents
+    got = _kernels("cython")[4](wptr, docs, phi, prior)
+    np.testing.assert_array_equal(got, _kernels("numpy")[4](wptr, docs, phi, prior))
     words = np.repeat(np.arange(7), np.diff(wptr))
     np.testing.assert_allclose(got, np.einsum("ek,ek->e", phi[words], prior[docs]), rtol=1e-13)
 
@@ -171,7 +185,7 @@ def _final_states(kernels, prior_row, shared, n_chains, n_sweeps, seed):
     """Topic counts after ``n_sweeps`` sweeps of ``n_chains`` independent chains,
     each started sequentially (``z = -1``)."""
     lay = _layout(DOC, PHI, np.ones(3))
-    _, sweep, _, totals, entry_totals = _collapsed.KERNELS[kernels]
+    _, sweep, _, totals, entry_totals = _kernels(kernels)
     prior = np.broadcast_to(prior_row, (1, 3)) if shared else np.array([prior_row])
     total = (totals(lay.phi_words, prior_row) if shared
              else entry_totals(lay.wptr, lay.wdocs, lay.phi_words, prior))
@@ -362,10 +376,8 @@ def test_no_sweeps_returns_the_start():
 # ------------------------------------------------------------ bad input
 @pytest.mark.parametrize("name", KERNEL_SETS)
 def test_bad_arguments_are_named(name):
-    rng, phi, X = _random_problem(5)
-    n, K = X.shape[0], phi.shape[1]
-    lay = _layout(X, phi, np.ones(K))
-    assign, sweep, rb, totals, entry_totals = _collapsed.KERNELS[name]
+    rng, phi, X, n, K, lay = _kernel_problem(5)
+    assign, sweep, rb, totals, entry_totals = _kernels(name)
     N = int(lay.data_t.sum())
     prior = np.ones((n, K))
     total = entry_totals(lay.wptr, lay.wdocs, lay.phi_words, prior)

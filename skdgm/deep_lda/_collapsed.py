@@ -29,8 +29,7 @@ import numpy as np
 
 from . import _collapsed_fast
 
-__all__ = ["assign_tokens", "collapsed_partition", "prior_totals", "entry_prior_totals",
-           "rao_blackwell",
+__all__ = ["assign_tokens", "collapsed_partition", "prior_totals", "rao_blackwell",
            "Layer1", "KERNELS"]
 
 
@@ -147,22 +146,6 @@ def _draw_prior(pp, prior_j, K, u):
     return k
 
 
-def entry_prior_totals(wptr, docs, phi, prior):
-    """NumPy twin of :func:`._collapsed_fast.entry_prior_totals`."""
-    from ._local import _sum4
-
-    if len(wptr) != phi.shape[0] + 1 or prior.shape[1] != phi.shape[1] or wptr[-1] != len(docs):
-        raise ValueError("entry_prior_totals: inconsistent shapes")
-    docs = np.asarray(docs)
-    bad = np.flatnonzero((docs < 0) | (docs >= prior.shape[0]))
-    if bad.size:
-        raise ValueError(f"entry_prior_totals: entry {bad[0]} points outside prior")
-    if phi.shape[1] == 0 or docs.size == 0:
-        return np.zeros(docs.size)
-    words = np.repeat(np.arange(phi.shape[0]), np.diff(wptr))
-    return _sum4(phi[words] * prior[docs])
-
-
 def collapsed_partition(wptr, docs, counts, phi, prior, prior_total, shared, rng, z,
                         doc_topic, word_topic, scratch=None, word_rows=None):
     """NumPy twin of :func:`._collapsed_fast.collapsed_partition` (updates in place;
@@ -251,12 +234,15 @@ class Layer1:
     document shares (``r`` of a one-layer model), whose tables are then built
     once for all sweeps, or None (``Phi^(2) theta^(2)`` differs by document).
     ``doc_topic`` is ``x^(1)_{.kj}``, the counts the CRT and the ``theta^(1)``
-    conditional read.
+    conditional read. ``entry_dots`` is the kernel set's
+    :func:`skdgm.deep_lda._local.entry_dots`, which forms the prior bucket's
+    per-entry totals when the documents' priors differ.
     """
 
-    def __init__(self, lay, kernels, shared=None, word_rows=None):
+    def __init__(self, lay, kernels, shared=None, word_rows=None, entry_dots=None):
         self.lay = lay
         self.kern = KERNELS[kernels]
+        self.entry_dots = entry_dots
         self.word_rows = word_rows
         K = lay.Ks[0]
         self.z = np.zeros(int(lay.data_t[lay.data_t > 0].sum()), dtype=np.intc)
@@ -287,8 +273,8 @@ class Layer1:
     def sweep(self, prior, rng, word_topic):
         """One collapsed sweep of every token under the prior shapes ``a`` (n, K)."""
         lay = self.lay
-        total = self.total if self.shared else self.kern[4](
-            lay.wptr, lay.wdocs, lay.phi_words, np.ascontiguousarray(prior))
+        total = self.total if self.shared else self.entry_dots(
+            lay.wptr, lay.wdocs, np.ascontiguousarray(prior), lay.phi_words)
         self.kern[1](lay.wptr, lay.wdocs, lay.data_t, lay.phi_words, prior, total,
                      self.shared, rng, self.z, self.doc_topic, word_topic, self.scratch,
                      self._rows(word_topic))
@@ -301,8 +287,6 @@ class Layer1:
 #: the two kernel sets
 KERNELS = {
     "cython": (_collapsed_fast.assign_tokens, _collapsed_fast.collapsed_partition,
-               _collapsed_fast.rao_blackwell, _collapsed_fast.prior_totals,
-               _collapsed_fast.entry_prior_totals),
-    "numpy": (assign_tokens, collapsed_partition, rao_blackwell, prior_totals,
-              entry_prior_totals),
+               _collapsed_fast.rao_blackwell, _collapsed_fast.prior_totals),
+    "numpy": (assign_tokens, collapsed_partition, rao_blackwell, prior_totals),
 }

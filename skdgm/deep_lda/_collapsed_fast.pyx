@@ -12,7 +12,7 @@ from numpy.random.c_distributions cimport random_standard_uniform
 import numpy as np
 
 from skdgm._core._random cimport bitgen_of
-from skdgm.deep_lda._sums cimport _dot4, _first_above
+from skdgm.deep_lda._sums cimport _first_above
 
 ctypedef long long int64
 
@@ -25,7 +25,6 @@ cdef extern from *:
     #endif
     """
     void SKDGM_PREFETCH(const void* p) noexcept nogil
-
 
 
 cdef inline Py_ssize_t _walk_products(const double* a, const double* b, Py_ssize_t stride,
@@ -186,8 +185,9 @@ def collapsed_partition(const int64[::1] wptr, const int64[::1] docs,
       (``shared``; ``prior_total[v]`` is the last of the sequential running
       sums ``cumsum(phi[v] * a)``, see :func:`prior_totals`) a bisection of
       those sums, formed once per word and sweep when the word first draws
-      from this bucket; else (``prior_total[p]`` the sum of entry ``p``, see
-      :func:`entry_prior_totals`) a walk of the products over all ``K``.
+      from this bucket; else (``prior_total[p]`` the sum of entry ``p``,
+      :func:`skdgm.deep_lda._local_fast.entry_dots` of the prior rows and the
+      word rows) a walk of the products over all ``K``.
 
     ``z`` and ``doc_topic`` hold the current state and are updated in place;
     a token with ``z = -1`` is not in ``doc_topic`` yet and is drawn without
@@ -411,29 +411,4 @@ def prior_totals(const double[:, ::1] phi, const double[::1] a):
             for k in range(K):
                 acc = acc + phi[v, k] * a[k]
             o[v] = acc
-    return out
-
-
-def entry_prior_totals(const int64[::1] wptr, const int64[::1] docs,
-                       const double[:, ::1] phi, const double[:, ::1] prior):
-    """``out[p] = sum_k phi[v, k] prior[docs[p], k]`` for each entry ``p`` of word
-    row ``v`` (the ``prior_total`` of :func:`collapsed_partition` when the
-    documents' priors differ), summed as four interleaved sequential sums
-    (``k mod 4``), then ``(s0 + s1) + (s2 + s3)``."""
-    cdef Py_ssize_t V = phi.shape[0], K = phi.shape[1], v, p
-    cdef const double* a
-    if wptr.shape[0] != V + 1 or prior.shape[1] != K or wptr[V] != docs.shape[0]:
-        raise ValueError("entry_prior_totals: inconsistent shapes")
-    for p in range(docs.shape[0]):
-        if docs[p] < 0 or docs[p] >= prior.shape[0]:
-            raise ValueError(f"entry_prior_totals: entry {p} points outside prior")
-    out = np.zeros(docs.shape[0], dtype=np.float64)
-    cdef double[::1] o = out
-    if K == 0:
-        return out
-    with nogil:
-        for v in range(V):
-            a = &phi[v, 0]
-            for p in range(wptr[v], wptr[v + 1]):
-                o[p] = _dot4(a, &prior[docs[p], 0], K)
     return out

@@ -447,7 +447,7 @@ def _partition_layer1(lay, theta, phis, rng, kern, A, W):
                       W[0], A[0], *lay.phi_sums)
 
 
-def _upward(lay, theta, phis, r, rng, kern, A, W, layer1=True, tables=None):
+def _upward(lay, theta, phis, r, rng, kern, A, W, layer1=True, tables=None, shape0=None):
     """Upward pass (Eq. 6): partition, CRT, partition, ... up to the top tables.
 
     Adds the per-document topic counts ``A[l]`` (``x^(l)_{.kj}``) and, unless
@@ -456,7 +456,8 @@ def _upward(lay, theta, phis, r, rng, kern, A, W, layer1=True, tables=None):
     With ``layer1=False`` the layer-1 counts are already in ``A[0]`` and
     ``W[0]`` (the collapsed sampler, :mod:`._collapsed`) and the pass starts
     at the CRT above them. ``tables``, optional, holds one int64 buffer per
-    layer for the CRT draws. Returns the top-layer tables summed over the
+    layer for the CRT draws, and ``shape0`` layer 1's prior shapes if the
+    caller has them already. Returns the top-layer tables summed over the
     documents, ``x^(L+1)_{k.}``, and the prior shapes used by the CRT draws.
     """
     partition_dense_, crt_ = kern[1], kern[2]
@@ -466,7 +467,8 @@ def _upward(lay, theta, phis, r, rng, kern, A, W, layer1=True, tables=None):
     shapes = []
     top = None
     for l in range(L):
-        shape_l = _prior_shape(l, theta, phis, r, lay.n)
+        shape_l = (shape0 if l == 0 and shape0 is not None
+                   else _prior_shape(l, theta, phis, r, lay.n))
         shapes.append(shape_l)
         if l < L - 1:
             m = crt_(A[l], shape_l, rng, None if tables is None else tables[l])
@@ -619,12 +621,16 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
         # arrays whose page faults cost as much as a sweep
         dense_rows = not compact_words
         collapsed = _collapsed.Layer1(lay, kernels, shared=r if L == 1 else None,
-                                      word_rows=lay.words if dense_rows else None)
+                                      word_rows=lay.words if dense_rows else None,
+                                      entry_dots=kern[7])
         A_buf[0] = collapsed.doc_topic
         W_none[0] = np.zeros((0, Ks[0]))
         if W_buf is not None:
             W_buf[0] = np.zeros((lay.V if dense_rows else lay.words.size, Ks[0]))
     low = 0 if collapsed is None else 1
+    # layer 1's prior shapes Phi^(2) theta^(2) (or r), formed once per change
+    # of theta^(2): read by the layer-1 step, the CRT and the collected sums
+    prior0 = _prior_shape(0, theta, phis, r, n)
     for sweep in range(n_burn + n_collect):
         collect = sweep >= n_burn
         for a in A_buf[low:]:
@@ -633,28 +639,28 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
         W = W_buf if collect and collect_topics else W_none
         if collapsed is not None:
             if sweep == 0:
-                collapsed.start(None if fresh else theta[0], rng, W[0],
-                                _prior_shape(0, theta, phis, r, n))
+                collapsed.start(None if fresh else theta[0], rng, W[0], prior0)
             else:
-                collapsed.sweep(_prior_shape(0, theta, phis, r, n), rng, W[0])
+                collapsed.sweep(prior0, rng, W[0])
         top, shapes = _upward(lay, theta, phis, r, rng, kern, A, W, layer1=collapsed is None,
-                              tables=tables)
+                              tables=tables, shape0=prior0)
         rates, q = _scales(A[0], shapes, theta, rng, a0, b0, e0, f0, lengths)
         rate_q = [rates[l] + q[l] for l in range(L)]
         theta = _downward_theta(theta, phis, r, A, rate_q, rng, kern[4], lowest=low)
+        if L > 1:
+            prior0 = _prior_shape(0, theta, phis, r, n)
         if collect:
             top_sum += top
             q_sum += q[L].sum()
             if collapsed is not None:
                 # theta^(1)'s conditional means, not a draw (Rao-Blackwell)
-                collapsed.collect(_prior_shape(0, theta, phis, r, n), rate_q[0], theta_sum[0],
-                                  theta_norm_sum[0])
+                collapsed.collect(prior0, rate_q[0], theta_sum[0], theta_norm_sum[0])
             for l in range(low, L):
                 theta_sum[l] += theta[l]
                 np.divide(theta[l], theta[l].sum(axis=1, keepdims=True), out=norm_buf[l])
                 theta_norm_sum[l] += norm_buf[l]
     if collapsed is not None:
-        theta[0] = kern[4](_prior_shape(0, theta, phis, r, n), A[0], rate_q[0], rng, FLOOR)
+        theta[0] = kern[4](prior0, A[0], rate_q[0], rng, FLOOR)
     nc = max(n_collect, 1)
     counts = None
     if collect_topics:
