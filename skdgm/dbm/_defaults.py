@@ -88,7 +88,8 @@ PARAMETER_CONSTRAINTS = {
     "pretrain": ["boolean"],
     "pretrain_n_iter": [Interval(numbers.Integral, 0, None, closed="left"),
                         StrOptions({"auto"})],
-    "pretrain_learning_rate": [Interval(numbers.Real, 0, None, closed="left")],
+    # 0 would pre-train nothing while pretending to (pretrain=False says so)
+    "pretrain_learning_rate": [Interval(numbers.Real, 0, None, closed="neither")],
     "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left"),
                     StrOptions({"auto"})],
     "ais_tol": [Interval(numbers.Real, 0, None, closed="neither")],

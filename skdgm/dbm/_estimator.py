@@ -158,6 +158,9 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         (``max(1, ceil(600 / ceil(n_samples / batch_size)))``); the number used
         is in ``pretrain_n_iter_``.
     pretrain_learning_rate : float, default=0.05
+        CD-1 step size of the pre-training RBMs; must be positive (0 would leave
+        the random initial weights in place while reporting a pre-training: pass
+        ``pretrain=False`` instead).
     n_ais_betas : int or "auto", default=1000
         Inverse temperatures of the AIS estimate of ``log Z``, made lazily when
         ``log_partition_`` (or :meth:`score_samples`) first needs it after an

@@ -277,7 +277,8 @@ def sa_pass(X, coefs, intercepts, chains, rng, *, lr_schedule, n_updates, batch_
 
     Each update's learning rate is ``lr_schedule(t)`` at the running update count
     ``t``; its candidate parameters are checked (finite, below
-    ``divergence_bound``) before the next update starts from them, and the chains
+    ``divergence_bound``, moved by less than ``DIVERGENCE_GROWTH`` times their
+    previous magnitude) before the next update starts from them, and the chains
     then see the gradient (``chains.after_update``, FPCD's fast weights).
 
     Parameters
@@ -337,7 +338,8 @@ def sa_pass(X, coefs, intercepts, chains, rng, *, lr_schedule, n_updates, batch_
             del energy_trace[:-trace_window]
         lr = float(lr_schedule(n_updates))
         check_finite_params({"coefs_": res.coefs, "intercepts_": res.intercepts},
-                            f"{name} update {n_updates}", bound=divergence_bound)
+                            f"{name} update {n_updates}", bound=divergence_bound,
+                            previous={"coefs_": coefs, "intercepts_": intercepts})
         coefs, intercepts = res.coefs, res.intercepts
         chains.after_update(res.grads, lr)
         n_updates += 1
