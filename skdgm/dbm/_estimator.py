@@ -18,8 +18,10 @@ from sklearn.utils.validation import check_is_fitted
 from .._core.base import (DIVERGENCE_BOUND, EARLY_STOPPING_READS, BaseGenerativeModel,
                           float_dtype as _float_dtype)
 from .._core.random import as_generator, check_seed_sequence, seed_for, spawn_seeds
+from .._core.interop import InferenceDataMixin, network_draws
 from .._core.posterior import IterateKeeper, check_missing, check_n_sweeps
 from . import _bounds, _tempering
+from . import _model as _dbm_model
 from ._impute import impute_over_states
 from ._defaults import (AUTO_MIN_PASSES, AUTO_PRETRAIN_UPDATES, AUTO_UPDATES,
                         ELEMENT_CONSTRAINTS, MF_STARTS,
@@ -51,7 +53,7 @@ HISTORY_CAP = 10_000
 _VALIDATION_BETAS = 300
 
 
-class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
+class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativeModel):
     """Binary deep Boltzmann machine trained by stochastic approximation with CAST.
 
     Salakhutdinov (2010), "Learning Deep Boltzmann Machines using Adaptive MCMC".
@@ -1055,3 +1057,16 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     @property
     def _n_features_out(self):
         return int(sum(b.shape[0] for b in self.intercepts_[1:]))
+
+    # ------------------------------------------------------------- ArviZ (to_inference_data)
+    def _inference_input(self, X):
+        return self._validate(X, reset=False)
+
+    def _inference_draws(self):
+        return network_draws(self.posterior_samples_)
+
+    def _draw_log_likelihood(self, X, state):
+        coefs, intercepts = self.posterior_samples_[state]
+        X = X.toarray() if sp.issparse(X) else X
+        # exact_log_prob raises a ValueError naming the limit on the odd layers
+        return _dbm_model.exact_log_prob(X, coefs, intercepts)

@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted, check_non_negative
 from .._core.base import (BaseGenerativeModel, check_binary, check_counts,
                           float_dtype as _float_dtype)
 from .._core.chains import chain_pool
+from .._core.interop import InferenceDataMixin, layer_draws
 from .._core.posterior import check_missing, check_n_sweeps
 from .._core.random import as_generator, check_seed_sequence, seed_for
 from . import _evaluate, _generate, _gibbs, _global, _topics, _train
@@ -35,7 +36,7 @@ _CHUNK_DOCS = 100
 _MAX_HISTORY = 10_000
 
 
-class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
+class DeepLDA(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativeModel):
     """Deep latent Dirichlet allocation (Poisson gamma belief network) by MCMC.
 
     The PGBN of Zhou et al. (2016a) in the deep-LDA form of Cong et al. (2017),
@@ -1147,3 +1148,24 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                 or not np.isfinite(min_weight)):
             raise ValueError(f"min_weight must be a finite number, got {min_weight!r}")
         return _topics.topic_graph(self.topics_, min_weight=float(min_weight))
+
+    # ------------------------------------------------------------- ArviZ (to_inference_data)
+    def _inference_input(self, X):
+        return self._check_X(X, reset=False)
+
+    def _inference_draws(self):
+        L = len(self.topics_)
+        layer = ["word"] + [f"topic_{l}" for l in range(1, L + 1)]
+        draws, dims = [], {}
+        for topics, r in self.posterior_samples_:
+            d, dims = layer_draws("topics", topics, [(layer[l], layer[l + 1]) for l in range(L)])
+            d["r"] = np.asarray(r)
+            draws.append(d)
+        return draws, {**dims, "r": [layer[L]]}
+
+    def _draw_log_likelihood(self, X, state):
+        raise ValueError(
+            "DeepLDA has no exact per-document log p(x | Phi, r): the topic proportions "
+            "theta would have to be integrated out (perplexity and score_samples "
+            "estimate it by sampling them); call to_inference_data with "
+            "log_likelihood=False")

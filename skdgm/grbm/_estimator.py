@@ -13,6 +13,7 @@ from .._core.base import (DIVERGENCE_BOUND, EARLY_STOPPING_READS, BaseGenerative
                           check_finite_params, dense_rows, float_dtype as _float_dtype,
                           iter_minibatches, map_row_chunks)
 from .._core.random import as_generator, check_seed_sequence, seed_for, spawn_seeds
+from .._core.interop import InferenceDataMixin, layer_draws
 from .._core.posterior import IterateKeeper, check_missing, check_n_sweeps
 from ._model import (
     EXACT_MAX_HIDDEN,
@@ -48,7 +49,8 @@ _MAX_HISTORY = 10_000
 _VALIDATION_BETAS = 300
 
 
-class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
+class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
+                           BaseGenerativeModel):
     """Gaussian-Bernoulli RBM trained by modified contrastive divergence.
 
     The model of Liao et al. (2022), "Gaussian-Bernoulli RBMs without tears":
@@ -1059,3 +1061,26 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
         # fits in float32 natively (float32 input, float32 parameters)
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
+
+    # ------------------------------------------------------------- ArviZ (to_inference_data)
+    def _inference_input(self, X):
+        return self._check_X(X)
+
+    def _inference_draws(self):
+        # the names of the fitted attributes: components_ (W), intercept_hidden_ (b),
+        # mean_ (mu), log_variance_ (log sigma^2)
+        names = {"W": "components", "b": "intercept_hidden", "mu": "mean",
+                 "log_var": "log_variance"}
+        dims = {"components": ["hidden", "visible"], "intercept_hidden": ["hidden"],
+                "mean": ["visible"], "log_variance": ["visible"]}
+        draws = [{names[f]: np.asarray(getattr(p, f)) for f in names}
+                 for p in self.posterior_samples_]
+        return draws, dims
+
+    def _draw_log_likelihood(self, X, state):
+        from ._model import exact_log_partition, free_energy
+
+        params = self.posterior_samples_[state].astype(np.float64)
+        X = X.toarray() if sp.issparse(X) else X
+        # exact_log_partition raises a ValueError naming the limit on n_components
+        return -free_energy(np.asarray(X, dtype=np.float64), params) - exact_log_partition(params)

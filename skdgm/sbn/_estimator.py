@@ -24,6 +24,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._core.bdmc import check_bounds_args
 from .._core.base import BaseGenerativeModel, float_dtype as _float_dtype
 from .._core.exact import MAX_EXACT_UNITS
+from .._core.interop import InferenceDataMixin, network_draws
 from .._core.posterior import check_missing, check_n_sweeps
 from .._core.random import as_generator, check_seed_sequence, seed_for, spawn_generators
 from . import _bounds, _defaults, _gibbs, _model, _train
@@ -50,7 +51,7 @@ def _streaming(est):
     return _INFERENCE[est.inference].streaming if est.inference in _INFERENCE else False
 
 
-class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
+class BayesianSBN(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativeModel):
     """Deep sigmoid belief net with Bayesian inference (Gan, Henao, Carlson, Carin 2015).
 
     The generative model (Eq. 7-8): ``p(h^(L)_k = 1) = sigmoid(c^(L+1)_k)`` and
@@ -825,3 +826,20 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         tags.input_tags.sparse = True
         return tags
+
+    # ------------------------------------------------------------- ArviZ (to_inference_data)
+    def _inference_input(self, X):
+        return self._validate(X, reset=False)
+
+    def _inference_draws(self):
+        return network_draws(self.posterior_samples_)
+
+    def _draw_log_likelihood(self, X, state):
+        params = self.posterior_samples_[state]
+        n_hidden = sum(len(b) for b in params.biases[1:])
+        if n_hidden > MAX_EXACT_UNITS:
+            raise ValueError(
+                f"an exact log p(x | state) enumerates the hidden units: at most "
+                f"{MAX_EXACT_UNITS}, this model has {n_hidden}; call to_inference_data "
+                f"with log_likelihood=False (score_samples estimates it by AIS)")
+        return _model.log_marginal_exact(params, X)

@@ -1,0 +1,66 @@
+"""dask-ml's ``Incremental`` drives ``partial_fit`` over a dask array's blocks (issue 27).
+
+It is the out-of-core route of ``doc/scaling.rst`` ("Out of core on one machine:
+dask-ml's Incremental"): one block in memory at a time, in order. Skips without dask-ml.
+"""
+
+import numpy as np
+import pytest
+
+import skdgm
+
+CHEAP = {
+    "GaussianBernoulliRBM": dict(n_components=4, cd_steps=3, batch_size=16),
+    # partial_fit exists for the streaming inferences (online VB, DSGHMC)
+    "BayesianSBN": dict(n_components=(3,), inference="online_vb", batch_size=20),
+    "DeepLDA": dict(n_components=(3, 2), batch_size=20, local_burn_in=2, local_samples=2),
+    "DBMCAST": dict(n_components=(6, 4), n_chains=10, batch_size=20, n_temperatures=4,
+                    beta_min=0.6, swap_interval=3),
+}
+ALL = sorted(CHEAP)
+
+
+def make(name):
+    return getattr(skdgm, name)(**CHEAP[name], random_state=0)
+
+
+def data(name, n=120, d=5):
+    rng = np.random.default_rng(0)
+    if name in ("BayesianSBN", "DBMCAST"):
+        return (rng.random((n, d)) < 0.4).astype(np.float64)
+    if name == "DeepLDA":
+        return rng.poisson(2.0, (n, d)).astype(np.float64)
+    return rng.standard_normal((n, d))
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_incremental_is_partial_fit_block_by_block(name):
+    da = pytest.importorskip("dask.array")
+    wrappers = pytest.importorskip("dask_ml.wrappers")
+    X = data(name)
+    dX = da.from_array(X, chunks=(40, X.shape[1]))
+    inc = wrappers.Incremental(make(name), shuffle_blocks=False).fit(dX)
+    est = inc.estimator_
+    ref = make(name)
+    for start in range(0, len(X), 40):
+        ref.partial_fit(X[start:start + 40])
+    assert est.n_iter_ == ref.n_iter_ == 3
+    # the same model, bit for bit
+    np.testing.assert_array_equal(est.transform(X), ref.transform(X))
+    assert inc.score(dX, None) == ref.score(X)
+    # the default shuffles the blocks (a random order per pass): still one call each
+    shuffled = wrappers.Incremental(make(name), random_state=0).fit(dX)
+    assert shuffled.estimator_.n_iter_ == 3
+
+
+@pytest.mark.parametrize("name", ["BayesianSBN", "DBMCAST", "GaussianBernoulliRBM"])
+def test_incremental_transform_maps_the_blocks(name):
+    da = pytest.importorskip("dask.array")
+    wrappers = pytest.importorskip("dask_ml.wrappers")
+    X = data(name)
+    dX = da.from_array(X, chunks=(40, X.shape[1]))
+    inc = wrappers.Incremental(make(name), shuffle_blocks=False).fit(dX)
+    Z = inc.transform(dX)
+    assert isinstance(Z, da.Array)
+    # a deterministic transform gives the same rows block by block
+    np.testing.assert_allclose(Z.compute(), inc.estimator_.transform(X), rtol=1e-12)
