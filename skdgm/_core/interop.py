@@ -15,11 +15,11 @@ what ``arviz_base.from_dict`` builds:
   kept state, where the wing can compute it exactly (``log_likelihood=True``);
 * ``observed_data``: ``X`` itself, when given.
 
-A wing supplies two hooks: ``_inference_draws()`` (per kept state, a dict of named
-arrays, and the dimension names of each) and, where it can,
-``_draw_log_likelihood(X, state)``. ArviZ is optional
-(``pip install "skdgm[arviz]"``); without it the method raises an ``ImportError``
-naming that extra.
+A wing supplies one hook, ``_inference_arrays(states, X)``: per kept state a dict
+of named arrays, the dimension names of each, and, when ``X`` is given, the exact
+``log p(x_i | state)`` (or a ``ValueError`` saying why it has none). ArviZ is
+optional (``pip install "skdgm[arviz]"``); without it the method raises an
+``ImportError`` naming that extra.
 """
 
 import numbers
@@ -127,17 +127,22 @@ def _history_stats(histories):
 class InferenceDataMixin:
     """``to_inference_data`` for every estimator; the wing supplies the arrays.
 
-    Hooks: ``_inference_draws()`` returns ``(draws, dims)``, ``draws`` one dict of
-    named arrays per kept state (oldest first) and ``dims`` the dimension names of
-    each array; ``_draw_log_likelihood(X, state)`` the exact ``log p(x_i | state)``
-    per row for the ``state``-th kept state, or raises ``ValueError`` saying why
-    it cannot.
+    The hook ``_inference_arrays(states, X=None)`` (a staticmethod of the
+    estimator, written in the wing's ``_posterior`` module) returns
+    ``(draws, dims, loglik)``: one dict of named arrays per kept state (oldest
+    first), the dimension names of each array, and ``None`` without ``X``, else
+    ``log p(x_i | state)`` of shape ``(n_states, n_rows)``, or a ``ValueError``
+    saying why it cannot be computed exactly.
     """
 
-    def _draw_log_likelihood(self, X, state):
-        raise ValueError(
-            f"{type(self).__name__} has no exact per-row log-likelihood under a "
-            f"parameter state; call to_inference_data with log_likelihood=False")
+    _inference_arrays = None
+
+    def _inference_input(self, X):
+        """``X`` checked as the estimator's inference methods check it, dense float64."""
+        binary = "binarize" in self.get_params(deep=False)
+        X = self._validate_input(X, reset=False, dtype=np.float64, binary=binary,
+                                 accept_sparse="csr")
+        return np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
 
     def to_inference_data(self, X=None, *, log_likelihood=False, chains=()):
         """The kept parameter states and the training diagnostics as ArviZ data.
@@ -189,19 +194,24 @@ class InferenceDataMixin:
                 raise ValueError(f"chains must be fitted {type(self).__name__} estimators, "
                                  f"got {type(other).__name__}")
             check_is_fitted(other)
-        per_chain = [est._inference_draws() for est in ests]
+        if log_likelihood and X is None:
+            raise ValueError("log_likelihood=True needs the rows X to score")
+        if X is not None:
+            X = self._inference_input(X)
+        per_chain = [est._inference_arrays(est.posterior_samples_,
+                                           X if log_likelihood else None) for est in ests]
         dims = per_chain[0][1]
-        counts = [len(d) for d, _ in per_chain]
+        counts = [len(d) for d, _, _ in per_chain]
         if len(set(counts)) > 1:
             raise ValueError(f"every chain must keep as many states (n_posterior_samples); "
                              f"got {counts}")
         posterior = {}
         for name in dims:
-            shapes = {d[name].shape for draws, _ in per_chain for d in draws}
+            shapes = {d[name].shape for draws, _, _ in per_chain for d in draws}
             if len(shapes) > 1:
                 raise ValueError(f"the chains' {name!r} differ in shape {sorted(shapes)}: "
                                  f"fit them with the same sizes")
-            posterior[name] = np.array([[d[name] for d in draws] for draws, _ in per_chain],
+            posterior[name] = np.array([[d[name] for d in draws] for draws, _, _ in per_chain],
                                        dtype=np.float64)
         groups = {"posterior": posterior}
         stats = _history_stats([getattr(est, "history_", {}) for est in ests])
@@ -209,15 +219,11 @@ class InferenceDataMixin:
             groups["sample_stats"] = stats
         all_dims = dict(dims)
         if X is not None:
-            X = self._inference_input(X)
-            groups["observed_data"] = {"X": X.toarray() if sp.issparse(X) else np.asarray(X)}
+            groups["observed_data"] = {"X": X}
             all_dims["X"] = ["row", "feature"]
         loglik = None
         if log_likelihood:
-            if X is None:
-                raise ValueError("log_likelihood=True needs the rows X to score")
-            loglik = np.array([[est._draw_log_likelihood(X, s) for s in range(n)]
-                               for est, n in zip(ests, counts)], dtype=np.float64)
+            loglik = np.array([ll for _, _, ll in per_chain], dtype=np.float64)
         out = az.from_dict(groups, dims=all_dims, name=type(self).__name__)
         if loglik is not None:
             # one value per row (a row is one multivariate observation), so the

@@ -15,19 +15,19 @@ import scipy.sparse as sp
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
 from sklearn.utils.validation import check_is_fitted
 
-from .._core.base import (DIVERGENCE_BOUND, EARLY_STOPPING_READS, BaseGenerativeModel,
+from .._core.base import (DIVERGENCE_BOUND, EARLY_STOPPING_READS, HISTORY_CAP,
+                          BaseGenerativeModel,
                           float_dtype as _float_dtype)
 from .._core.random import as_generator, check_seed_sequence, seed_for, spawn_seeds
-from .._core.interop import InferenceDataMixin, network_draws
+from .._core.interop import InferenceDataMixin
 from .._core.posterior import IterateKeeper, check_missing, check_n_sweeps
 from . import _bounds, _tempering
-from . import _model as _dbm_model
 from ._impute import impute_over_states
 from ._defaults import (AUTO_MIN_PASSES, AUTO_PRETRAIN_UPDATES, AUTO_UPDATES,
                         ELEMENT_CONSTRAINTS, MF_STARTS,
                         OPTION_READS, PARAMETER_CONSTRAINTS, auto_n_components, auto_passes,
                         check_sizes)
-from ._posterior import mean_field_inference
+from ._posterior import inference_arrays, mean_field_inference
 from ._train import (init_params, initial_chain_layers, pretrain_verbose, rate_schedule,
                      sa_pass, time_left)
 
@@ -44,8 +44,6 @@ _WL_T0 = 1000.0
 _MONITOR_EVERY = 10
 # Updates of the negative chains' energy trace behind history_'s split-R-hat and ESS.
 _RHAT_WINDOW = 50
-# ``history_`` keeps the last this-many passes (a stream of partial_fit calls is endless).
-HISTORY_CAP = 10_000
 
 
 
@@ -418,11 +416,6 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
         """Seconds left in this fit, extrapolated from the passes so far (0 in partial_fit)."""
         self._passes_done = getattr(self, "_passes_done", 0) + 1
         return time_left(self._t_start, self._passes_done, getattr(self, "_fit_passes", None))
-
-    def _log_iteration(self, **metrics):
-        super()._log_iteration(**metrics)
-        for values in self.history_.values():
-            del values[:-HISTORY_CAP]
 
     def fit(self, X, y=None):
         """Pre-train (optionally), then ``n_iter`` passes of stochastic approximation.
@@ -1058,15 +1051,5 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
     def _n_features_out(self):
         return int(sum(b.shape[0] for b in self.intercepts_[1:]))
 
-    # ------------------------------------------------------------- ArviZ (to_inference_data)
-    def _inference_input(self, X):
-        return self._validate(X, reset=False)
-
-    def _inference_draws(self):
-        return network_draws(self.posterior_samples_)
-
-    def _draw_log_likelihood(self, X, state):
-        coefs, intercepts = self.posterior_samples_[state]
-        X = X.toarray() if sp.issparse(X) else X
-        # exact_log_prob raises a ValueError naming the limit on the odd layers
-        return _dbm_model.exact_log_prob(X, coefs, intercepts)
+    # ArviZ (to_inference_data): the kept states as named arrays
+    _inference_arrays = staticmethod(inference_arrays)

@@ -17,10 +17,12 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
 from .._core.base import map_row_chunks
+from .._core.interop import network_draws
 from .._core.posterior import Moments
-from ._model import mean_field
+from ._model import exact_log_prob, mean_field
 
-__all__ = ["hidden_moments", "mean_field_features", "mean_field_inference"]
+__all__ = ["hidden_moments", "inference_arrays", "mean_field_features",
+           "mean_field_inference"]
 
 
 def hidden_moments(V, states, mean_field, *, return_std=False):
@@ -102,3 +104,16 @@ def mean_field_inference(X, states, *, n_iter, tol, starts, batch_size, return_s
             f"means are not at a fixed point. Increase n_mean_field_eval.",
             ConvergenceWarning, stacklevel=stacklevel + 1)
     return (hidden, bound) + ((out[3],) if return_std else ())
+
+
+def inference_arrays(states, X=None):
+    """The kept states for ``to_inference_data`` (:mod:`skdgm._core.interop`).
+
+    ``weights_l`` and ``biases_l`` per state; with ``X``, the exact ``log p(v)``
+    of every row under each state (the odd layers enumerated, the even ones
+    summed out: ``ValueError`` above 22 odd-layer units).
+    """
+    draws, dims = network_draws(states)
+    if X is None:
+        return draws, dims, None
+    return draws, dims, np.array([exact_log_prob(X, c, b) for c, b in states])

@@ -15,14 +15,15 @@ from sklearn.utils.validation import check_is_fitted, check_non_negative
 from .._core.base import (BaseGenerativeModel, check_binary, check_counts,
                           float_dtype as _float_dtype)
 from .._core.chains import chain_pool
-from .._core.interop import InferenceDataMixin, layer_draws
+from .._core.interop import InferenceDataMixin
 from .._core.posterior import check_missing, check_n_sweeps
 from .._core.random import as_generator, check_seed_sequence, seed_for
-from . import _evaluate, _generate, _gibbs, _global, _topics, _train
+from . import _evaluate, _generate, _gibbs, _global, _train
 from ._local import MAX_TOTAL_COUNT, merge_chunks, round_counts
 from ._defaults import OPTION_READS, PARAMETER_CONSTRAINTS, resolve_n_iter, step_schedule
 from ._evaluate import PassLog
-from ._posterior import theta_moments
+from ._posterior import inference_arrays, theta_moments
+from ._topics import TopicsMixin
 from ._impute import impute_over_samples, observed_counts
 
 __all__ = ["DeepLDA"]
@@ -36,7 +37,8 @@ _CHUNK_DOCS = 100
 _MAX_HISTORY = 10_000
 
 
-class DeepLDA(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativeModel):
+class DeepLDA(ClassNamePrefixFeaturesOutMixin, TopicsMixin, InferenceDataMixin,
+              BaseGenerativeModel):
     """Deep latent Dirichlet allocation (Poisson gamma belief network) by MCMC.
 
     The PGBN of Zhou et al. (2016a) in the deep-LDA form of Cong et al. (2017),
@@ -953,219 +955,5 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
                                        link=self.link, rng=rng)
         return sp.csr_matrix(X)
 
-    # ------------------------------------------------------------- reading topics
-    def _check_layer(self, layer):
-        L = len(self.topics_)
-        if (not isinstance(layer, numbers.Integral) or isinstance(layer, bool)
-                or not 1 <= layer <= L):
-            raise ValueError(f"layer must be an int in 1..{L} (1 is the bottom layer), "
-                             f"got {layer!r}")
-        return int(layer)
-
-    def _check_n_words(self, n_words):
-        V = self.n_features_in_
-        if (not isinstance(n_words, numbers.Integral) or isinstance(n_words, bool)
-                or not 1 <= n_words <= V):
-            raise ValueError(f"n_words must be an int in 1..{V} (the vocabulary size), "
-                             f"got {n_words!r}")
-        return int(n_words)
-
-    def topic_words(self, n_words=10, *, layer=1, feature_names=None):
-        """Each topic's most probable words, best first.
-
-        The topics of layer ``layer`` are read in vocabulary space, as the columns
-        of ``Phi^(1) ... Phi^(layer)`` (:meth:`projected_topics`): an upper topic's
-        words are those of the lower topics it combines, weighted by ``Phi``.
-
-        Parameters
-        ----------
-        n_words : int, default=10
-            Words per topic (at most the vocabulary size).
-        layer : int, default=1
-            1-based layer.
-        feature_names : array-like of str of shape (n_features,), optional
-            The vocabulary, e.g. a fitted ``CountVectorizer``'s
-            ``get_feature_names_out()``; without it the words are column indices.
-
-        Returns
-        -------
-        words : ndarray of shape (K_layer, n_words)
-            Row ``k``: topic ``k``'s words, most probable first (ties broken by the
-            lower index); strings (the dtype of ``feature_names``) or int indices.
-
-        Raises
-        ------
-        ValueError
-            For an invalid ``n_words`` or ``layer``, or ``feature_names`` of the
-            wrong length.
-        sklearn.exceptions.NotFittedError
-            Before ``fit``.
-
-        See Also
-        --------
-        coherence : how often these words occur together in a corpus.
-        topic_hierarchy : which lower topics each upper topic combines.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from skdgm import DeepLDA
-        >>> X = np.random.default_rng(0).poisson(1.0, (30, 6))
-        >>> lda = DeepLDA(n_components=(3, 2), n_iter=2, batch_size=10,
-        ...               random_state=0).fit(X)
-        >>> lda.topic_words(2, layer=2, feature_names=list("abcdef")).shape
-        (2, 2)
-        """
-        check_is_fitted(self, "topics_")
-        n_words, layer = self._check_n_words(n_words), self._check_layer(layer)
-        top = _topics.top_words(self.projected_topics(layer), n_words)
-        if feature_names is None:
-            return top
-        names = np.asarray(feature_names)
-        if names.shape != (self.n_features_in_,):
-            raise ValueError(f"feature_names must have one name per feature "
-                             f"({self.n_features_in_}), got shape {names.shape}")
-        return names[top]
-
-    def coherence(self, X, *, measure="u_mass", n_words=10, layer=1):
-        """Per-topic coherence of the top words on a reference corpus ``X``.
-
-        From document frequencies ``D(w)`` and co-occurrences ``D(w, v)`` over the
-        ``N`` documents of ``X``, for a topic's words ``w_1, ..., w_n``
-        (:meth:`topic_words`), best first:
-
-        * ``"u_mass"`` (Mimno et al. 2011): the mean over ``i > j`` of
-          ``log((D(w_i, w_j) / N + 1e-12) / (D(w_j) / N))``, gensim's
-          ``CoherenceModel(coherence="u_mass")`` on the same words and corpus;
-          at most 0, higher is more coherent.
-        * ``"npmi"`` (normalised pointwise mutual information; Aletras &
-          Stevenson 2013): the mean over ``i != j`` of
-          ``log((P(w_i, w_j) + 1e-12) / (P(w_i) P(w_j))) / -log(P(w_i, w_j) + 1e-12)``
-          with ``P = D / N``, in ``[-1, 1]``. Co-occurrence is within a document
-          (gensim's ``"c_npmi"`` uses windows of 10 tokens of the raw text).
-
-        Parameters
-        ----------
-        X : {array-like, sparse matrix} of shape (n_documents, n_features)
-            Word counts on the training vocabulary (whether a count is positive
-            is all that matters), e.g. the training corpus or a held-out one.
-        measure : {"u_mass", "npmi"}, default="u_mass"
-        n_words : int, default=10
-            Top words per topic (at least 2 for a pair).
-        layer : int, default=1
-            1-based layer.
-
-        Returns
-        -------
-        scores : ndarray of shape (K_layer,)
-            One per topic; ``NaN`` for a topic with a word (the conditioning word
-            for ``u_mass``) that occurs in no document of ``X``.
-
-        Raises
-        ------
-        ValueError
-            For an unknown ``measure``, an invalid ``n_words`` or ``layer``, or
-            input that is not counts over ``n_features_in_`` words.
-        sklearn.exceptions.NotFittedError
-            Before ``fit``.
-
-        See Also
-        --------
-        topic_words : the words scored.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from skdgm import DeepLDA
-        >>> X = np.random.default_rng(0).poisson(1.0, (30, 6))
-        >>> lda = DeepLDA(n_components=(3, 2), n_iter=2, batch_size=10,
-        ...               random_state=0).fit(X)
-        >>> u = lda.coherence(X, n_words=4)
-        >>> u.shape, bool(np.all(u <= 0))
-        ((3,), True)
-        """
-        check_is_fitted(self, "topics_")
-        if measure not in _topics.COHERENCE_MEASURES:
-            raise ValueError(f"measure must be one of {_topics.COHERENCE_MEASURES}, "
-                             f"got {measure!r}")
-        n_words, layer = self._check_n_words(n_words), self._check_layer(layer)
-        if n_words < 2:
-            raise ValueError(f"coherence scores pairs of words: n_words must be at least "
-                             f"2, got {n_words}")
-        X = self._check_X(X, reset=False)
-        if X.shape[0] == 0:
-            raise ValueError("coherence needs at least one document in X")
-        top = _topics.top_words(self.projected_topics(layer), n_words)
-        return _topics.coherence(X, top, measure)
-
-    def topic_hierarchy(self, *, min_weight=0.0):
-        """The weighted graph of the topic tree: which lower topics each upper topic combines.
-
-        Upper topic ``j`` of layer ``l + 1`` is the mixture ``sum_k Phi^(l+1)[k, j]
-        phi_k^(l)`` of layer ``l``'s topics (Cong et al. 2017, Eq. 1), so
-        ``Phi^(l+1)[k, j]`` (each column sums to one) is the weight of the edge
-        from ``j`` down to ``k``.
-
-        Parameters
-        ----------
-        min_weight : float, default=0.0
-            Leave out edges lighter than this (the deep-LDA paper's trees draw
-            the heavier ones only).
-
-        Returns
-        -------
-        graph : dict
-            A dict of dicts keyed by ``(layer, topic)`` (1-based layer, 0-based
-            topic): ``graph[(l + 1, j)][(l, k)] == {"weight": Phi^(l+1)[k, j]}``.
-            Every topic is a key (layer-1 topics have no children). It is
-            networkx's adjacency format: ``networkx.DiGraph(graph)`` builds the
-            directed tree, edges pointing down, with a ``weight`` attribute.
-
-        Raises
-        ------
-        ValueError
-            For a ``min_weight`` that is not a finite number.
-        sklearn.exceptions.NotFittedError
-            Before ``fit``.
-
-        See Also
-        --------
-        topic_words : the words to label each node with.
-
-        Examples
-        --------
-        >>> import numpy as np
-        >>> from skdgm import DeepLDA
-        >>> X = np.random.default_rng(0).poisson(1.0, (30, 6))
-        >>> lda = DeepLDA(n_components=(3, 2), n_iter=2, batch_size=10,
-        ...               random_state=0).fit(X)
-        >>> graph = lda.topic_hierarchy()
-        >>> sorted(graph[(2, 0)]), round(sum(e["weight"] for e in graph[(2, 0)].values()), 6)
-        ([(1, 0), (1, 1), (1, 2)], 1.0)
-        """
-        check_is_fitted(self, "topics_")
-        if (not isinstance(min_weight, numbers.Real) or isinstance(min_weight, bool)
-                or not np.isfinite(min_weight)):
-            raise ValueError(f"min_weight must be a finite number, got {min_weight!r}")
-        return _topics.topic_graph(self.topics_, min_weight=float(min_weight))
-
-    # ------------------------------------------------------------- ArviZ (to_inference_data)
-    def _inference_input(self, X):
-        return self._check_X(X, reset=False)
-
-    def _inference_draws(self):
-        L = len(self.topics_)
-        layer = ["word"] + [f"topic_{l}" for l in range(1, L + 1)]
-        draws, dims = [], {}
-        for topics, r in self.posterior_samples_:
-            d, dims = layer_draws("topics", topics, [(layer[l], layer[l + 1]) for l in range(L)])
-            d["r"] = np.asarray(r)
-            draws.append(d)
-        return draws, {**dims, "r": [layer[L]]}
-
-    def _draw_log_likelihood(self, X, state):
-        raise ValueError(
-            "DeepLDA has no exact per-document log p(x | Phi, r): the topic proportions "
-            "theta would have to be integrated out (perplexity and score_samples "
-            "estimate it by sampling them); call to_inference_data with "
-            "log_likelihood=False")
+    # ArviZ (to_inference_data): the kept (Phi, r) as named arrays
+    _inference_arrays = staticmethod(inference_arrays)

@@ -15,9 +15,12 @@ draws as sweeps were collected, so expect a relative error of about
 
 import math
 
+import numpy as np
+
+from .._core.interop import layer_draws
 from .._core.posterior import Moments
 
-__all__ = ["collected_sweeps", "theta_moments"]
+__all__ = ["collected_sweeps", "inference_arrays", "theta_moments"]
 
 
 def collected_sweeps(n_collect, n_samples):
@@ -73,3 +76,25 @@ def theta_moments(local, merge, X, samples, seed, *, n_burn, n_collect, return_s
     if return_std:
         return means, [a.std() for a in acc]
     return means
+
+
+def inference_arrays(states, X=None):
+    """The kept ``(Phi, r)`` for ``to_inference_data`` (:mod:`skdgm._core.interop`).
+
+    ``topics_l`` (``Phi^(l+1)``, dims ``word`` or ``topic_l`` by ``topic_{l+1}``)
+    and ``r``. No exact ``log p(x | Phi, r)`` exists: ``X`` raises a ``ValueError``.
+    """
+    if X is not None:
+        raise ValueError(
+            "DeepLDA has no exact per-document log p(x | Phi, r): the topic proportions "
+            "theta would have to be integrated out (perplexity and score_samples "
+            "estimate it by sampling them); call to_inference_data with "
+            "log_likelihood=False")
+    L = len(states[0][0])
+    layer = ["word"] + [f"topic_{l}" for l in range(1, L + 1)]
+    draws, dims = [], {}
+    for topics, r in states:
+        d, dims = layer_draws("topics", topics, [(layer[l], layer[l + 1]) for l in range(L)])
+        d["r"] = np.asarray(r)
+        draws.append(d)
+    return draws, {**dims, "r": [layer[L]]}, None

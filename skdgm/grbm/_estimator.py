@@ -13,7 +13,7 @@ from .._core.base import (DIVERGENCE_BOUND, EARLY_STOPPING_READS, BaseGenerative
                           check_finite_params, dense_rows, float_dtype as _float_dtype,
                           iter_minibatches, map_row_chunks)
 from .._core.random import as_generator, check_seed_sequence, seed_for, spawn_seeds
-from .._core.interop import InferenceDataMixin, layer_draws
+from .._core.interop import InferenceDataMixin
 from .._core.posterior import IterateKeeper, check_missing, check_n_sweeps
 from ._model import (
     EXACT_MAX_HIDDEN,
@@ -22,7 +22,7 @@ from ._model import (
 )
 from . import _bounds
 from ._impute import impute_over_states
-from ._posterior import hidden_moments
+from ._posterior import hidden_moments, inference_arrays
 from ._defaults import OPTION_READS, PARAMETER_CONSTRAINTS, check_burn_in
 from ._train import (TrainSettings, auto_passes, blas_limit, blas_shape, checked_cd_update,
                      draw_samples, init_params, learning_rate_at, log_partition_estimate,
@@ -445,9 +445,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
     def _validate_training_data(self, X, *, reset):
         self._check_hyper()
         X = self._validate_input(X, reset=reset, accept_sparse="csr")
-        if not reset:
-            X = X.astype(self.components_.dtype, copy=False)
-        return X
+        return X if reset else X.astype(self.components_.dtype, copy=False)
 
     def _initialize(self, X, *, fit):
         self._init_params(X.shape[1], X.dtype)
@@ -1062,25 +1060,5 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
 
-    # ------------------------------------------------------------- ArviZ (to_inference_data)
-    def _inference_input(self, X):
-        return self._check_X(X)
-
-    def _inference_draws(self):
-        # the names of the fitted attributes: components_ (W), intercept_hidden_ (b),
-        # mean_ (mu), log_variance_ (log sigma^2)
-        names = {"W": "components", "b": "intercept_hidden", "mu": "mean",
-                 "log_var": "log_variance"}
-        dims = {"components": ["hidden", "visible"], "intercept_hidden": ["hidden"],
-                "mean": ["visible"], "log_variance": ["visible"]}
-        draws = [{names[f]: np.asarray(getattr(p, f)) for f in names}
-                 for p in self.posterior_samples_]
-        return draws, dims
-
-    def _draw_log_likelihood(self, X, state):
-        from ._model import exact_log_partition, free_energy
-
-        params = self.posterior_samples_[state].astype(np.float64)
-        X = X.toarray() if sp.issparse(X) else X
-        # exact_log_partition raises a ValueError naming the limit on n_components
-        return -free_energy(np.asarray(X, dtype=np.float64), params) - exact_log_partition(params)
+    # ArviZ (to_inference_data): the kept states as named arrays
+    _inference_arrays = staticmethod(inference_arrays)

@@ -12,9 +12,14 @@ the binary unit under the mixture,
 import numpy as np
 
 from .._core.posterior import Moments
-from ._model import hidden_activation, sigmoid
+from ._model import exact_log_partition, free_energy, hidden_activation, sigmoid
 
-__all__ = ["hidden_moments"]
+__all__ = ["hidden_moments", "inference_arrays"]
+
+# GRBMParams fields -> the estimator's attribute names (without the trailing _)
+_NAMES = {"W": "components", "b": "intercept_hidden", "mu": "mean", "log_var": "log_variance"}
+_DIMS = {"components": ["hidden", "visible"], "intercept_hidden": ["hidden"],
+         "mean": ["visible"], "log_variance": ["visible"]}
 
 
 def hidden_moments(V, states, *, return_std=False):
@@ -44,3 +49,21 @@ def hidden_moments(V, states, *, return_std=False):
     if not return_std:
         return mean
     return mean, acc.std().astype(dtype, copy=False)
+
+
+def inference_arrays(states, X=None):
+    """The kept states for ``to_inference_data`` (:mod:`skdgm._core.interop`).
+
+    Named as the fitted attributes (``components``, ``intercept_hidden``,
+    ``mean``, ``log_variance``); with ``X``, the exact ``log p(v)`` of every row,
+    ``-F(v) - log Z`` with ``log Z`` summed over the hidden states (``ValueError``
+    above 16 hidden units).
+    """
+    draws = [{_NAMES[f]: np.asarray(getattr(p, f)) for f in _NAMES} for p in states]
+    if X is None:
+        return draws, dict(_DIMS), None
+    loglik = []
+    for p in states:
+        p64 = p.astype(np.float64)
+        loglik.append(-free_energy(X, p64) - exact_log_partition(p64))
+    return draws, dict(_DIMS), np.array(loglik)

@@ -24,13 +24,13 @@ from sklearn.utils.validation import check_is_fitted
 from .._core.bdmc import check_bounds_args
 from .._core.base import BaseGenerativeModel, float_dtype as _float_dtype
 from .._core.exact import MAX_EXACT_UNITS
-from .._core.interop import InferenceDataMixin, network_draws
+from .._core.interop import InferenceDataMixin
 from .._core.posterior import check_missing, check_n_sweeps
 from .._core.random import as_generator, check_seed_sequence, seed_for, spawn_generators
 from . import _bounds, _defaults, _gibbs, _model, _train
 from ._evaluate import call_seed, log_marginal, map_chunks
 from ._impute import impute_over_samples
-from ._posterior import hidden_moments
+from ._posterior import hidden_moments, inference_arrays
 from ._priors import DEFAULT_PRIOR_PARAMS, resolve_prior_params
 from ._train import INFERENCE as _INFERENCE, INFERENCE_READS as _INFERENCE_READS
 
@@ -827,19 +827,5 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGener
         tags.input_tags.sparse = True
         return tags
 
-    # ------------------------------------------------------------- ArviZ (to_inference_data)
-    def _inference_input(self, X):
-        return self._validate(X, reset=False)
-
-    def _inference_draws(self):
-        return network_draws(self.posterior_samples_)
-
-    def _draw_log_likelihood(self, X, state):
-        params = self.posterior_samples_[state]
-        n_hidden = sum(len(b) for b in params.biases[1:])
-        if n_hidden > MAX_EXACT_UNITS:
-            raise ValueError(
-                f"an exact log p(x | state) enumerates the hidden units: at most "
-                f"{MAX_EXACT_UNITS}, this model has {n_hidden}; call to_inference_data "
-                f"with log_likelihood=False (score_samples estimates it by AIS)")
-        return _model.log_marginal_exact(params, X)
+    # ArviZ (to_inference_data): the kept states as named arrays
+    _inference_arrays = staticmethod(inference_arrays)

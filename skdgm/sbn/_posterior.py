@@ -14,10 +14,11 @@ spread is a function of its mean.
 import numpy as np
 
 from .._core.exact import MAX_EXACT_UNITS
+from .._core.interop import network_draws
 from .._core.posterior import bernoulli_std
 from . import _gibbs, _model
 
-__all__ = ["hidden_moments"]
+__all__ = ["hidden_moments", "inference_arrays"]
 
 
 def hidden_moments(samples, X, rngs, *, n_burn, n_keep, return_std=False):
@@ -54,3 +55,22 @@ def hidden_moments(samples, X, rngs, *, n_burn, n_keep, return_std=False):
     if return_std:
         return mean, bernoulli_std(mean)
     return mean
+
+
+def inference_arrays(states, X=None):
+    """The kept samples for ``to_inference_data`` (:mod:`skdgm._core.interop`).
+
+    ``weights_l``, ``biases_l`` (and ``lateral_l``) per sample; with ``X``, the
+    exact ``log p(x | theta_s)`` of every row, by enumerating the hidden units
+    (at most ``MAX_EXACT_UNITS``; a ``ValueError`` above).
+    """
+    draws, dims = network_draws(states)
+    if X is None:
+        return draws, dims, None
+    n_hidden = sum(len(b) for b in states[0].biases[1:])
+    if n_hidden > MAX_EXACT_UNITS:
+        raise ValueError(
+            f"an exact log p(x | state) enumerates the hidden units: at most "
+            f"{MAX_EXACT_UNITS}, this model has {n_hidden}; call to_inference_data with "
+            f"log_likelihood=False (score_samples estimates it by AIS)")
+    return draws, dims, np.array([_model.log_marginal_exact(p, X) for p in states])
