@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import skdgm
+from test_ecosystem import data     # 0/1, counts or real values, as each model takes
 
 CHEAP = {
     "GaussianBernoulliRBM": dict(n_components=4, cd_steps=3, batch_size=16),
@@ -24,22 +25,18 @@ def make(name):
     return getattr(skdgm, name)(**CHEAP[name], random_state=0)
 
 
-def data(name, n=120, d=5):
-    rng = np.random.default_rng(0)
-    if name in ("BayesianSBN", "DBMCAST"):
-        return (rng.random((n, d)) < 0.4).astype(np.float64)
-    if name == "DeepLDA":
-        return rng.poisson(2.0, (n, d)).astype(np.float64)
-    return rng.standard_normal((n, d))
+def _fit(name, **kwargs):
+    """``Incremental(...).fit`` over 120 rows in three blocks of 40: (fitted, X, dX, da)."""
+    da = pytest.importorskip("dask.array")
+    wrappers = pytest.importorskip("dask_ml.wrappers")
+    X = data(name, n=120)
+    dX = da.from_array(X, chunks=(40, X.shape[1]))
+    return wrappers.Incremental(make(name), **kwargs).fit(dX), X, dX, da
 
 
 @pytest.mark.parametrize("name", ALL)
 def test_incremental_is_partial_fit_block_by_block(name):
-    da = pytest.importorskip("dask.array")
-    wrappers = pytest.importorskip("dask_ml.wrappers")
-    X = data(name)
-    dX = da.from_array(X, chunks=(40, X.shape[1]))
-    inc = wrappers.Incremental(make(name), shuffle_blocks=False).fit(dX)
+    inc, X, dX, _ = _fit(name, shuffle_blocks=False)
     est = inc.estimator_
     ref = make(name)
     for start in range(0, len(X), 40):
@@ -49,17 +46,13 @@ def test_incremental_is_partial_fit_block_by_block(name):
     np.testing.assert_array_equal(est.transform(X), ref.transform(X))
     assert inc.score(dX, None) == ref.score(X)
     # the default shuffles the blocks (a random order per pass): still one call each
-    shuffled = wrappers.Incremental(make(name), random_state=0).fit(dX)
+    shuffled, *_ = _fit(name, random_state=0)
     assert shuffled.estimator_.n_iter_ == 3
 
 
 @pytest.mark.parametrize("name", ["BayesianSBN", "DBMCAST", "GaussianBernoulliRBM"])
 def test_incremental_transform_maps_the_blocks(name):
-    da = pytest.importorskip("dask.array")
-    wrappers = pytest.importorskip("dask_ml.wrappers")
-    X = data(name)
-    dX = da.from_array(X, chunks=(40, X.shape[1]))
-    inc = wrappers.Incremental(make(name), shuffle_blocks=False).fit(dX)
+    inc, X, dX, da = _fit(name, shuffle_blocks=False)
     Z = inc.transform(dX)
     assert isinstance(Z, da.Array)
     # a deterministic transform gives the same rows block by block

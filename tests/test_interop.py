@@ -11,6 +11,7 @@ import pytest
 
 import skdgm
 from skdgm._core import diagnostics
+from test_ecosystem import data     # 0/1, counts or real values, as each model takes
 
 CHEAP = {
     "GaussianBernoulliRBM": dict(n_components=4, cd_steps=3, n_iter=4, batch_size=16),
@@ -27,15 +28,6 @@ EXACT_LOGLIK = ["BayesianSBN", "DBMCAST", "GaussianBernoulliRBM"]
 def make(name, seed=0, **params):
     return getattr(skdgm, name)(**{**CHEAP[name], "n_posterior_samples": 4,
                                    "random_state": seed, **params})
-
-
-def data(name, n=60, d=5, seed=0):
-    rng = np.random.default_rng(seed)
-    if name in ("BayesianSBN", "DBMCAST"):
-        return (rng.random((n, d)) < 0.4).astype(np.float64)
-    if name == "DeepLDA":
-        return rng.poisson(2.0, (n, d)).astype(np.float64)
-    return rng.standard_normal((n, d))
 
 
 def _arviz():

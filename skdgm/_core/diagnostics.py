@@ -16,8 +16,7 @@ The same definitions are in ``arviz_stats`` (``rhat``, ``ess`` with ``method``
 stay: ``history_`` needs them on every install, and arviz-stats' array functions
 come with xarray (the optional ``skdgm[arviz]`` extra). Agreement took two fixes
 (issue 27): a half-chain whose tail indicator never changed had 0/0
-autocorrelations, which made ``ess_tail`` exceed the number of draws (1,667 of
-600); and the Geyer sum now ends as Stan's and ArviZ's do (the even lag of the
+autocorrelations, which made ``ess_tail`` exceed the number of draws; and the Geyer sum now ends as Stan's and ArviZ's do (the even lag of the
 first pair left out is added once), with every chain split and then ranked.
 """
 

@@ -31,6 +31,7 @@ from sklearn.utils.validation import check_is_fitted
 __all__ = ["ARVIZ_EXTRA", "InferenceDataMixin", "layer_draws", "network_draws",
            "require_arviz"]
 
+#: The command that installs the optional ArviZ dependencies (named in the ImportError).
 ARVIZ_EXTRA = 'pip install "skdgm[arviz]"'
 
 

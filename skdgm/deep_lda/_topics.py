@@ -147,21 +147,18 @@ class TopicsMixin:
     the fitted estimator.
     """
 
+    def _check_int(self, name, value, high, meaning):
+        if (not isinstance(value, numbers.Integral) or isinstance(value, bool)
+                or not 1 <= value <= high):
+            raise ValueError(f"{name} must be an int in 1..{high} ({meaning}), got {value!r}")
+        return int(value)
+
     def _check_layer(self, layer):
-        L = len(self.topics_)
-        if (not isinstance(layer, numbers.Integral) or isinstance(layer, bool)
-                or not 1 <= layer <= L):
-            raise ValueError(f"layer must be an int in 1..{L} (1 is the bottom layer), "
-                             f"got {layer!r}")
-        return int(layer)
+        return self._check_int("layer", layer, len(self.topics_), "1 is the bottom layer")
 
     def _check_n_words(self, n_words):
-        V = self.n_features_in_
-        if (not isinstance(n_words, numbers.Integral) or isinstance(n_words, bool)
-                or not 1 <= n_words <= V):
-            raise ValueError(f"n_words must be an int in 1..{V} (the vocabulary size), "
-                             f"got {n_words!r}")
-        return int(n_words)
+        return self._check_int("n_words", n_words, self.n_features_in_,
+                               "the vocabulary size")
 
     def topic_words(self, n_words=10, *, layer=1, feature_names=None):
         """Each topic's most probable words, best first.
