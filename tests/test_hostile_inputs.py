@@ -4,7 +4,7 @@
 * ``DeepLDA(e0=1e-300)`` fitted, then ``sample`` raised numpy's "pvals < 0, pvals
   > 1 or pvals contains NaNs" (a ``Gam(e0, 1/f0)`` draw of 0 divided ``theta``);
 * ``DBMCAST.set_params(beta_min=...)`` after ``fit`` must reach ``partial_fit``;
-* ``DBMCAST(learning_rate=1e6)`` returned weights of 1.2e6, below the absolute
+* ``DBMCAST(learning_rate=1e6)`` returned weights of 1.2e6 (the review's figure), below the absolute
   divergence bound: the relative-growth rule of ``check_finite_params`` flags it.
 """
 

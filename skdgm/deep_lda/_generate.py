@@ -67,8 +67,9 @@ def sample_word_probabilities(phis, r, e0, f0, n, rng):
     underflow gets equal weights on its topics instead of 0/0.
 
     Two more guards keep every row finite for any ``e0 > 0``. A ``Gam(e0, 1/f0)``
-    draw of ``c`` underflows to 0 with probability about ``tiny**e0`` (0.07 % of
-    the draws at ``e0 = 0.01``, nearly all of them at ``e0 = 1e-300``), and
+    draw of ``c`` underflows to 0 with probability about ``tiny**e0`` (0.06 % of
+    a million draws at ``e0 = 0.01``, all of them at ``e0 = 1e-300``:
+    benchmarks/results/topics_interop.txt), and
     ``theta / 0`` then made the row NaN; ``c`` is floored at ``FLOOR`` too. And a
     row of the next layer's gamma shapes is scaled down to a largest entry of
     ``_MAX_SHAPE`` when it is larger, so that several tiny ``c`` in a row cannot
