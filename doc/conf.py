@@ -22,7 +22,11 @@ extensions = [
 ]
 
 autosummary_generate = True
-autodoc_default_options = {"members": True, "inherited-members": False}
+# No "inherited-members" default: under Sphinx 9 it overrode the class template's
+# ``:inherited-members: BaseEstimator``, and the methods the estimators inherit from
+# skdgm's own mixins (``to_inference_data``, DeepLDA's ``topic_words`` ...) were
+# missing from the API pages. scikit-learn's inherited methods are skipped below.
+autodoc_default_options = {"members": True}
 numpydoc_show_class_members = False
 numpydoc_class_members_toctree = False
 
@@ -56,6 +60,10 @@ def _skip_metadata_request_setters(app, what, name, obj, skip, options):
     # scikit-learn generates set_<method>_request for metadata routing; their
     # docstrings point into scikit-learn's own glossary, which is not part of these docs.
     if name.startswith("set_") and name.endswith("_request"):
+        return True
+    # the same for methods inherited from scikit-learn's mixins (set_output,
+    # get_metadata_routing, fit_transform ...): documented by scikit-learn
+    if what == "class" and (getattr(obj, "__module__", None) or "").startswith("sklearn."):
         return True
     return skip
 
