@@ -53,7 +53,14 @@ def test_incremental_is_partial_fit_block_by_block(name):
 @pytest.mark.parametrize("name", ["BayesianSBN", "DBMCAST", "GaussianBernoulliRBM"])
 def test_incremental_transform_maps_the_blocks(name):
     inc, X, dX, da = _fit(name, shuffle_blocks=False)
+    model = inc.estimator_
+    whole = model.transform(X)
     Z = inc.transform(dX)
     assert isinstance(Z, da.Array)
     # a deterministic transform gives the same rows block by block
-    np.testing.assert_allclose(Z.compute(), inc.estimator_.transform(X), rtol=1e-12)
+    np.testing.assert_allclose(Z.compute(), whole, rtol=1e-12)
+    # map_blocks with the output's chunks (doc/scaling.rst) also knows the shape
+    n_out = whole.shape[1]
+    Z = dX.map_blocks(model.transform, chunks=(dX.chunks[0], (n_out,)), dtype=float)
+    assert Z.shape == whole.shape
+    np.testing.assert_allclose(Z.compute(), whole, rtol=1e-12)
