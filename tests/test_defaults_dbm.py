@@ -16,6 +16,7 @@ from sklearn.datasets import load_digits
 from sklearn.model_selection import train_test_split
 
 from skdgm import DBMCAST
+from skdgm._core import base as core_base
 from skdgm.dbm import _estimator as dbm_estimator
 from skdgm.dbm import _model
 
@@ -123,6 +124,9 @@ def test_verbose_prints_one_line_per_pass_with_a_finite_quality_figure(capsys):
 
 
 def test_history_is_capped_for_endless_streams(monkeypatch):
+    # history_ is capped by the base class (one cap for every estimator, issue 27);
+    # sampler_history_ by DBMCAST with the same constant
+    monkeypatch.setattr(core_base, "HISTORY_CAP", 3)
     monkeypatch.setattr(dbm_estimator, "HISTORY_CAP", 3)
     X = _digits(100, 10)[0]
     est = DBMCAST(n_components=(4, 3), n_chains=5, batch_size=50, random_state=0)
