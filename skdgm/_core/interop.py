@@ -139,7 +139,11 @@ class InferenceDataMixin:
     _inference_arrays = None
 
     def _inference_input(self, X):
-        """``X`` checked as the estimator's inference methods check it, dense float64."""
+        """``X`` as dense float64, finite, with ``n_features_in_`` columns.
+
+        The binary models (those with a ``binarize`` parameter) threshold it and
+        check that it is 0/1, as their inference methods do.
+        """
         binary = "binarize" in self.get_params(deep=False)
         X = self._validate_input(X, reset=False, dtype=np.float64, binary=binary,
                                  accept_sparse="csr")
