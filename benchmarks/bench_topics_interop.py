@@ -11,16 +11,17 @@ Four measurements, each against an exact answer or a peer in the same run:
    double precision (1,000,000 draws per ``e0``), against the approximation
    ``tiny ** e0`` (``tiny`` the smallest positive double): why
    ``DeepLDA.sample`` floors the scales ``c``.
-3. ``dbm_steps``: for ``DBMCAST`` learning rates from 0.05 to 1e6 (200 binary rows,
-   16 features, sizes 8-6, 5 passes, the growth rule not applied while measuring),
-   the largest per-update step relative to the larger of the parameters' previous
-   magnitude and 1, and the largest weight at the end: the margin of the
-   ``DIVERGENCE_GROWTH = 100`` rule.
+3. ``dbm_steps`` and ``sbn_steps``: for ``DBMCAST`` (200 binary rows, 16 features,
+   sizes 8-6, 5 passes) and ``BayesianSBN(inference="dsghmc_gibbs")`` (binarised
+   digits, 10 hidden units, 3 passes) at learning rates from 0.01 to 1e6, the
+   growth rule not applied while measuring: the largest per-update step relative
+   to the larger of the parameters' previous magnitude and 1, and the largest
+   weight at the end: the margin of the ``DIVERGENCE_GROWTH = 100`` rule.
 4. ``diagnostics``: ``skdgm._core.diagnostics`` against ``arviz_stats`` (``rhat``,
    ``ess`` bulk / tail / mean, split R-hat) on 200 random AR(1) traces: the largest
    relative difference (skipped without arviz-stats).
 
-Usage (about a minute of one core)::
+Usage (a few minutes of one core)::
 
     SKDGM_DATA=<data folder> OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python \\
         benchmarks/bench_topics_interop.py > benchmarks/results/topics_interop.txt
@@ -93,12 +94,13 @@ def gamma_underflow():
     print()
 
 
-def dbm_steps():
-    print("## dbm_steps: DBMCAST per-update step / max(previous max |param|, 1)")
-    import skdgm.dbm._train as dbm_train
-    from skdgm import DBMCAST
+def _step_ratios(module, fit_at):
+    """Largest per-update step / max(previous magnitude, 1) of ``fit_at(lr)`` per rate.
 
-    real = dbm_train.check_finite_params
+    ``module.check_finite_params`` is replaced for the measurement by one that
+    records the ratio and applies only the absolute checks (not the growth rule).
+    """
+    real = module.check_finite_params
     record = []
 
     def measuring(params, where, *, bound=None, previous=None):
@@ -107,23 +109,45 @@ def dbm_steps():
                 for a, b in zip(arrays, previous[name]):
                     step = float(np.max(np.abs(a - b)))
                     record.append(step / max(float(np.max(np.abs(b))), 1.0))
-        return real(params, where, bound=bound)          # the absolute checks only
+        return real(params, where, bound=bound)
 
-    X = (np.random.default_rng(0).random((200, 16)) < 0.3).astype(float)
     print(f"{'learning_rate':>13} {'largest step ratio':>19} {'final max |W|':>14}")
-    dbm_train.check_finite_params = measuring
+    module.check_finite_params = measuring
     try:
-        for lr in (0.05, 1.0, 10.0, 1e3, 1e6):
+        for lr in (0.01, 0.05, 1.0, 10.0, 1e3, 1e6):
             record.clear()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                est = DBMCAST(n_components=(8, 6), n_iter=5, learning_rate=lr,
-                              random_state=0).fit(X)
+                est = fit_at(lr)
             big = max(float(np.max(np.abs(W))) for W in est.coefs_)
             print(f"{lr:>13.3g} {max(record):>19.3g} {big:>14.4g}")
     finally:
-        dbm_train.check_finite_params = real
+        module.check_finite_params = real
     print()
+
+
+def dbm_steps():
+    print("## dbm_steps: DBMCAST per-update step / max(previous max |param|, 1)")
+    import skdgm.dbm._train as dbm_train
+    from skdgm import DBMCAST
+
+    X = (np.random.default_rng(0).random((200, 16)) < 0.3).astype(float)
+    _step_ratios(dbm_train, lambda lr: DBMCAST(n_components=(8, 6), n_iter=5,
+                                               learning_rate=lr, random_state=0).fit(X))
+
+
+def sbn_steps():
+    print("## sbn_steps: BayesianSBN DSGHMC (Gibbs proposal) per-step ratio, as dbm_steps")
+    from sklearn.datasets import load_digits
+
+    import skdgm.sbn._dsghmc as sbn_dsghmc
+    from skdgm import BayesianSBN
+
+    X = (load_digits().data > 7).astype(float)
+    print(f"binarised digits {X.shape[0]} x {X.shape[1]}, 10 hidden units, 3 passes")
+    _step_ratios(sbn_dsghmc, lambda lr: BayesianSBN(
+        n_components=(10,), inference="dsghmc_gibbs", n_iter=3, learning_rate=lr,
+        random_state=0).fit(X))
 
 
 def diagnostics():
@@ -167,6 +191,7 @@ def main():
     coherence(args)
     gamma_underflow()
     dbm_steps()
+    sbn_steps()
     diagnostics()
 
 

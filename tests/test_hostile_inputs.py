@@ -4,8 +4,9 @@
 * ``DeepLDA(e0=1e-300)`` fitted, then ``sample`` raised numpy's "pvals < 0, pvals
   > 1 or pvals contains NaNs" (a ``Gam(e0, 1/f0)`` draw of 0 divided ``theta``);
 * ``DBMCAST.set_params(beta_min=...)`` after ``fit`` must reach ``partial_fit``;
-* ``DBMCAST(learning_rate=1e6)`` returned weights of 1.2e6 (the review's figure), below the absolute
-  divergence bound: the relative-growth rule of ``check_finite_params`` flags it.
+* ``DBMCAST(learning_rate=1e6)`` returned weights of 1.2e6 (the review's figure),
+  below the absolute divergence bound: the relative-growth rule of
+  ``check_finite_params`` flags it (and the same runaway of BayesianSBN's DSGHMC).
 """
 
 import copy
@@ -113,6 +114,21 @@ def test_dbm_huge_learning_rate_diverges_and_leaves_the_estimator_as_it_was():
     with pytest.raises(DivergenceError, match="learning_rate|step size"):
         fitted.partial_fit(X)
     assert pickle.dumps(fitted.__dict__) == before
+
+
+def test_sbn_dsghmc_huge_learning_rate_diverges_too():
+    # the same runaway in BayesianSBN's SG-MCMC steps: weights of 9.7e6, unflagged
+    from skdgm import BayesianSBN
+
+    X = _binary(n=100, d=8)
+    est = BayesianSBN(n_components=(4,), inference="dsghmc_gibbs", n_iter=3,
+                      learning_rate=1e6, random_state=0)
+    with pytest.raises(DivergenceError, match="in one update"):
+        est.fit(X)
+    assert not hasattr(est, "params_")
+    # a thousand times the default step still trains
+    est.set_params(learning_rate=10.0).fit(X)
+    assert np.all(np.isfinite(est.coefs_[0]))
 
 
 @pytest.mark.parametrize("lr", [0.05, 1.0, 10.0])

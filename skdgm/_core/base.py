@@ -238,10 +238,10 @@ def check_finite_params(params, where, *, bound=None, previous=None):
                 step = float(np.max(np.abs(a - b)))
                 if step > DIVERGENCE_GROWTH * ref:
                     raise DivergenceError(
-                        f"{where}: parameter {name!r} moved by {step:.3g} in one update, "
-                        f"more than {DIVERGENCE_GROWTH:g} times its previous magnitude "
-                        f"({ref:.3g}), a runaway; the update was discarded and the last "
-                        f"parameters kept (a fit or partial_fit restores its state from "
+                        f"{where}: parameter {name!r} moved by {step:.3g} in one update: "
+                        f"it grew beyond {DIVERGENCE_GROWTH:g} times its previous "
+                        f"magnitude ({ref:.3g}), a runaway; the update was discarded and "
+                        f"the last parameters kept (a fit or partial_fit restores its state from "
                         f"before the call). Lower the step size / learning rate."
                     )
 

@@ -426,7 +426,8 @@ class DSGHMCTrainer:
             grads = self.full_gradient(params, g, n, n_total)
             new, aux = self.sampler.step(flatten_params(params), grads, step_size=eta,
                                          rng=rng)
-            check_finite_params({"theta": new}, "DSGHMC step")
+            check_finite_params({"theta": new}, "DSGHMC step",
+                                previous={"theta": flatten_params(params)})
             self.sampler.commit(aux)
             params = unflatten_params(params, new)
             if self.proposal == "nais":
