@@ -117,7 +117,8 @@ def test_dbm_huge_learning_rate_diverges_and_leaves_the_estimator_as_it_was():
 
 
 def test_sbn_dsghmc_huge_learning_rate_diverges_too():
-    # the same runaway in BayesianSBN's SG-MCMC steps: weights of 9.7e6, unflagged
+    # the same runaway in BayesianSBN's SG-MCMC steps, unflagged before
+    # (benchmarks/results/topics_interop.txt: weights of 4.8e6 on binarised digits)
     from skdgm import BayesianSBN
 
     X = _binary(n=100, d=8)
