@@ -10,15 +10,16 @@ import scipy.sparse as sp
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils._set_output import _get_output_config
-from sklearn.utils.validation import check_is_fitted, check_non_negative
+from sklearn.utils.validation import check_is_fitted
 
-from .._core.base import (BaseGenerativeModel, check_binary, check_counts,
-                          float_dtype as _float_dtype)
+from .._core.base import BaseGenerativeModel, float_dtype as _float_dtype
+from .._core.blocks import (RowBlocks, RowSelection, active_client, check_dask_rows,
+                            is_dask_array)
 from .._core.chains import chain_pool
 from .._core.posterior import check_missing, check_n_sweeps
 from .._core.random import as_generator, check_seed_sequence, seed_for
 from . import _evaluate, _generate, _gibbs, _global, _train
-from ._local import MAX_TOTAL_COUNT, merge_chunks, round_counts
+from ._local import MAX_TOTAL_COUNT, merge_chunks
 from ._defaults import OPTION_READS, PARAMETER_CONSTRAINTS, resolve_n_iter, step_schedule
 from ._evaluate import PassLog
 from ._posterior import theta_moments
@@ -207,16 +208,28 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         # (a rejected training input leaves no trace: fit and partial_fit restore
         # the estimator's state on any exception)
         X = self._validate_input(X, reset=reset, accept_sparse="csr")
-        if self.round_counts:
-            X = round_counts(X)
+        return _train.check_count_rows(X, link=self.link, round_=self.round_counts,
+                                       what=type(self).__name__)
+
+    def _check_blocks(self, X, *, reset):
+        """A dask array's blocks, checked and summarised where they live (nothing gathered)."""
         what = type(self).__name__
-        check_non_negative(X, f"{what} (counts must be non-negative integers)")
-        if self.link == "bernoulli":
-            check_binary(X, what=f"{what}(link='bernoulli')")
-        else:
-            check_counts(X, what=what, max_total=MAX_TOTAL_COUNT, limit_name="2**63 - 1, "
-                         "the largest int64, the type its samplers count in")
-        return sp.csr_matrix(X, dtype=np.float64)
+        if self.sampler == "gibbs":
+            raise ValueError(
+                f"{what}(sampler='gibbs') keeps every document's hidden units between "
+                f"sweeps and cannot train on a dask array; use a stochastic-gradient "
+                f"sampler ('tlasgr', 'tlfsgr', 'sgrld') or compute the array first")
+        check_dask_rows(self, X, reset=reset)
+        blocks = RowBlocks(X, partial(_train.prepare_block, link=self.link,
+                                      round_=self.round_counts, what=what),
+                           _train.block_summary, client=active_client())
+        total = sum(t for _, _, t in blocks.summaries)
+        if self.link == "poisson" and total > MAX_TOTAL_COUNT:
+            raise ValueError(
+                f"{what} can only represent counts summing to at most {MAX_TOTAL_COUNT} "
+                f"({_train.COUNT_LIMIT}); they sum to {total:.0f}. Larger counts would "
+                f"wrap around in the sampler's integers.")
+        return blocks
 
     def _sweeps(self):
         """Local sweeps (burn-in, collected) per minibatch and in transform / score."""
@@ -356,6 +369,8 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return hasattr(self, "topics_")
 
     def _validate_training_data(self, X, *, reset):
+        if is_dask_array(X):
+            return self._check_blocks(X, reset=reset)
         X = self._check_X(X, reset=reset)
         if not reset:
             self._check_partial_fit_features(X)
@@ -395,6 +410,11 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         self._log_pass(log)
 
     def _record_lengths(self, X):
+        if isinstance(X, RowBlocks):
+            for values, counts, _ in X.summaries:
+                self._length_values, self._length_counts = _generate.merge_lengths(
+                    self._length_values, self._length_counts, np.repeat(values, counts))
+            return
         self._length_values, self._length_counts = _generate.merge_lengths(
             self._length_values, self._length_counts, np.asarray(X.sum(axis=1)).ravel())
 
@@ -408,9 +428,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             X, total, self.topics_, self.r_, self._sg_state, self._gibbs_state,
             sampler=self.sampler, eps=eps, etas=self._etas_, gamma0=self.gamma0, c0=self.c0,
             rng=self._rng, gibbs_step=self._gibbs_update,
-            local_stats=lambda X, phis, r: self._merge(self._local(
-                X, self._train_seed, phis, r, n_burn=burn, n_collect=coll,
-                collect_topics=True)))
+            local_stats=partial(self._local_stats, n_burn=burn, n_collect=coll))
         self.topics_, self.r_ = new_phis, new_r
         self._sg_state, self._gibbs_state = sg_state, gibbs_state
         self.learning_rates_ = rates
@@ -418,6 +436,16 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                                              self.posterior_thin, self._t, new_phis, new_r)
         self.n_updates_ += 1
         log.add(ll, nw, eps, rates[:len(new_phis)])
+
+    def _local_stats(self, X, phis, r, *, n_burn, n_collect):
+        """A minibatch's merged local statistics; a dask array's are formed block by block."""
+        if isinstance(X, RowSelection):
+            return _train.blocks_local_stats(
+                X, self._train_seed, phis, r, chunk_docs=_CHUNK_DOCS, n_burn=n_burn,
+                n_collect=n_collect, a0=self.a0, b0=self.b0, e0=self.e0, f0=self.f0,
+                link=self.link)
+        return self._merge(self._local(X, self._train_seed, phis, r, n_burn=n_burn,
+                                       n_collect=n_collect, collect_topics=True))
 
     def _gibbs_update(self, X, phis, r):
         """One batch Gibbs sweep over ``X`` (the documents' hidden units are kept)."""
