@@ -280,8 +280,13 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
             Word counts (non-negative integers), or 0/1 for ``link="bernoulli"``.
+            A ``dask.array.Array`` chunked by rows (dense or CSR blocks) is never
+            gathered: its blocks are checked where they live and each minibatch's
+            local sampling runs block by block, on the workers holding the rows
+            when a ``dask.distributed`` client is active (see
+            :ref:`dask_array_fit`; not with ``sampler="gibbs"``).
         y : Ignored
 
         Returns
@@ -328,8 +333,10 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The next documents' word counts (or 0/1 for ``link="bernoulli"``).
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            The next documents' word counts (or 0/1 for ``link="bernoulli"``); a
+            dask array chunked by rows is trained on where its blocks live, as in
+            :meth:`fit`.
         y : Ignored
 
         Returns
