@@ -13,8 +13,7 @@ from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.validation import check_is_fitted
 
 from .._core.base import BaseGenerativeModel, float_dtype as _float_dtype
-from .._core.blocks import (RowBlocks, RowSelection, active_client, check_dask_rows,
-                            is_dask_array)
+from .._core.blocks import RowSelection, check_dask_rows, is_dask_array
 from .._core.chains import chain_pool
 from .._core.posterior import check_missing, check_n_sweeps
 from .._core.random import as_generator, check_seed_sequence, seed_for
@@ -211,26 +210,6 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return _train.check_count_rows(X, link=self.link, round_=self.round_counts,
                                        what=type(self).__name__)
 
-    def _check_blocks(self, X, *, reset):
-        """A dask array's blocks, checked and summarised where they live (nothing gathered)."""
-        what = type(self).__name__
-        if self.sampler == "gibbs":
-            raise ValueError(
-                f"{what}(sampler='gibbs') keeps every document's hidden units between "
-                f"sweeps and cannot train on a dask array; use a stochastic-gradient "
-                f"sampler ('tlasgr', 'tlfsgr', 'sgrld') or compute the array first")
-        check_dask_rows(self, X, reset=reset)
-        blocks = RowBlocks(X, partial(_train.prepare_block, link=self.link,
-                                      round_=self.round_counts, what=what),
-                           _train.block_summary, client=active_client())
-        total = sum(t for _, _, t in blocks.summaries)
-        if self.link == "poisson" and total > MAX_TOTAL_COUNT:
-            raise ValueError(
-                f"{what} can only represent counts summing to at most {MAX_TOTAL_COUNT} "
-                f"({_train.COUNT_LIMIT}); they sum to {total:.0f}. Larger counts would "
-                f"wrap around in the sampler's integers.")
-        return blocks
-
     def _sweeps(self):
         """Local sweeps (burn-in, collected) per minibatch and in transform / score."""
         return int(self.local_burn_in), int(self.local_samples)
@@ -376,8 +355,10 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return hasattr(self, "topics_")
 
     def _validate_training_data(self, X, *, reset):
-        if is_dask_array(X):
-            return self._check_blocks(X, reset=reset)
+        if is_dask_array(X):    # checked where its blocks live, never gathered
+            check_dask_rows(self, X, reset=reset)
+            return _train.count_blocks(X, sampler=self.sampler, link=self.link,
+                                       round_=self.round_counts, what=type(self).__name__)
         X = self._check_X(X, reset=reset)
         if not reset:
             self._check_partial_fit_features(X)
@@ -417,13 +398,8 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         self._log_pass(log)
 
     def _record_lengths(self, X):
-        if isinstance(X, RowBlocks):
-            for values, counts, _ in X.summaries:
-                self._length_values, self._length_counts = _generate.merge_lengths(
-                    self._length_values, self._length_counts, np.repeat(values, counts))
-            return
-        self._length_values, self._length_counts = _generate.merge_lengths(
-            self._length_values, self._length_counts, np.asarray(X.sum(axis=1)).ravel())
+        self._length_values, self._length_counts = _train.add_lengths(
+            self._length_values, self._length_counts, X)
 
     def _update(self, X, total, log):
         """Alg. 1 on one minibatch: local sampling, then every global update."""
@@ -446,13 +422,12 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     def _local_stats(self, X, phis, r, *, n_burn, n_collect):
         """A minibatch's merged local statistics; a dask array's are formed block by block."""
-        if isinstance(X, RowSelection):
-            return _train.blocks_local_stats(
-                X, self._train_seed, phis, r, chunk_docs=_CHUNK_DOCS, n_burn=n_burn,
-                n_collect=n_collect, a0=self.a0, b0=self.b0, e0=self.e0, f0=self.f0,
-                link=self.link)
-        return self._merge(self._local(X, self._train_seed, phis, r, n_burn=n_burn,
-                                       n_collect=n_collect, collect_topics=True))
+        if not isinstance(X, RowSelection):
+            return self._merge(self._local(X, self._train_seed, phis, r, n_burn=n_burn,
+                                           n_collect=n_collect, collect_topics=True))
+        return _train.blocks_local_stats(X, self._train_seed, phis, r, chunk_docs=_CHUNK_DOCS,
+                                         n_burn=n_burn, n_collect=n_collect, a0=self.a0,
+                                         b0=self.b0, e0=self.e0, f0=self.f0, link=self.link)
 
     def _gibbs_update(self, X, phis, r):
         """One batch Gibbs sweep over ``X`` (the documents' hidden units are kept)."""

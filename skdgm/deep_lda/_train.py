@@ -12,6 +12,7 @@ hyper-parameters and explicit seeds or generators, never the estimator.
 
 import math
 from collections import deque
+from functools import partial
 
 import numpy as np
 
@@ -20,16 +21,19 @@ from sklearn.utils.validation import check_array, check_non_negative
 
 from .._core.base import (DIVERGENCE_BOUND, check_binary, check_counts, check_finite_params,
                           iter_minibatches)
+from .._core.blocks import RowBlocks, active_client
 from .._core.chains import even_chunks, run_chains
 from .._core.random import as_generator, seed_for
 from . import _global
+from ._generate import merge_histograms, merge_lengths
 from ._local import MAX_TOTAL_COUNT, local_task, merge_chunks, round_counts
 
 #: How the count-limit messages name ``MAX_TOTAL_COUNT``.
 COUNT_LIMIT = "2**63 - 1, the largest int64, the type its samplers count in"
 
-__all__ = ["block_stats", "block_summary", "blocks_local_stats", "chain_mapper",
-           "check_count_rows", "chunk_layout", "combine_block_stats", "divergence_parts",
+__all__ = ["add_lengths", "block_stats", "block_summary", "blocks_local_stats", "chain_mapper",
+           "check_count_rows", "chunk_layout", "combine_block_stats", "count_blocks",
+           "divergence_parts",
            "global_update", "initial_state", "keep_sample", "local_kwargs", "minibatches",
            "pass_metrics", "prepare_block", "run_local"]
 
@@ -125,6 +129,36 @@ def prepare_block(X, *, link, round_, what):
     X = check_array(X, accept_sparse="csr", dtype=(np.float64, np.float32),
                     ensure_min_samples=0)
     return check_count_rows(X, link=link, round_=round_, what=what)
+
+
+def count_blocks(X, *, sampler, link, round_, what):
+    """A dask array of counts as :class:`~skdgm._core.blocks.RowBlocks`: every block
+    checked (:func:`prepare_block`) and summarised (:func:`block_summary`) where it
+    lives, on the active ``dask.distributed`` client's workers if there is one."""
+    if sampler == "gibbs":
+        raise ValueError(
+            f"{what}(sampler='gibbs') keeps every document's hidden units between "
+            f"sweeps and cannot train on a dask array; use a stochastic-gradient "
+            f"sampler ('tlasgr', 'tlfsgr', 'sgrld') or compute the array first")
+    blocks = RowBlocks(X, partial(prepare_block, link=link, round_=round_, what=what),
+                       block_summary, client=active_client())
+    total = sum(t for _, _, t in blocks.summaries)
+    if link == "poisson" and total > MAX_TOTAL_COUNT:
+        raise ValueError(
+            f"{what} can only represent counts summing to at most {MAX_TOTAL_COUNT} "
+            f"({COUNT_LIMIT}); they sum to {total:.0f}. Larger counts would wrap around "
+            f"in the sampler's integers.")
+    return blocks
+
+
+def add_lengths(values, counts, X):
+    """The histogram of document lengths ``(values, counts)`` with ``X``'s documents added
+    (a :class:`~skdgm._core.blocks.RowBlocks`' from its blocks' histograms)."""
+    if not isinstance(X, RowBlocks):
+        return merge_lengths(values, counts, np.asarray(X.sum(axis=1)).ravel())
+    for v, c, _ in X.summaries:
+        values, counts = merge_histograms(values, counts, v, c)
+    return values, counts
 
 
 def block_summary(X):
