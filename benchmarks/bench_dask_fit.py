@@ -13,7 +13,10 @@ Three parts, one run:
    duplicates, a speed figure only), 4 row blocks each *loaded on a worker* (the
    client never holds the corpus): wall-clock time of one ``fit`` pass on a
    ``LocalCluster`` of 1 and of 2 worker processes, one thread each, alternated,
-   medians; both must fit identical topics.
+   medians; both must fit identical topics. A control runs the same 1 vs 2
+   workers on tasks of pure CPU: on a shared host it says what speed-up a second
+   worker process could get at all (on this project's machine, whose CPU is shared
+   between sessions, adding a process did not always add CPU).
 3. **Napkin constants**, measured in this process (CPU seconds, one thread): the
    local step's cost per document, the client's global step per update, the bytes
    of the global parameters scattered per update and of one block's statistics
@@ -110,6 +113,8 @@ def speed(home, V, args):
                   random_state=0)
     times = {1: [], 2: []}
     client_cpu = {1: [], 2: []}
+    workers_cpu = {1: [], 2: []}
+    ctrl = {1: [], 2: []}
     ref = None
     identical = True
     clusters = {w: distributed.LocalCluster(n_workers=w, threads_per_worker=1, processes=True,
@@ -120,19 +125,26 @@ def speed(home, V, args):
                 DeepLDA(**dict(params, batch_size=100)).fit(Xd[:200])
         for rep in range(args.repeats):
             for w in ((1, 2) if rep % 2 == 0 else (2, 1)):
-                with distributed.Client(clusters[w]):
+                with distributed.Client(clusters[w]) as client:
+                    wc = worker_cpu(client)
                     t, c = time.perf_counter(), time.process_time()
                     est = DeepLDA(**params).fit(Xd)
                     wall, cpu = time.perf_counter() - t, time.process_time() - c
+                    wc = worker_cpu(client) - wc
                 times[w].append(wall)
                 client_cpu[w].append(cpu)
+                workers_cpu[w].append(wc)
                 topics = [p.copy() for p in est.topics_]
                 if ref is None:
                     ref = topics
                 else:
                     identical &= all(np.array_equal(x, y) for x, y in zip(ref, topics))
                 print(f"  repeat {rep}  {w} worker(s)  fit {wall:7.2f} s wall  "
-                      f"(client process {cpu:5.2f} CPU-s)", flush=True)
+                      f"(client process {cpu:5.2f} CPU-s, workers {wc:6.2f} CPU-s)", flush=True)
+            for w, sec in control(clusters).items():
+                ctrl[w].append(sec)
+            print(f"  repeat {rep}  control (8 tasks of 0.5 CPU-s): 1 worker "
+                  f"{ctrl[1][-1]:.2f} s, 2 workers {ctrl[2][-1]:.2f} s wall", flush=True)
         rt = round_trip(clusters[2])
     finally:
         for cluster in clusters.values():
@@ -140,14 +152,53 @@ def speed(home, V, args):
     m1, m2 = statistics.median(times[1]), statistics.median(times[2])
     print(f"median fit: 1 worker {m1:.2f} s, 2 workers {m2:.2f} s: speed-up {m1 / m2:.2f}x "
           f"(goal >= 1.5x); topics identical across every fit: {identical}")
-    print(f"median client-process CPU per fit: 1 worker {statistics.median(client_cpu[1]):.2f} s, "
-          f"2 workers {statistics.median(client_cpu[2]):.2f} s")
+    c1, c2 = statistics.median(ctrl[1]), statistics.median(ctrl[2])
+    print(f"control, the same 1 vs 2 workers on pure CPU tasks: speed-up {c1 / c2:.2f}x "
+          f"(2.00x on two idle cores): the fit reached {(m1 / m2) / (c1 / c2):.0%} of what "
+          f"this host gave a second worker")
+    print(f"median CPU per fit: client process 1 worker "
+          f"{statistics.median(client_cpu[1]):.2f} s, 2 workers "
+          f"{statistics.median(client_cpu[2]):.2f} s; all workers 1 worker "
+          f"{statistics.median(workers_cpu[1]):.2f} s, 2 workers "
+          f"{statistics.median(workers_cpu[2]):.2f} s")
     print(f"load average after the runs: {os.getloadavg()[0]:.2f} (2 cores)\n", flush=True)
     return rt
 
 
 def _noop(x):
     return x
+
+
+def _burn(seconds):
+    """Spin for ``seconds`` of this process's CPU time (the control's task)."""
+    t = time.process_time()
+    x = 0
+    while time.process_time() - t < seconds:
+        x += 1
+    return x
+
+
+def _cpu():
+    return time.process_time()
+
+
+def worker_cpu(client):
+    """Total CPU seconds used so far by the cluster's worker processes."""
+    return sum(client.run(_cpu).values())
+
+
+def control(clusters, n_tasks=8, seconds=0.5):
+    """Wall seconds of ``n_tasks`` tasks of ``seconds`` CPU each, on each cluster: the
+    speed-up this host gives a second worker process at this moment."""
+    import distributed
+
+    out = {}
+    for w, cluster in clusters.items():
+        with distributed.Client(cluster) as client:
+            t = time.perf_counter()
+            client.gather(client.map(_burn, [seconds] * n_tasks, pure=False))
+            out[w] = time.perf_counter() - t
+    return out
 
 
 def round_trip(cluster, n=50):

@@ -93,6 +93,23 @@ def test_blocks_decide_the_answer_not_workers_or_client(thread_cluster):
     assert not _same(local, other)
 
 
+def _n_rows(block):
+    return block.shape[0]
+
+
+def test_blocks_are_spread_over_the_workers(thread_cluster):
+    Xd = _dask(_counts(), 45)              # 8 blocks
+    with distributed.Client(thread_cluster) as client:
+        blocks = RowBlocks(Xd, sp.csr_matrix, _n_rows, client=client)
+        holders = client.who_has(blocks._futures)
+        per_worker = {}
+        for f in blocks._futures:
+            (w,) = holders[f.key]
+            per_worker[w] = per_worker.get(w, 0) + 1
+        blocks.release()
+    assert sorted(per_worker.values()) == [4, 4]
+
+
 def test_dense_and_sparse_blocks_agree(thread_cluster):
     X = _counts()
     with distributed.Client(thread_cluster):

@@ -131,10 +131,19 @@ class RowBlocks:
         self.client = client
         self._prepare = prepare
         if client is not None:
-            raw = client.compute(list(X.to_delayed().ravel()))
-            # pure=False: every fit gets its own keys, released with this object
-            self._futures = client.map(prepare, raw, pure=False)
-            del raw   # the prepared blocks' lineage still reaches the source
+            # Spread the blocks round-robin over the workers present now: every
+            # update's tasks follow the blocks, so an even spread is what puts every
+            # worker to work on every update, whatever the scheduler's placement of
+            # root tasks would have made of the workers' load at this moment. A hint
+            # only: a block whose worker is gone is recomputed elsewhere.
+            workers = sorted(client.scheduler_info()["workers"])
+            self._futures = []
+            for b, block in enumerate(X.to_delayed().ravel()):
+                where = dict(workers=[workers[b % len(workers)]], allow_other_workers=True)
+                raw = client.compute(block, **where)
+                # pure=False: every fit gets its own keys, released with this object;
+                # the prepared block's lineage reaches the source through ``raw``
+                self._futures.append(client.submit(prepare, raw, pure=False, **where))
             both = client.gather(client.map(partial(_summary, summarize), self._futures,
                                             pure=False))
         else:
