@@ -23,10 +23,16 @@ Three parts, one run:
    returned, and the round trip of an empty task on the cluster. ``doc/scaling.rst``
    turns them into an estimate for 64 workers and 10M documents.
 
-Usage (about 10 minutes; run on a host as quiet as you can get)::
+``--overlap-only`` instead records Dask's task stream of one fit on 2 workers: the
+time both workers spent sampling at once, and the share of a core the tasks got.
+
+Usage (about 10 minutes on a quiet host, 20 on a loaded one; the second about 1)::
 
     SKDGM_DATA=../shared/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
         python benchmarks/bench_dask_fit.py > benchmarks/results/dask_fit.txt
+    SKDGM_DATA=../shared/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
+        python benchmarks/bench_dask_fit.py --overlap-only --docs 8000 \\
+        > benchmarks/results/dask_fit_overlap.txt
 """
 
 import argparse
@@ -214,6 +220,75 @@ def round_trip(cluster, n=50):
     return statistics.median(out)
 
 
+def _busy(intervals):
+    """Merged ``(start, stop)`` intervals."""
+    out = []
+    for a, b in sorted(intervals):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
+
+
+def _length(intervals):
+    return sum(b - a for a, b in intervals)
+
+
+def _intersect(x, y):
+    out, i, j = [], 0, 0
+    while i < len(x) and j < len(y):
+        a, b = max(x[i][0], y[j][0]), min(x[i][1], y[j][1])
+        if a < b:
+            out.append((a, b))
+        if x[i][1] < y[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def overlap(home, V, args):
+    """Do the two workers sample at the same time? Dask's task stream of one fit."""
+    import distributed
+    from skdgm import DeepLDA
+
+    print("## Overlap: when do the 2 workers run their local steps? (Dask's task stream)")
+    print(f"{args.docs} documents (20News train tiled), {args.blocks} blocks; "
+          f"DeepLDA(n_components={args.speed_k}, batch_size={args.batch_size}, n_iter=1)")
+    Xd = tiled_dask(home, args.docs, args.blocks, V)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        DeepLDA(**dict(n_components=args.speed_k, batch_size=100, n_iter=1)).fit(Xd[:200])
+        wc = worker_cpu(client)
+        with distributed.get_task_stream(client) as ts:
+            t = time.perf_counter()
+            DeepLDA(n_components=args.speed_k, batch_size=args.batch_size, n_iter=1,
+                    random_state=0).fit(Xd)
+            wall = time.perf_counter() - t
+        wc = worker_cpu(client) - wc
+    per_worker = {}
+    n_tasks = 0
+    for rec in ts.data:
+        if "_on_rows" not in str(rec["key"]):
+            continue
+        n_tasks += 1
+        for ss in rec["startstops"]:
+            if ss["action"] == "compute":
+                per_worker.setdefault(rec["worker"], []).append((ss["start"], ss["stop"]))
+    busy = [_busy(v) for v in per_worker.values()]
+    any_busy = _length(_busy([iv for b in busy for iv in b]))
+    both = _length(_intersect(*busy)) if len(busy) == 2 else 0.0
+    task_wall = sum(_length(b) for b in busy)
+    print(f"fit {wall:.2f} s wall; {n_tasks} local-step tasks on {len(busy)} workers, "
+          f"{task_wall:.2f} s of task wall time for {wc:.2f} CPU-s of the workers "
+          f"(the tasks got {wc / task_wall:.0%} of a core while running)")
+    print(f"some worker sampling {any_busy:.2f} s ({any_busy / wall:.0%} of the fit); both at "
+          f"once {both:.2f} s ({both / any_busy:.0%} of that)")
+    print(f"load average: {os.getloadavg()[0]:.2f} (2 cores)\n", flush=True)
+
+
 def napkin(d, args, rt):
     from skdgm import DeepLDA
     from skdgm.deep_lda import _global, _train
@@ -271,6 +346,8 @@ def main():
     p.add_argument("--quality-k", type=int, default=64)
     p.add_argument("--speed-k", type=int, nargs="+", default=[128, 64, 32])
     p.add_argument("--skip-quality", action="store_true")
+    p.add_argument("--overlap-only", action="store_true",
+                   help="only the task stream of one fit on 2 workers (dask_fit_overlap.txt)")
     args = p.parse_args()
     args.speed_k = tuple(args.speed_k)
     warnings.simplefilter("ignore", UserWarning)
@@ -279,6 +356,9 @@ def main():
     from skdgm.datasets import fetch_20newsgroups_bow
 
     d = fetch_20newsgroups_bow(data_home=home)
+    if args.overlap_only:
+        overlap(str(home), d.train.shape[1], args)
+        return
     if not args.skip_quality:
         quality(d, args)
     rt = speed(str(home), d.train.shape[1], args)
