@@ -26,10 +26,14 @@ Three parts, one run:
 ``--overlap-only`` instead records Dask's task stream of one fit on 2 workers: the
 time both workers spent sampling at once, and the share of a core the tasks got.
 
-Usage (about 10 minutes on a quiet host, 20 on a loaded one; the second about 1)::
+Usage (about 10 minutes on a quiet host, 20 on a loaded one; the speed part alone,
+``--skip-quality``, about two thirds of that; the overlap about 1)::
 
     SKDGM_DATA=../shared/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
         python benchmarks/bench_dask_fit.py > benchmarks/results/dask_fit.txt
+    SKDGM_DATA=../shared/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
+        python benchmarks/bench_dask_fit.py --skip-quality \\
+        > benchmarks/results/dask_fit_speed.txt
     SKDGM_DATA=../shared/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
         python benchmarks/bench_dask_fit.py --overlap-only --docs 8000 \\
         > benchmarks/results/dask_fit_overlap.txt
@@ -322,7 +326,7 @@ def napkin(d, args, rt):
     print(f"local step: {local_s:.3f} CPU-s for {share} documents = "
           f"{1e3 * local_s / share:.3f} ms per document (K = {args.speed_k}, V = {V})")
     print(f"global step on the client: {1e3 * global_s:.1f} ms per update")
-    print(f"bytes per update: global parameters scattered {glob_b / 1e6:.2f} MB (to each "
+    print(f"bytes per update: global parameters sent {glob_b / 1e6:.2f} MB (to each "
           f"worker), one block's statistics returned {stats_b / 1e6:.2f} MB "
           f"({part['words'].size} distinct words of {share} documents)")
     print(f"round trip of an empty task on the 2-worker cluster: {1e3 * rt:.1f} ms (median "

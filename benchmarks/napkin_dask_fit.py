@@ -1,16 +1,17 @@
 """A paper-on-napkin estimate of DeepLDA on 64 Dask workers and 10M documents (issue 28).
 
-Reads the constants that ``bench_dask_fit.py`` measured (``results/dask_fit.txt``: the
+Reads the constants that ``bench_dask_fit.py`` measured (``results/dask_fit_speed.txt``: the
 local step's CPU per document, the client's global step per update, the bytes of the
 global parameters and of one block's statistics, the round trip of an empty task)
 and prices one pass over ``--docs`` documents with ``--workers`` workers, each
 sampling ``--per-worker`` documents per update, against one core alone in
 minibatches of 200. Assumptions, printed with the result: every link carries
-``--bandwidth`` bytes per second; the global parameters leave the client once per
-update and the workers copy them among themselves (Dask's ``scatter(broadcast=True)``
-replicates between workers), ``log2(workers)`` rounds; every block's statistics come
-back to the client (no tree reduction), one after the other on its link; a worker's
-local step is the measured one-core figure.
+``--bandwidth`` bytes per second; the global parameters go once per update from the
+client through the scheduler to one worker (a task of their own, so that a lost
+worker's copy is recomputed), and every other worker fetches them from that one,
+one after the other on its link; every block's statistics come back to the client
+(no tree reduction), one after the other on its link; a worker's local step is the
+measured one-core figure.
 
 Usage (instant)::
 
@@ -37,7 +38,7 @@ def constants(text):
     return {
         "ms_per_doc": grab(r"= ([0-9.]+) ms per document"),
         "global_ms": grab(r"global step on the client: ([0-9.]+) ms per update"),
-        "globals_mb": grab(r"global parameters scattered ([0-9.]+) MB"),
+        "globals_mb": grab(r"global parameters (?:scattered|sent) ([0-9.]+) MB"),
         "stats_mb": grab(r"statistics returned ([0-9.]+) MB"),
         "round_trip_ms": grab(r"empty task on the 2-worker cluster: ([0-9.]+) ms"),
     }
@@ -45,7 +46,7 @@ def constants(text):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--results", default=str(RESULTS / "dask_fit.txt"))
+    p.add_argument("--results", default=str(RESULTS / "dask_fit_speed.txt"))
     p.add_argument("--docs", type=float, default=10e6)
     p.add_argument("--workers", type=int, default=64)
     p.add_argument("--per-worker", type=int, nargs="+", default=[500, 2000])
@@ -66,7 +67,7 @@ def main():
         batch = b * W
         updates = math.ceil(args.docs / batch)
         local = b * c["ms_per_doc"] / 1e3
-        out = c["globals_mb"] * 1e6 / args.bandwidth * (1 + math.ceil(math.log2(W)))
+        out = c["globals_mb"] * 1e6 / args.bandwidth * (W + 1)
         back = W * c["stats_mb"] * 1e6 / args.bandwidth
         per = local + c["global_ms"] / 1e3 + c["round_trip_ms"] / 1e3 + out + back
         total = updates * per

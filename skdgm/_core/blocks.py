@@ -7,7 +7,7 @@ parameters). :class:`RowBlocks` runs the per-row part block by block:
 * with an active ``dask.distributed`` client, the blocks are prepared (validated,
   converted) once on the workers and persisted there; every minibatch submits one
   task per block holding some of its rows, on that block's future, with the
-  global parameters scattered once per update; only the tasks' sums come back
+  global parameters sent once per update; only the tasks' sums come back
   (the shape of Spark MLlib's online LDA: a local step per partition, the
   statistics aggregated, one global update on the driver);
 * without a client, each block's rows of the minibatch are computed locally with
@@ -89,6 +89,10 @@ def _nnz(block):
 
 def _summary(summarize, block):
     return _nnz(block), summarize(block)
+
+
+def _identity(x):
+    return x
 
 
 def _select(block, rows):
@@ -193,8 +197,8 @@ class RowBlocks:
         rows : slice or ndarray
             The rows (increasing), as :meth:`split` takes them.
         shared : object
-            Read-only arguments of every task (the global parameters): scattered
-            to the workers once per call.
+            Read-only arguments of every task (the global parameters): sent to
+            the cluster once per call, as a task whose result the block tasks read.
         extras : callable
             ``extras(parts) -> list``: one argument per block of
             ``parts = split(rows)`` (e.g. its random seeds), in the same order.
@@ -209,7 +213,11 @@ class RowBlocks:
         if self.client is None:
             return [func(self._local_rows(b, r), shared, e) for (b, r), e in zip(parts, extra)]
         client = self.client
-        [shared_f] = client.scatter([shared], broadcast=True, hash=False)
+        # The shared arguments enter the graph as a task of their own rather than by
+        # scatter: a worker lost between two updates made the next scatter fail
+        # (CommClosedError), whereas a task's result is recomputed by the scheduler
+        # like any other. The block tasks fetch it from the worker that holds it.
+        shared_f = client.submit(_identity, shared, pure=False)
         futs = [client.submit(_on_rows, func, self._futures[b], r, shared_f, e, pure=False)
                 for (b, r), e in zip(parts, extra)]
         return client.gather(futs)
