@@ -19,7 +19,7 @@ Three parts, one run:
    between sessions, adding a process did not always add CPU).
 3. **Napkin constants**, measured in this process (CPU seconds, one thread): the
    local step's cost per document, the client's global step per update, the bytes
-   of the global parameters scattered per update and of one block's statistics
+   of the global parameters sent per update and of one block's statistics
    returned, and the round trip of an empty task on the cluster. ``doc/scaling.rst``
    turns them into an estimate for 64 workers and 10M documents.
 
