@@ -143,7 +143,8 @@ class RowBlocks:
             workers = sorted(client.scheduler_info()["workers"])
             self._futures = []
             for b, block in enumerate(X.to_delayed().ravel()):
-                where = dict(workers=[workers[b % len(workers)]], allow_other_workers=True)
+                where = (dict(workers=[workers[b % len(workers)]], allow_other_workers=True)
+                         if workers else {})    # no worker yet: the scheduler waits for one
                 raw = client.compute(block, **where)
                 # pure=False: every fit gets its own keys, released with this object;
                 # the prepared block's lineage reaches the source through ``raw``
