@@ -10,16 +10,16 @@ import scipy.sparse as sp
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
 from sklearn.utils._param_validation import Interval
 from sklearn.utils._set_output import _get_output_config
-from sklearn.utils.validation import check_is_fitted, check_non_negative
+from sklearn.utils.validation import check_is_fitted
 
-from .._core.base import (BaseGenerativeModel, check_binary, check_counts,
-                          float_dtype as _float_dtype)
+from .._core.base import BaseGenerativeModel, float_dtype as _float_dtype
+from .._core.blocks import RowSelection, check_dask_rows, is_dask_array
 from .._core.chains import chain_pool
 from .._core.interop import InferenceDataMixin
 from .._core.posterior import check_missing, check_n_sweeps
 from .._core.random import as_generator, check_seed_sequence, seed_for
 from . import _evaluate, _generate, _gibbs, _global, _train
-from ._local import MAX_TOTAL_COUNT, merge_chunks, round_counts
+from ._local import MAX_TOTAL_COUNT, merge_chunks
 from ._defaults import OPTION_READS, PARAMETER_CONSTRAINTS, resolve_n_iter, step_schedule
 from ._evaluate import PassLog
 from ._posterior import inference_arrays, theta_moments
@@ -210,16 +210,8 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, TopicsMixin, InferenceDataMixin,
         # (a rejected training input leaves no trace: fit and partial_fit restore
         # the estimator's state on any exception)
         X = self._validate_input(X, reset=reset, accept_sparse="csr")
-        if self.round_counts:
-            X = round_counts(X)
-        what = type(self).__name__
-        check_non_negative(X, f"{what} (counts must be non-negative integers)")
-        if self.link == "bernoulli":
-            check_binary(X, what=f"{what}(link='bernoulli')")
-        else:
-            check_counts(X, what=what, max_total=MAX_TOTAL_COUNT, limit_name="2**63 - 1, "
-                         "the largest int64, the type its samplers count in")
-        return sp.csr_matrix(X, dtype=np.float64)
+        return _train.check_count_rows(X, link=self.link, round_=self.round_counts,
+                                       what=type(self).__name__)
 
     def _sweeps(self):
         """Local sweeps (burn-in, collected) per minibatch and in transform / score."""
@@ -270,8 +262,13 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, TopicsMixin, InferenceDataMixin,
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
             Word counts (non-negative integers), or 0/1 for ``link="bernoulli"``.
+            A ``dask.array.Array`` chunked by rows (dense or CSR blocks) is never
+            gathered: its blocks are checked where they live and each minibatch's
+            local sampling runs block by block, on the workers holding the rows
+            when a ``dask.distributed`` client is active (see
+            :ref:`dask_array_fit`; not with ``sampler="gibbs"``).
         y : Ignored
 
         Returns
@@ -318,8 +315,10 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, TopicsMixin, InferenceDataMixin,
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The next documents' word counts (or 0/1 for ``link="bernoulli"``).
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            The next documents' word counts (or 0/1 for ``link="bernoulli"``); a
+            dask array chunked by rows is trained on where its blocks live, as in
+            :meth:`fit`.
         y : Ignored
 
         Returns
@@ -359,6 +358,10 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, TopicsMixin, InferenceDataMixin,
         return hasattr(self, "topics_")
 
     def _validate_training_data(self, X, *, reset):
+        if is_dask_array(X):    # checked where its blocks live, never gathered
+            check_dask_rows(self, X, reset=reset)
+            return _train.count_blocks(X, sampler=self.sampler, link=self.link,
+                                       round_=self.round_counts, what=type(self).__name__)
         X = self._check_X(X, reset=reset)
         if not reset:
             self._check_partial_fit_features(X)
@@ -398,8 +401,8 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, TopicsMixin, InferenceDataMixin,
         self._log_pass(log)
 
     def _record_lengths(self, X):
-        self._length_values, self._length_counts = _generate.merge_lengths(
-            self._length_values, self._length_counts, np.asarray(X.sum(axis=1)).ravel())
+        self._length_values, self._length_counts = _train.add_lengths(
+            self._length_values, self._length_counts, X)
 
     def _update(self, X, total, log):
         """Alg. 1 on one minibatch: local sampling, then every global update."""
@@ -411,9 +414,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, TopicsMixin, InferenceDataMixin,
             X, total, self.topics_, self.r_, self._sg_state, self._gibbs_state,
             sampler=self.sampler, eps=eps, etas=self._etas_, gamma0=self.gamma0, c0=self.c0,
             rng=self._rng, gibbs_step=self._gibbs_update,
-            local_stats=lambda X, phis, r: self._merge(self._local(
-                X, self._train_seed, phis, r, n_burn=burn, n_collect=coll,
-                collect_topics=True)))
+            local_stats=partial(self._local_stats, n_burn=burn, n_collect=coll))
         self.topics_, self.r_ = new_phis, new_r
         self._sg_state, self._gibbs_state = sg_state, gibbs_state
         self.learning_rates_ = rates
@@ -421,6 +422,15 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, TopicsMixin, InferenceDataMixin,
                                              self.posterior_thin, self._t, new_phis, new_r)
         self.n_updates_ += 1
         log.add(ll, nw, eps, rates[:len(new_phis)])
+
+    def _local_stats(self, X, phis, r, *, n_burn, n_collect):
+        """A minibatch's merged local statistics; a dask array's are formed block by block."""
+        if not isinstance(X, RowSelection):
+            return self._merge(self._local(X, self._train_seed, phis, r, n_burn=n_burn,
+                                           n_collect=n_collect, collect_topics=True))
+        return _train.blocks_local_stats(X, self._train_seed, phis, r, chunk_docs=_CHUNK_DOCS,
+                                         n_burn=n_burn, n_collect=n_collect, a0=self.a0,
+                                         b0=self.b0, e0=self.e0, f0=self.f0, link=self.link)
 
     def _gibbs_update(self, X, phis, r):
         """One batch Gibbs sweep over ``X`` (the documents' hidden units are kept)."""

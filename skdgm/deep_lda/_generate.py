@@ -24,6 +24,7 @@ import numbers
 import numpy as np
 
 __all__ = [
+    "merge_histograms",
     "merge_lengths",
     "sample_lengths",
     "sample_word_probabilities",
@@ -48,8 +49,13 @@ def merge_lengths(values, counts, lengths):
     for text however long the stream.
     """
     v, c = np.unique(np.asarray(lengths, dtype=np.int64), return_counts=True)
-    allv = np.concatenate([values, v])
-    allc = np.concatenate([counts, c])
+    return merge_histograms(values, counts, v, c)
+
+
+def merge_histograms(values, counts, more_values, more_counts):
+    """Two histograms ``(values, counts)`` of lengths added into one (sorted distinct values)."""
+    allv = np.concatenate([values, more_values])
+    allc = np.concatenate([counts, more_counts])
     out_v, inv = np.unique(allv, return_inverse=True)
     return out_v, np.bincount(inv, weights=allc, minlength=out_v.size).astype(np.int64)
 

@@ -12,17 +12,30 @@ hyper-parameters and explicit seeds or generators, never the estimator.
 
 import math
 from collections import deque
+from functools import partial
 
 import numpy as np
 
-from .._core.base import DIVERGENCE_BOUND, check_finite_params, iter_minibatches
+import scipy.sparse as sp
+from sklearn.utils.validation import check_array, check_non_negative
+
+from .._core.base import (DIVERGENCE_BOUND, check_binary, check_counts, check_finite_params,
+                          iter_minibatches)
+from .._core.blocks import RowBlocks, active_client
 from .._core.chains import even_chunks, run_chains
 from .._core.random import as_generator, seed_for
 from . import _global
-from ._local import local_task
+from ._generate import merge_histograms, merge_lengths
+from ._local import MAX_TOTAL_COUNT, local_task, merge_chunks, round_counts
 
-__all__ = ["chain_mapper", "divergence_parts", "global_update", "initial_state",
-           "keep_sample", "minibatches", "pass_metrics", "run_local"]
+#: How the count-limit messages name ``MAX_TOTAL_COUNT``.
+COUNT_LIMIT = "2**63 - 1, the largest int64, the type its samplers count in"
+
+__all__ = ["add_lengths", "block_stats", "block_summary", "blocks_local_stats", "chain_mapper",
+           "check_count_rows", "chunk_layout", "combine_block_stats", "count_blocks",
+           "divergence_parts",
+           "global_update", "initial_state", "keep_sample", "local_kwargs", "minibatches",
+           "pass_metrics", "prepare_block", "run_local"]
 
 # Multiplicative EM steps that start each document's local chain near its
 # words' topics (see _local.upward_downward): a few sweeps of burn-in then suffice.
@@ -64,17 +77,155 @@ def run_local(X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics, a0, b0
     results : list of dict
         One :func:`skdgm.deep_lda._local.upward_downward` result per chunk.
     """
-    n = X.shape[0]
-    chunks = even_chunks(n, math.ceil(n / chunk_docs))
+    chunks = chunk_layout(X.shape[0], chunk_docs)
     tasks = [X[sl] for sl in chunks] if thetas is None else \
         [(X[sl], th) for sl, th in zip(chunks, thetas)]
     seeds = seed_seq.spawn(len(tasks))
     return run_chains(
-        local_task, tasks, seeds=seeds, n_jobs=n_jobs, phis=phis, r=r,
-        a0=a0, b0=b0, e0=e0, f0=f0, n_burn=n_burn,
-        n_collect=n_collect, link=link, collect_topics=collect_topics,
-        compact_words=True, em_steps=EM_STEPS,
-    )
+        local_task, tasks, seeds=seeds, n_jobs=n_jobs,
+        **local_kwargs(phis, r, n_burn=n_burn, n_collect=n_collect,
+                       collect_topics=collect_topics, a0=a0, b0=b0, e0=e0, f0=f0, link=link))
+
+
+def chunk_layout(n_docs, chunk_docs):
+    """The local sampler's tasks over ``n_docs`` documents: near-equal slices of
+    about ``chunk_docs``, a layout that depends on nothing else."""
+    return even_chunks(n_docs, math.ceil(n_docs / chunk_docs))
+
+
+def local_kwargs(phis, r, *, n_burn, n_collect, collect_topics, a0, b0, e0, f0, link):
+    """The keyword arguments of every :func:`~._local.local_task` of a local run."""
+    return dict(phis=phis, r=r, a0=a0, b0=b0, e0=e0, f0=f0, n_burn=n_burn,
+                n_collect=n_collect, link=link, collect_topics=collect_topics,
+                compact_words=True, em_steps=EM_STEPS)
+
+
+# ----------------------------------------------------------------- dask blocks
+# A dask array's minibatch is sampled where its rows live (skdgm._core.blocks):
+# every block holding some of the minibatch's rows runs the local sampler on them
+# in the chunks run_local would cut, with seeds spawned in block order, and
+# returns only the sums the global update reads.
+
+def check_count_rows(X, *, link, round_, what):
+    """Validated counts (after scikit-learn's array checks) as float64 CSR.
+
+    ``round_`` rounds first (``round_counts=True``); then the counts must be
+    non-negative integers (0/1 for ``link="bernoulli"``), with a clear
+    ``ValueError`` naming the problem otherwise.
+    """
+    if round_:
+        X = round_counts(X)
+    check_non_negative(X, f"{what} (counts must be non-negative integers)")
+    if link == "bernoulli":
+        check_binary(X, what=f"{what}(link='bernoulli')")
+    else:
+        check_counts(X, what=what, max_total=MAX_TOTAL_COUNT, limit_name=COUNT_LIMIT)
+    return sp.csr_matrix(X, dtype=np.float64)
+
+
+def prepare_block(X, *, link, round_, what):
+    """One block of a dask array, checked where it lives: :func:`check_count_rows`
+    after the array checks ``fit`` makes on in-memory input (finite, numeric)."""
+    X = check_array(X, accept_sparse="csr", dtype=(np.float64, np.float32),
+                    ensure_min_samples=0)
+    return check_count_rows(X, link=link, round_=round_, what=what)
+
+
+def count_blocks(X, *, sampler, link, round_, what):
+    """A dask array of counts as :class:`~skdgm._core.blocks.RowBlocks`: every block
+    checked (:func:`prepare_block`) and summarised (:func:`block_summary`) where it
+    lives, on the active ``dask.distributed`` client's workers if there is one."""
+    if sampler == "gibbs":
+        raise ValueError(
+            f"{what}(sampler='gibbs') keeps every document's hidden units between "
+            f"sweeps and cannot train on a dask array; use a stochastic-gradient "
+            f"sampler ('tlasgr', 'tlfsgr', 'sgrld') or compute the array first")
+    blocks = RowBlocks(X, partial(prepare_block, link=link, round_=round_, what=what),
+                       block_summary, client=active_client())
+    total = sum(t for _, _, t in blocks.summaries)
+    if link == "poisson" and total > MAX_TOTAL_COUNT:
+        raise ValueError(
+            f"{what} can only represent counts summing to at most {MAX_TOTAL_COUNT} "
+            f"({COUNT_LIMIT}); they sum to {total:.0f}. Larger counts would wrap around "
+            f"in the sampler's integers.")
+    return blocks
+
+
+def add_lengths(values, counts, X):
+    """The histogram of document lengths ``(values, counts)`` with ``X``'s documents added
+    (a :class:`~skdgm._core.blocks.RowBlocks`' from its blocks' histograms)."""
+    if not isinstance(X, RowBlocks):
+        return merge_lengths(values, counts, np.asarray(X.sum(axis=1)).ravel())
+    for v, c, _ in X.summaries:
+        values, counts = merge_histograms(values, counts, v, c)
+    return values, counts
+
+
+def block_summary(X):
+    """What the client keeps of a prepared block: its documents' lengths as a
+    histogram ``(values, counts)``, and its total count."""
+    lengths = np.asarray(X.sum(axis=1), dtype=np.int64).ravel()
+    values, counts = np.unique(lengths, return_counts=True)
+    return values, counts.astype(np.int64), float(X.sum())
+
+
+def block_stats(X, shared, seeds):
+    """The local step on one block's rows of a minibatch, reduced to the update's sums.
+
+    ``X`` is cut as :func:`run_local` cuts a minibatch (:func:`chunk_layout`),
+    one seed per chunk; the result holds the layer-1 topic counts of the words
+    present only (``words``, ``first``), the upper layers' counts, the top
+    tables, ``q`` and the own-words log-likelihood: O(parameters) bytes.
+    """
+    kwargs = shared["kwargs"]
+    chunks = chunk_layout(X.shape[0], shared["chunk_docs"])
+    results = [local_task(X[sl], as_generator(seed), **kwargs)
+               for sl, seed in zip(chunks, seeds)]
+    merged = merge_chunks(results, X.shape[1])
+    first = merged["topic_counts"][0]
+    words = np.flatnonzero(first.any(axis=1))
+    return {"words": words, "first": first[words], "upper": merged["topic_counts"][1:],
+            "top_tables": merged["top_tables"], "q_top": merged["q_top"],
+            "loglik": merged["loglik"], "n_words": merged["n_words"]}
+
+
+def combine_block_stats(parts, n_features, n_first):
+    """The minibatch's statistics (as :func:`~._local.merge_chunks` gives them for
+    the global update) from its blocks' :func:`block_stats`, summed in block order."""
+    first = np.zeros((n_features, n_first))
+    for p in parts:
+        first[p["words"]] += p["first"]
+    L = 1 + len(parts[0]["upper"])
+    return {
+        "topic_counts": [first] + [sum(p["upper"][l - 1] for p in parts) for l in range(1, L)],
+        "top_tables": sum(p["top_tables"] for p in parts),
+        "q_top": float(sum(p["q_top"] for p in parts)),
+        "loglik": float(sum(p["loglik"] for p in parts)),
+        "n_words": float(sum(p["n_words"] for p in parts)),
+    }
+
+
+def blocks_local_stats(selection, seed_seq, phis, r, *, chunk_docs, **kwargs):
+    """The merged local statistics of a minibatch of a dask array (a
+    :class:`skdgm._core.blocks.RowSelection`), computed block by block.
+
+    One seed per chunk, spawned from ``seed_seq`` in block order: a minibatch held
+    by one block gets exactly the chunks and streams of :func:`run_local`.
+    """
+    def seeds_per_block(parts):
+        sizes = [len(chunk_layout(_n_rows(rows), chunk_docs)) for _, rows in parts]
+        seeds = seed_seq.spawn(sum(sizes))
+        bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+        return [seeds[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
+
+    shared = {"kwargs": local_kwargs(phis, r, collect_topics=True, **kwargs),
+              "chunk_docs": chunk_docs}
+    parts = selection.map(block_stats, shared, seeds_per_block)
+    return combine_block_stats(parts, phis[0].shape[0], phis[0].shape[1])
+
+
+def _n_rows(rows):
+    return rows.stop - rows.start if isinstance(rows, slice) else len(rows)
 
 
 def chain_mapper(seed_seq, n_jobs=None):

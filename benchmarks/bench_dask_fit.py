@@ -1,0 +1,373 @@
+"""DeepLDA trained data-parallel on a Dask cluster, the rows staying on the workers (issue 28).
+
+Three parts, one run:
+
+1. **Quality.** The paper's 20News split (11,284 training documents, held-out
+   perplexity on the test split): the in-memory ``fit`` against ``fit`` of the same
+   rows as a dask array of 8 row blocks, three seeds each. With blocks, a
+   minibatch's documents are sampled block by block (another chunk layout, so
+   another chain of the same sampler); the blocks path gives the same fit with or
+   without a client and for any number of workers (tests/test_dask_blocks.py), so it
+   runs here without one.
+2. **Speed.** About 50k documents (the 20News training set tiled 4.43 times:
+   duplicates, a speed figure only), 4 row blocks each *loaded on a worker* (the
+   client never holds the corpus): wall-clock time of one ``fit`` pass on a
+   ``LocalCluster`` of 1 and of 2 worker processes, one thread each, alternated,
+   medians; both must fit identical topics. A control runs the same 1 vs 2
+   workers on tasks of pure CPU: on a shared host it says what speed-up a second
+   worker process could get at all (on this project's machine, whose CPU is shared
+   between sessions, adding a process did not always add CPU).
+3. **Napkin constants**, measured in this process (CPU seconds, one thread): the
+   local step's cost per document, the client's global step per update, the bytes
+   of the global parameters sent per update and of one block's statistics
+   returned, and the round trip of an empty task on the cluster. ``doc/scaling.rst``
+   turns them into an estimate for 64 workers and 10M documents.
+
+``--overlap-only`` instead records Dask's task stream of one fit on 2 workers: the
+time both workers spent sampling at once, and the share of a core the tasks got.
+
+Usage (about 10 minutes on a quiet host, 20 on a loaded one; the speed part alone,
+``--skip-quality``, about two thirds of that; the overlap about 1)::
+
+    SKDGM_DATA=../shared/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
+        python benchmarks/bench_dask_fit.py > benchmarks/results/dask_fit.txt
+    SKDGM_DATA=../shared/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
+        python benchmarks/bench_dask_fit.py --skip-quality \\
+        > benchmarks/results/dask_fit_speed.txt
+    SKDGM_DATA=../shared/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
+        python benchmarks/bench_dask_fit.py --overlap-only --docs 8000 \\
+        > benchmarks/results/dask_fit_overlap.txt
+"""
+
+import argparse
+import functools
+import os
+import pickle
+import statistics
+import sys
+import time
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _common  # noqa: E402
+from _common import header  # noqa: E402
+
+
+@functools.lru_cache(maxsize=1)
+def _train_corpus(home):
+    from skdgm.datasets import fetch_20newsgroups_bow
+
+    return fetch_20newsgroups_bow(data_home=home).train
+
+
+def _tiled_rows(home, start, stop):
+    """Rows ``start:stop`` of the training set tiled without end (runs on a worker)."""
+    train = _train_corpus(home)
+    idx = np.arange(start, stop) % train.shape[0]
+    return sp.csr_matrix(train[idx], dtype=np.float64)
+
+
+def tiled_dask(home, n_docs, n_blocks, V):
+    import dask
+    import dask.array as da
+
+    bounds = np.linspace(0, n_docs, n_blocks + 1).round().astype(int)
+    blocks = [da.from_delayed(dask.delayed(_tiled_rows)(home, int(a), int(b)),
+                              shape=(int(b - a), V), dtype=np.float64,
+                              meta=sp.csr_matrix((0, V)))
+              for a, b in zip(bounds[:-1], bounds[1:])]
+    return da.concatenate(blocks, axis=0)
+
+
+def quality(d, args):
+    import dask.array as da
+    from skdgm import DeepLDA
+
+    print("## 1. Quality: in-memory fit vs the same rows as 8 dask blocks")
+    print(f"20News train {d.train.shape[0]} documents, K = {args.quality_k}, "
+          f"n_iter='auto', batch_size=200, defaults otherwise; held-out perplexity on "
+          f"the {d.test_observed.shape[0]} test documents (perplexity() defaults)")
+    rows = -(-d.train.shape[0] // 8)
+    Xd = da.from_array(d.train, chunks=(rows, d.train.shape[1]), asarray=False)
+    res = {"in-memory": [], "dask 8 blocks": []}
+    for seed in range(args.seeds):
+        for name, X in (("in-memory", d.train), ("dask 8 blocks", Xd)):
+            est = DeepLDA(n_components=args.quality_k, random_state=seed)
+            t = time.process_time()
+            est.fit(X)
+            fit_s = time.process_time() - t
+            ppl = est.perplexity(d.test_observed, d.test_heldout)
+            res[name].append(ppl)
+            print(f"  seed {seed}  {name:14s} perplexity {ppl:8.2f}  fit {fit_s:6.1f} CPU-s"
+                  f"  passes {est.n_iter_}  updates {est.n_updates_}", flush=True)
+    a, b = np.mean(res["in-memory"]), np.mean(res["dask 8 blocks"])
+    spread = max(res["in-memory"]) - min(res["in-memory"])
+    print(f"mean in-memory {a:.2f}, mean dask {b:.2f}: dask / in-memory = {b / a:.4f} "
+          f"({100 * (b / a - 1):+.2f} %); in-memory seed-to-seed range {spread:.2f} "
+          f"({100 * spread / a:.2f} %)\n", flush=True)
+
+
+def speed(home, V, args):
+    import distributed
+    from skdgm import DeepLDA
+
+    print("## 2. Speed: LocalCluster, 1 vs 2 worker processes (1 thread each)")
+    print(f"{args.docs} documents (20News train tiled), {args.blocks} blocks loaded on the "
+          f"workers; DeepLDA(n_components={args.speed_k}, batch_size={args.batch_size}, "
+          f"n_iter=1): {-(-args.docs // args.batch_size)} updates")
+    Xd = tiled_dask(home, args.docs, args.blocks, V)
+    params = dict(n_components=args.speed_k, batch_size=args.batch_size, n_iter=1,
+                  random_state=0)
+    times = {1: [], 2: []}
+    client_cpu = {1: [], 2: []}
+    workers_cpu = {1: [], 2: []}
+    ctrl = {1: [], 2: []}
+    ref = None
+    identical = True
+    clusters = {w: distributed.LocalCluster(n_workers=w, threads_per_worker=1, processes=True,
+                                            dashboard_address=None) for w in (1, 2)}
+    try:
+        for w, cluster in clusters.items():      # warm-up: imports on the workers
+            with distributed.Client(cluster):
+                DeepLDA(**dict(params, batch_size=100)).fit(Xd[:200])
+        for rep in range(args.repeats):
+            for w in ((1, 2) if rep % 2 == 0 else (2, 1)):
+                with distributed.Client(clusters[w]) as client:
+                    wc = worker_cpu(client)
+                    t, c = time.perf_counter(), time.process_time()
+                    est = DeepLDA(**params).fit(Xd)
+                    wall, cpu = time.perf_counter() - t, time.process_time() - c
+                    wc = worker_cpu(client) - wc
+                times[w].append(wall)
+                client_cpu[w].append(cpu)
+                workers_cpu[w].append(wc)
+                topics = [p.copy() for p in est.topics_]
+                if ref is None:
+                    ref = topics
+                else:
+                    identical &= all(np.array_equal(x, y) for x, y in zip(ref, topics))
+                print(f"  repeat {rep}  {w} worker(s)  fit {wall:7.2f} s wall  "
+                      f"(client process {cpu:5.2f} CPU-s, workers {wc:6.2f} CPU-s)", flush=True)
+            for w, sec in control(clusters).items():
+                ctrl[w].append(sec)
+            print(f"  repeat {rep}  control (8 tasks of 0.5 CPU-s): 1 worker "
+                  f"{ctrl[1][-1]:.2f} s, 2 workers {ctrl[2][-1]:.2f} s wall", flush=True)
+        rt = round_trip(clusters[2])
+    finally:
+        for cluster in clusters.values():
+            cluster.close()
+    m1, m2 = statistics.median(times[1]), statistics.median(times[2])
+    print(f"median fit: 1 worker {m1:.2f} s, 2 workers {m2:.2f} s: speed-up {m1 / m2:.2f}x "
+          f"(goal >= 1.5x); topics identical across every fit: {identical}")
+    c1, c2 = statistics.median(ctrl[1]), statistics.median(ctrl[2])
+    print(f"control, the same 1 vs 2 workers on pure CPU tasks: speed-up {c1 / c2:.2f}x "
+          f"(2.00x on two idle cores): the fit reached {(m1 / m2) / (c1 / c2):.0%} of what "
+          f"this host gave a second worker")
+    print(f"median CPU per fit: client process 1 worker "
+          f"{statistics.median(client_cpu[1]):.2f} s, 2 workers "
+          f"{statistics.median(client_cpu[2]):.2f} s; all workers 1 worker "
+          f"{statistics.median(workers_cpu[1]):.2f} s, 2 workers "
+          f"{statistics.median(workers_cpu[2]):.2f} s")
+    print(f"load average after the runs: {os.getloadavg()[0]:.2f} (2 cores)\n", flush=True)
+    return rt
+
+
+def _noop(x):
+    return x
+
+
+def _burn(seconds):
+    """Spin for ``seconds`` of this process's CPU time (the control's task)."""
+    t = time.process_time()
+    x = 0
+    while time.process_time() - t < seconds:
+        x += 1
+    return x
+
+
+def _cpu():
+    return time.process_time()
+
+
+def worker_cpu(client):
+    """Total CPU seconds used so far by the cluster's worker processes."""
+    return sum(client.run(_cpu).values())
+
+
+def control(clusters, n_tasks=8, seconds=0.5):
+    """Wall seconds of ``n_tasks`` tasks of ``seconds`` CPU each, on each cluster: the
+    speed-up this host gives a second worker process at this moment."""
+    import distributed
+
+    out = {}
+    for w, cluster in clusters.items():
+        with distributed.Client(cluster) as client:
+            t = time.perf_counter()
+            client.gather(client.map(_burn, [seconds] * n_tasks, pure=False))
+            out[w] = time.perf_counter() - t
+    return out
+
+
+def round_trip(cluster, n=50):
+    """Median wall seconds of submit + gather of one empty task on the cluster."""
+    import distributed
+
+    with distributed.Client(cluster) as client:
+        out = []
+        for i in range(n):
+            t = time.perf_counter()
+            client.gather(client.submit(_noop, i, pure=False))
+            out.append(time.perf_counter() - t)
+    return statistics.median(out)
+
+
+def _busy(intervals):
+    """Merged ``(start, stop)`` intervals."""
+    out = []
+    for a, b in sorted(intervals):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return out
+
+
+def _length(intervals):
+    return sum(b - a for a, b in intervals)
+
+
+def _intersect(x, y):
+    out, i, j = [], 0, 0
+    while i < len(x) and j < len(y):
+        a, b = max(x[i][0], y[j][0]), min(x[i][1], y[j][1])
+        if a < b:
+            out.append((a, b))
+        if x[i][1] < y[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def overlap(home, V, args):
+    """Do the two workers sample at the same time? Dask's task stream of one fit."""
+    import distributed
+    from skdgm import DeepLDA
+
+    print("## Overlap: when do the 2 workers run their local steps? (Dask's task stream)")
+    print(f"{args.docs} documents (20News train tiled), {args.blocks} blocks; "
+          f"DeepLDA(n_components={args.speed_k}, batch_size={args.batch_size}, n_iter=1)")
+    Xd = tiled_dask(home, args.docs, args.blocks, V)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        DeepLDA(**dict(n_components=args.speed_k, batch_size=100, n_iter=1)).fit(Xd[:200])
+        wc = worker_cpu(client)
+        with distributed.get_task_stream(client) as ts:
+            t = time.perf_counter()
+            DeepLDA(n_components=args.speed_k, batch_size=args.batch_size, n_iter=1,
+                    random_state=0).fit(Xd)
+            wall = time.perf_counter() - t
+        wc = worker_cpu(client) - wc
+    per_worker = {}
+    n_tasks = 0
+    for rec in ts.data:
+        if "_on_rows" not in str(rec["key"]):
+            continue
+        n_tasks += 1
+        for ss in rec["startstops"]:
+            if ss["action"] == "compute":
+                per_worker.setdefault(rec["worker"], []).append((ss["start"], ss["stop"]))
+    busy = [_busy(v) for v in per_worker.values()]
+    any_busy = _length(_busy([iv for b in busy for iv in b]))
+    both = _length(_intersect(*busy)) if len(busy) == 2 else 0.0
+    task_wall = sum(_length(b) for b in busy)
+    print(f"fit {wall:.2f} s wall; {n_tasks} local-step tasks on {len(busy)} workers, "
+          f"{task_wall:.2f} s of task wall time for {wc:.2f} CPU-s of the workers "
+          f"(the tasks got {wc / task_wall:.0%} of a core while running)")
+    print(f"some worker sampling {any_busy:.2f} s ({any_busy / wall:.0%} of the fit); both at "
+          f"once {both:.2f} s ({both / any_busy:.0%} of that)")
+    print(f"load average: {os.getloadavg()[0]:.2f} (2 cores)\n", flush=True)
+
+
+def napkin(d, args, rt):
+    from skdgm import DeepLDA
+    from skdgm.deep_lda import _global, _train
+
+    print("## 3. Napkin constants (this process, CPU seconds, one thread)")
+    est = DeepLDA(n_components=args.speed_k, batch_size=args.batch_size, n_iter=1,
+                  random_state=0).fit(d.train[:4000])
+    phis, r = est.topics_, est.r_
+    share = args.per_worker
+    X = d.train[4000:4000 + share]
+    shared = {"kwargs": _train.local_kwargs(phis, r, n_burn=est.local_burn_in,
+                                            n_collect=est.local_samples, collect_topics=True,
+                                            a0=est.a0, b0=est.b0, e0=est.e0, f0=est.f0,
+                                            link="poisson"),
+              "chunk_docs": 100}
+    seeds = np.random.SeedSequence(0).spawn(len(_train.chunk_layout(share, 100)))
+    t = time.process_time()
+    part = _train.block_stats(X, shared, seeds)
+    local_s = time.process_time() - t
+    V = d.train.shape[1]
+    stats = _train.combine_block_stats([part], V, phis[0].shape[1])
+    rng = np.random.default_rng(0)
+    reps = 20
+    t = time.process_time()
+    for _ in range(reps):
+        _global.sg_update(phis, r, est._sg_state, stats, sampler="tlasgr", eps=0.1,
+                          rho=1e4, etas=est._etas_, gamma0=1.0, c0=1.0, rng=rng)
+    global_s = (time.process_time() - t) / reps
+    glob_b = len(pickle.dumps(shared, protocol=5))
+    stats_b = len(pickle.dumps(part, protocol=5))
+    print(f"local step: {local_s:.3f} CPU-s for {share} documents = "
+          f"{1e3 * local_s / share:.3f} ms per document (K = {args.speed_k}, V = {V})")
+    print(f"global step on the client: {1e3 * global_s:.1f} ms per update")
+    print(f"bytes per update: global parameters sent {glob_b / 1e6:.2f} MB (to each "
+          f"worker), one block's statistics returned {stats_b / 1e6:.2f} MB "
+          f"({part['words'].size} distinct words of {share} documents)")
+    print(f"round trip of an empty task on the 2-worker cluster: {1e3 * rt:.1f} ms (median "
+          f"of 50; this host's load, see above)")
+    per_update = local_s + global_s + rt
+    print(f"per update with {share} documents per worker, if the network were free: "
+          f"{per_update:.3f} s (local {local_s:.3f} + global {global_s:.3f} + round trip "
+          f"{rt:.3f})")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--data-home")
+    p.add_argument("--docs", type=int, default=50_000)
+    p.add_argument("--blocks", type=int, default=4)
+    p.add_argument("--batch-size", type=int, default=2_000)
+    p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--seeds", type=int, default=3)
+    p.add_argument("--per-worker", type=int, default=500,
+                   help="documents per worker per update in the napkin constants")
+    p.add_argument("--quality-k", type=int, default=64)
+    p.add_argument("--speed-k", type=int, nargs="+", default=[128, 64, 32])
+    p.add_argument("--skip-quality", action="store_true")
+    p.add_argument("--overlap-only", action="store_true",
+                   help="only the task stream of one fit on 2 workers (dask_fit_overlap.txt)")
+    args = p.parse_args()
+    args.speed_k = tuple(args.speed_k)
+    warnings.simplefilter("ignore", UserWarning)
+    home = _common.data_home(args.data_home)
+    header([f"data: {_common.shown(home)}", f"load average at start: {os.getloadavg()[0]:.2f}"])
+    from skdgm.datasets import fetch_20newsgroups_bow
+
+    d = fetch_20newsgroups_bow(data_home=home)
+    if args.overlap_only:
+        overlap(str(home), d.train.shape[1], args)
+        return
+    if not args.skip_quality:
+        quality(d, args)
+    rt = speed(str(home), d.train.shape[1], args)
+    napkin(d, args, rt)
+
+
+if __name__ == "__main__":
+    main()

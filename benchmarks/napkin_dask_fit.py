@@ -1,0 +1,82 @@
+"""A paper-on-napkin estimate of DeepLDA on 64 Dask workers and 10M documents (issue 28).
+
+Reads the constants that ``bench_dask_fit.py`` measured (``results/dask_fit_speed.txt``: the
+local step's CPU per document, the client's global step per update, the bytes of the
+global parameters and of one block's statistics, the round trip of an empty task)
+and prices one pass over ``--docs`` documents with ``--workers`` workers, each
+sampling ``--per-worker`` documents per update, against one core alone in
+minibatches of 200. Assumptions, printed with the result: every link carries
+``--bandwidth`` bytes per second; the global parameters go once per update from the
+client through the scheduler to one worker (a task of their own, so that a lost
+worker's copy is recomputed), and every other worker fetches them from that one,
+one after the other on its link; every block's statistics come back to the client
+(no tree reduction), one after the other on its link; a worker's local step is the
+measured one-core figure.
+
+Usage (instant)::
+
+    python benchmarks/napkin_dask_fit.py > benchmarks/results/dask_fit_napkin.txt
+"""
+
+import argparse
+import math
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import RESULTS, header  # noqa: E402
+
+
+def constants(text):
+    def grab(pattern):
+        m = re.search(pattern, text)
+        if m is None:
+            raise SystemExit(f"results file lacks {pattern!r}: run bench_dask_fit.py first")
+        return float(m.group(1))
+
+    return {
+        "ms_per_doc": grab(r"= ([0-9.]+) ms per document"),
+        "global_ms": grab(r"global step on the client: ([0-9.]+) ms per update"),
+        "globals_mb": grab(r"global parameters (?:scattered|sent) ([0-9.]+) MB"),
+        "stats_mb": grab(r"statistics returned ([0-9.]+) MB"),
+        "round_trip_ms": grab(r"empty task on the 2-worker cluster: ([0-9.]+) ms"),
+    }
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--results", default=str(RESULTS / "dask_fit_speed.txt"))
+    p.add_argument("--docs", type=float, default=10e6)
+    p.add_argument("--workers", type=int, default=64)
+    p.add_argument("--per-worker", type=int, nargs="+", default=[500, 2000])
+    p.add_argument("--bandwidth", type=float, default=1e9, help="bytes per second per link")
+    p.add_argument("--single-batch", type=int, default=200)
+    args = p.parse_args()
+    header([f"constants from {os.path.relpath(args.results, RESULTS.parent)}"])
+    c = constants(open(args.results).read())
+    print("measured constants:", ", ".join(f"{k} = {v:g}" for k, v in c.items()))
+    print(f"assumed: {args.bandwidth / 1e9:g} GB/s per link; {args.workers} workers; "
+          f"{args.docs:.3g} documents\n")
+    one_core = (args.docs * c["ms_per_doc"] / 1e3
+                + math.ceil(args.docs / args.single_batch) * c["global_ms"] / 1e3)
+    print(f"one core, minibatches of {args.single_batch}: {one_core:,.0f} s per pass "
+          f"({one_core / 3600:.2f} h)")
+    W = args.workers
+    for b in args.per_worker:
+        batch = b * W
+        updates = math.ceil(args.docs / batch)
+        local = b * c["ms_per_doc"] / 1e3
+        out = c["globals_mb"] * 1e6 / args.bandwidth * (W + 1)
+        back = W * c["stats_mb"] * 1e6 / args.bandwidth
+        per = local + c["global_ms"] / 1e3 + c["round_trip_ms"] / 1e3 + out + back
+        total = updates * per
+        print(f"{W} workers x {b} documents per update (minibatch {batch:,}): {updates:,} "
+              f"updates per pass, each {per:.3f} s = local {local:.3f} + global "
+              f"{c['global_ms'] / 1e3:.4f} + round trip {c['round_trip_ms'] / 1e3:.3f} + "
+              f"parameters out {out:.3f} + statistics back {back:.3f}; a pass {total:,.0f} s, "
+              f"{one_core / total:.0f}x one core ({one_core / total / W:.0%} of {W}x)")
+
+
+if __name__ == "__main__":
+    main()

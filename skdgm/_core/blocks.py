@@ -1,0 +1,283 @@
+"""Rows as blocks: training on a ``dask.array.Array`` whose data stays where it lives.
+
+A minibatch step splits into a per-row part (a pure function of rows, the global
+parameters and a random stream, returning sums) and a global part (sums -> new
+parameters). :class:`RowBlocks` runs the per-row part block by block:
+
+* with an active ``dask.distributed`` client, the blocks are prepared (validated,
+  converted) once on the workers and persisted there; every minibatch submits one
+  task per block holding some of its rows, on that block's future, with the
+  global parameters sent once per update; only the tasks' sums come back
+  (the shape of Spark MLlib's online LDA: a local step per partition, the
+  statistics aggregated, one global update on the driver);
+* without a client, each block's rows of the minibatch are computed locally with
+  the synchronous scheduler, one block at a time, and the same function runs on
+  them: memory stays bounded by a block's share of one minibatch.
+
+Both paths run the same tasks on the same rows with the same seeds, and the caller
+reduces the results in block order, so a fit does not depend on the number of
+workers, on where a task ran or on the order in which results arrived. A lost
+worker's blocks are recomputed by Dask from their lineage, and its tasks re-run
+with the seeds they carry.
+
+Dask is an optional dependency: nothing here imports it until a dask array is given.
+"""
+
+import sys
+from functools import partial
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = ["RowBlocks", "RowSelection", "active_client", "check_dask_rows", "is_dask_array"]
+
+
+def is_dask_array(X):
+    """Whether ``X`` is a ``dask.array.Array`` (without importing dask)."""
+    mod = sys.modules.get("dask.array")
+    return mod is not None and isinstance(X, mod.Array)
+
+
+def active_client():
+    """The default ``dask.distributed`` client, or ``None`` (also without distributed)."""
+    if "distributed" not in sys.modules:
+        return None
+    from distributed import default_client
+
+    try:
+        return default_client()
+    except ValueError:
+        return None
+
+
+def check_dask_rows(estimator, X, *, reset):
+    """Client-side checks of a dask array, from its metadata alone (nothing is computed).
+
+    Two dimensions, a numeric dtype, known row-chunk sizes and one chunk across
+    the columns (each block holds whole rows); ``reset=True`` records
+    ``n_features_in_``, otherwise the column count must match it. The entries are
+    checked block by block where the blocks live (:class:`RowBlocks`).
+    """
+    name = type(estimator).__name__
+    if X.ndim != 2:
+        raise ValueError(f"{name} expects a 2-D dask array; got {X.ndim} dimension(s)")
+    if X.dtype.kind not in "biuf":
+        raise ValueError(f"{name} expects a numeric dask array; got dtype {X.dtype}")
+    if any(np.isnan(c) for c in X.chunks[0]):
+        raise ValueError(
+            f"{name} needs the dask array's row-chunk sizes; they are unknown (nan). "
+            f"Call X.compute_chunk_sizes() first.")
+    if len(X.chunks[1]) != 1:
+        raise ValueError(
+            f"{name} needs a dask array chunked by rows only (each block holding whole "
+            f"rows); got {len(X.chunks[1])} column chunks. Use X.rechunk({{1: -1}}).")
+    if X.shape[0] < 1:
+        raise ValueError(f"Found array with 0 sample(s) (shape={X.shape}) while a "
+                         f"minimum of 1 is required by {name}.")
+    if reset:
+        estimator.__dict__.pop("feature_names_in_", None)
+        estimator.n_features_in_ = int(X.shape[1])
+    elif X.shape[1] != estimator.n_features_in_:
+        raise ValueError(
+            f"X has {X.shape[1]} features, but {name} is expecting "
+            f"{estimator.n_features_in_} features as input")
+
+
+def _nnz(block):
+    return int(block.nnz) if sp.issparse(block) else int(np.count_nonzero(block))
+
+
+def _summary(summarize, block):
+    return _nnz(block), summarize(block)
+
+
+def _identity(x):
+    return x
+
+
+def _select(block, rows):
+    return block[rows]
+
+
+def _on_rows(func, block, rows, shared, extra):
+    return func(block[rows], shared, extra)
+
+
+class RowBlocks:
+    """A row-chunked dask array, prepared and summarised block by block.
+
+    Parameters
+    ----------
+    X : dask.array.Array
+        Chunked by rows only (:func:`check_dask_rows`).
+    prepare : callable
+        ``prepare(block) -> block``: validates a block (raising ``ValueError`` that
+        names the problem) and converts it (e.g. to float64 CSR). It must work
+        row by row: ``prepare(B)[rows]`` equals ``prepare(B[rows])``.
+    summarize : callable
+        ``summarize(prepared_block) -> object``: what the caller needs to know of
+        each block once (lengths, totals); kept in ``summaries`` in block order.
+    client : distributed.Client or None
+
+    Attributes
+    ----------
+    shape : tuple of int
+    offsets : ndarray of int
+        First row of every block, and the row count at the end.
+    summaries : list
+    nnz : int
+        Non-zero entries of the prepared blocks.
+    """
+
+    def __init__(self, X, prepare, summarize, *, client=None):
+        self.shape = tuple(int(s) for s in X.shape)
+        self.offsets = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
+        self.client = client
+        self._prepare = prepare
+        if client is not None:
+            # Spread the blocks round-robin over the workers present now: every
+            # update's tasks follow the blocks, so an even spread is what puts every
+            # worker to work on every update, whatever the scheduler's placement of
+            # root tasks would have made of the workers' load at this moment. A hint
+            # only: a block whose worker is gone is recomputed elsewhere.
+            workers = sorted(client.scheduler_info()["workers"])
+            self._futures = []
+            for b, block in enumerate(X.to_delayed().ravel()):
+                where = (dict(workers=[workers[b % len(workers)]], allow_other_workers=True)
+                         if workers else {})    # no worker yet: the scheduler waits for one
+                raw = client.compute(block, **where)
+                # pure=False: every fit gets its own keys, released with this object;
+                # the prepared block's lineage reaches the source through ``raw``
+                self._futures.append(client.submit(prepare, raw, pure=False, **where))
+            both = client.gather(client.map(partial(_summary, summarize), self._futures,
+                                            pure=False))
+        else:
+            self._X = X
+            both = [_summary(summarize, self._local_rows(b, slice(None)))
+                    for b in range(self.n_blocks)]
+        self.nnz = sum(n for n, _ in both)
+        self.summaries = [s for _, s in both]
+
+    @property
+    def n_blocks(self):
+        return len(self.offsets) - 1
+
+    def _local_rows(self, b, rows):
+        part = self._X.blocks[b][rows].compute(scheduler="sync")
+        return self._prepare(part)
+
+    def split(self, rows):
+        """``[(block, local rows), ...]`` of the blocks holding some of ``rows``, in block order.
+
+        ``rows`` is a slice (step 1) or an increasing array of row indices.
+        """
+        out = []
+        if isinstance(rows, slice):
+            start, stop, _ = rows.indices(self.shape[0])
+            for b in range(self.n_blocks):
+                lo, hi = max(start, self.offsets[b]), min(stop, self.offsets[b + 1])
+                if lo < hi:
+                    out.append((b, slice(int(lo - self.offsets[b]),
+                                         int(hi - self.offsets[b]))))
+            return out
+        rows = np.asarray(rows, dtype=np.int64)
+        cuts = np.searchsorted(rows, self.offsets)
+        for b in range(self.n_blocks):
+            if cuts[b] < cuts[b + 1]:
+                out.append((b, rows[cuts[b]:cuts[b + 1]] - self.offsets[b]))
+        return out
+
+    def map_rows(self, func, rows, shared, extras):
+        """``func(block_rows, shared, extra)`` on every block's share of ``rows``.
+
+        Parameters
+        ----------
+        func : callable
+            A picklable (module-level) function of the block's selected rows
+            (prepared), the ``shared`` object and the block's ``extra``.
+        rows : slice or ndarray
+            The rows (increasing), as :meth:`split` takes them.
+        shared : object
+            Read-only arguments of every task (the global parameters): sent to
+            the cluster once per call, as a task whose result the block tasks read.
+        extras : callable
+            ``extras(parts) -> list``: one argument per block of
+            ``parts = split(rows)`` (e.g. its random seeds), in the same order.
+
+        Returns
+        -------
+        results : list
+            ``func``'s results in block order (never in arrival order).
+        """
+        parts = self.split(rows)
+        extra = extras(parts)
+        if self.client is None:
+            return [func(self._local_rows(b, r), shared, e) for (b, r), e in zip(parts, extra)]
+        client = self.client
+        # The shared arguments enter the graph as a task of their own rather than by
+        # scatter: a worker lost between two updates made the next scatter fail
+        # (CommClosedError), whereas a task's result is recomputed by the scheduler
+        # like any other. The block tasks fetch it from the worker that holds it.
+        shared_f = client.submit(_identity, shared, pure=False)
+        futs = [client.submit(_on_rows, func, self._futures[b], r, shared_f, e, pure=False)
+                for (b, r), e in zip(parts, extra)]
+        return client.gather(futs)
+
+    def take(self, rows):
+        """The rows ``rows`` (any order, repeats allowed) gathered as one matrix."""
+        rows = np.asarray(rows, dtype=np.int64)
+        uniq = np.unique(rows)
+        parts = self.split(uniq)
+        if self.client is None:
+            pieces = [self._local_rows(b, r) for b, r in parts]
+        else:
+            pieces = self.client.gather([
+                self.client.submit(_select, self._futures[b], r, pure=False)
+                for b, r in parts])
+        stack = sp.vstack(pieces, format="csr") if sp.issparse(pieces[0]) else np.vstack(pieces)
+        return stack[np.searchsorted(uniq, rows)]
+
+    def __getitem__(self, rows):
+        return RowSelection(self, rows)
+
+    def release(self):
+        """Let the workers drop the persisted blocks (the object is unusable after)."""
+        self._futures = []
+        self._X = None
+
+
+class RowSelection:
+    """Some rows of a :class:`RowBlocks`, not gathered: a minibatch handle.
+
+    ``shape`` is known; :meth:`toarray` gathers the rows (for the few rows an
+    initialisation needs); :meth:`map` runs per-row work where the blocks live.
+    """
+
+    def __init__(self, blocks, rows):
+        if not isinstance(rows, slice):
+            rows = np.asarray(rows, dtype=np.int64)
+            n = rows.size
+        else:
+            start, stop, step = rows.indices(blocks.shape[0])
+            if step != 1:
+                rows = np.arange(start, stop, step)
+                n = rows.size
+            else:
+                n = max(0, stop - start)
+        self.blocks, self.rows = blocks, rows
+        self.shape = (n, blocks.shape[1])
+
+    def _sorted(self):
+        return isinstance(self.rows, slice) or bool(np.all(np.diff(self.rows) > 0))
+
+    def toarray(self):
+        rows = (np.arange(*self.rows.indices(self.blocks.shape[0]))
+                if isinstance(self.rows, slice) else self.rows)
+        out = self.blocks.take(rows)
+        return out.toarray() if sp.issparse(out) else np.asarray(out)
+
+    def map(self, func, shared, extras):
+        """:meth:`RowBlocks.map_rows` over these rows (which must be increasing)."""
+        if not self._sorted():
+            raise ValueError("a minibatch's rows must be increasing")
+        return self.blocks.map_rows(func, self.rows, shared, extras)

@@ -1,0 +1,241 @@
+"""Training on dask arrays where the rows live (skdgm._core.blocks, issue 28).
+
+DeepLDA's per-row work runs block by block: with a distributed client on the
+workers holding the blocks, without one locally, one block at a time. The tests
+check that the answer depends on the blocks only (not on the workers or on the
+presence of a client), that one block reproduces the in-memory fit bit for bit,
+that bad entries are caught where they live with the in-memory messages, that the
+client never holds the data, and that a worker lost mid-fit changes nothing.
+"""
+
+import os
+import signal
+import tracemalloc
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+da = pytest.importorskip("dask.array")
+distributed = pytest.importorskip("distributed")
+
+from skdgm import DeepLDA  # noqa: E402
+from skdgm._core.blocks import RowBlocks  # noqa: E402
+
+CHEAP = dict(n_components=(6, 3), n_iter=2, batch_size=60, local_burn_in=2,
+             local_samples=2, n_posterior_samples=2, random_state=3)
+
+
+def _counts(n=360, V=40, seed=0):
+    rng = np.random.default_rng(seed)
+    topics = rng.dirichlet(np.full(V, 0.2), size=4)
+    weights = rng.dirichlet(np.full(4, 0.5), size=n)
+    return sp.csr_matrix(rng.poisson(25 * weights @ topics).astype(np.float64))
+
+
+def _same(a, b):
+    return (all(np.array_equal(x, y) for x, y in zip(a.topics_, b.topics_))
+            and np.array_equal(a.r_, b.r_)
+            and a.history_["train_perplexity"] == b.history_["train_perplexity"])
+
+
+def _dask(X, rows, sparse=True):
+    if sparse:
+        return da.from_array(X, chunks=(rows, X.shape[1]), asarray=False)
+    return da.from_array(X.toarray(), chunks=(rows, X.shape[1]))
+
+
+@pytest.fixture(scope="module")
+def thread_cluster():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        yield cluster
+
+
+# --------------------------------------------------------------- same answer
+def test_one_block_is_the_in_memory_fit_bit_for_bit():
+    X = _counts()
+    a = DeepLDA(**CHEAP).fit(X)
+    b = DeepLDA(**CHEAP).fit(_dask(X, X.shape[0]))
+    assert _same(a, b)
+    assert b.n_updates_ == a.n_updates_ == 12
+    np.testing.assert_array_equal(a._length_values, b._length_values)
+    np.testing.assert_array_equal(a._length_counts, b._length_counts)
+
+
+def test_partial_fit_with_blocks_aligned_to_minibatches_is_the_in_memory_stream():
+    # stream order: each minibatch of 60 documents is exactly one block of 60
+    X = _counts()
+    a = DeepLDA(**CHEAP).partial_fit(X[:180]).partial_fit(X[180:])
+    Xd = _dask(X, 60, sparse=False)
+    b = DeepLDA(**CHEAP).partial_fit(Xd[:180]).partial_fit(Xd[180:])
+    assert _same(a, b)
+
+
+def test_blocks_decide_the_answer_not_workers_or_client(thread_cluster):
+    X = _counts()
+    Xd = _dask(X, 50)                      # 8 blocks, minibatches span several
+    local = DeepLDA(**CHEAP).fit(Xd)
+    with distributed.Client(thread_cluster) as client:
+        two = DeepLDA(**CHEAP).fit(Xd)
+        assert len(client.scheduler_info()["workers"]) == 2
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        with distributed.Client(cluster):
+            one = DeepLDA(**CHEAP).fit(Xd)
+            later = DeepLDA(**CHEAP).fit(Xd[:180]).partial_fit(Xd[180:])
+    assert _same(local, two) and _same(local, one)
+    assert _same(DeepLDA(**CHEAP).fit(Xd[:180]).partial_fit(Xd[180:]), later)
+    # and a fit over other blocks is another (valid) chain
+    other = DeepLDA(**CHEAP).fit(_dask(X, 90))
+    assert not _same(local, other)
+
+
+def _n_rows(block):
+    return block.shape[0]
+
+
+def test_blocks_are_spread_over_the_workers(thread_cluster):
+    Xd = _dask(_counts(), 45)              # 8 blocks
+    with distributed.Client(thread_cluster) as client:
+        blocks = RowBlocks(Xd, sp.csr_matrix, _n_rows, client=client)
+        holders = client.who_has(blocks._futures)
+        per_worker = {}
+        for f in blocks._futures:
+            (w,) = holders[f.key]
+            per_worker[w] = per_worker.get(w, 0) + 1
+        blocks.release()
+    assert sorted(per_worker.values()) == [4, 4]
+
+
+def test_dense_and_sparse_blocks_agree(thread_cluster):
+    X = _counts()
+    with distributed.Client(thread_cluster):
+        a = DeepLDA(**CHEAP).fit(_dask(X, 75))
+        b = DeepLDA(**CHEAP).fit(_dask(X, 75, sparse=False).astype(np.int32))
+    assert _same(a, b)
+
+
+def test_blocks_split_rows_in_order():
+    Xd = da.zeros((10, 2), chunks=((3, 3, 4), (2,)))
+    blocks = RowBlocks(Xd, np.asarray, len)
+    assert blocks.summaries == [3, 3, 4]
+    parts = blocks.split(np.array([0, 2, 3, 9]))
+    assert [(b, r.tolist()) for b, r in parts] == [(0, [0, 2]), (1, [0]), (2, [3])]
+    assert blocks.split(slice(2, 7)) == [(0, slice(2, 3)), (1, slice(0, 3)), (2, slice(0, 1))]
+
+
+# ---------------------------------------------------------------- bad input
+@pytest.mark.parametrize("bad, message", [
+    (np.nan, "NaN"),
+    (-1.0, "non-negative"),
+    (0.5, "non-integer"),
+])
+@pytest.mark.parametrize("with_client", [False, True])
+def test_a_bad_entry_in_one_block_raises_and_changes_nothing(bad, message, with_client,
+                                                             thread_cluster):
+    X = _counts().toarray()
+    est = DeepLDA(**CHEAP).fit(X)
+    before = {k: (v.copy() if isinstance(v, np.ndarray) else v)
+              for k, v in est.__dict__.items()}
+    topics = [t.copy() for t in est.topics_]
+    X_bad = X.copy()
+    X_bad[300, 7] = bad                    # in the last of four blocks
+    Xd = da.from_array(X_bad, chunks=(90, X.shape[1]))
+    client = distributed.Client(thread_cluster) if with_client else None
+    try:
+        for call in (est.fit, est.partial_fit, DeepLDA(**CHEAP).fit):
+            with pytest.raises(ValueError, match=message):
+                call(Xd)
+    finally:
+        if client is not None:
+            client.close()
+    assert all(np.array_equal(a, b) for a, b in zip(topics, est.topics_))
+    assert est.n_updates_ == before["n_updates_"] and est.n_iter_ == before["n_iter_"]
+
+
+def test_binary_link_checks_every_block():
+    X = (_counts().toarray() > 0).astype(float)
+    X[5, 3] = 2.0
+    with pytest.raises(ValueError, match="binary"):
+        DeepLDA(**CHEAP, link="bernoulli").fit(da.from_array(X, chunks=(100, X.shape[1])))
+
+
+def test_client_side_checks_name_the_problem():
+    X = _counts().toarray()
+    with pytest.raises(ValueError, match="rechunk"):
+        DeepLDA(**CHEAP).fit(da.from_array(X, chunks=(100, 20)))
+    unknown = da.from_array(X, chunks=(100, X.shape[1]))
+    unknown = unknown[unknown[:, 0] >= 0]
+    with pytest.raises(ValueError, match="compute_chunk_sizes"):
+        DeepLDA(**CHEAP).fit(unknown)
+    with pytest.raises(ValueError, match="gibbs"):
+        DeepLDA(**{**CHEAP, "sampler": "gibbs", "batch_size": 200}).fit(
+            da.from_array(X, chunks=(100, 40)))
+    est = DeepLDA(**CHEAP).fit(X)
+    with pytest.raises(ValueError, match="40 features"):
+        est.partial_fit(da.from_array(X[:, :30], chunks=(100, 30)))
+
+
+# ------------------------------------------------------------------- memory
+def _make_block(block_id, n_rows, V):
+    rng = np.random.default_rng(block_id[0])
+    return rng.poisson(0.05, (n_rows, V)).astype(np.float64)
+
+
+@pytest.fixture(scope="module")
+def process_cluster():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        yield cluster
+
+
+def test_the_client_never_holds_the_data(process_cluster):
+    # 48 MB of counts made on the workers (never on the client)
+    n, V, rows = 8_000, 750, 1_000
+    Xd = da.map_blocks(_make_block, n_rows=rows, V=V, chunks=((rows,) * (n // rows), (V,)),
+                       dtype=np.float64)
+    est = DeepLDA(n_components=(5,), n_iter=1, batch_size=2_000, local_burn_in=1,
+                  local_samples=1, random_state=0)
+    with distributed.Client(process_cluster):
+        tracemalloc.start()
+        try:
+            est.fit(Xd)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    assert est.n_updates_ == 4
+    assert peak < Xd.nbytes / 4, (peak, Xd.nbytes)
+    print(f"client peak {peak / 1e6:.1f} MB for {Xd.nbytes / 1e6:.0f} MB of data")
+
+
+# --------------------------------------------------------- fault tolerance
+@pytest.mark.parametrize("after_update", [3, 20])
+def test_a_worker_killed_mid_fit_changes_nothing(process_cluster, monkeypatch, after_update):
+    # SIGKILL to a worker process between two updates, the harshest moment for the
+    # fit (the next update's parameters and tasks go out while the scheduler has not
+    # noticed yet); its blocks are recomputed from their lineage
+    X = _counts(n=1200, V=60, seed=5)
+    Xd = _dask(X, 150)
+    params = dict(CHEAP, n_iter=3, batch_size=100, local_burn_in=4, local_samples=4)
+    reference = DeepLDA(**params).fit(Xd)            # no client: blocks computed locally
+    with distributed.Client(process_cluster) as client:
+        pids = client.run(os.getpid)
+        victim = pids[sorted(pids)[-1]]
+        calls = []
+        map_rows = RowBlocks.map_rows
+
+        def map_rows_then_kill(self, *args, **kwargs):
+            out = map_rows(self, *args, **kwargs)
+            calls.append(1)
+            if len(calls) == after_update:
+                os.kill(victim, signal.SIGKILL)
+            return out
+
+        monkeypatch.setattr(RowBlocks, "map_rows", map_rows_then_kill)
+        est = DeepLDA(**params).fit(Xd)
+        monkeypatch.undo()
+        client.wait_for_workers(2, timeout=60)
+        assert victim not in client.run(os.getpid).values()
+    assert len(calls) == est.n_updates_ == 36
+    assert _same(reference, est)
