@@ -540,30 +540,51 @@ def test_posterior_thinning_keeps_every_kth_sample():
 
 
 def test_perplexity_chains_carry_over_kept_samples(monkeypatch):
-    """Burn-in once, then each kept global sample continues the previous chains."""
+    """Burn-in once, then each kept global sample continues the same chains."""
     X = _random_csr(8, 40, 0.3, seed=4)
     m = DeepLDA((4, 2), local_burn_in=1, local_samples=1, n_posterior_samples=3,
                 random_state=0)
     for _ in range(4):
         m.partial_fit(X)
     calls = []
-    local = m._local
+    over = m._over_samples
 
-    def spy(Xo, seed, phis, r, **kw):
-        res = local(Xo, seed, phis, r, **kw)
-        calls.append((kw["n_burn"], kw["n_collect"], kw["thetas"],
-                      [[t.copy() for t in part["theta"]] for part in res]))
-        return res
+    def spy(Xo, seed, samples, **kw):
+        calls.append((len(samples), kw["n_burn"], kw["n_collect"], kw["what"]))
+        return over(Xo, seed, samples, **kw)
 
-    monkeypatch.setattr(m, "_local", spy)
+    monkeypatch.setattr(m, "_over_samples", spy)
     ppl = m.perplexity(X, X, n_burn=7, n_samples=3)
     assert np.isfinite(ppl) and ppl > 1
-    assert [c[:2] for c in calls] == [(7, 3), (0, 3), (0, 3)]
-    assert calls[0][2] is None
-    for prev, cur in zip(calls, calls[1:]):
-        for got, want in zip(cur[2], prev[3]):
-            for a, b in zip(got, want):
-                assert_array_equal(a, b)
+    assert calls == [(3, 7, 3, "theta_sums")]
+
+
+@pytest.mark.parametrize("layers", [(5,), (5, 3)])
+@pytest.mark.parametrize("link", ["poisson", "bernoulli"])
+def test_samples_task_continues_one_chain(layers, link):
+    """Under the same global sample twice, the carried chain is one chain of twice
+    the collected sweeps: no restart, no second burn-in, the same stream."""
+    X = _random_csr(9, 30, 0.3, seed=2)
+    if link == "bernoulli":
+        X.data[:] = 1.0
+    rng = np.random.default_rng(8)
+    phis, rows = [], 30
+    for K in layers:
+        p = rng.gamma(1.0, 1.0, (rows, K))
+        phis.append(p / p.sum(axis=0))
+        rows = K
+    r = rng.gamma(1.0, 1.0, layers[-1])
+    kw = dict(link=link, compact_words=True, em_steps=3)
+    sums = _local.samples_task(X, np.random.default_rng(1), samples=[(phis, r)] * 2,
+                               n_burn=2, n_collect=3, what="theta_sums", **kw)
+    one = _local.upward_downward(X, np.random.default_rng(1), phis=phis, r=r, n_burn=2,
+                                 n_collect=6, collect_topics=False, **kw)
+    np.testing.assert_allclose(sums[0] + sums[1], one["theta_sum"][0], rtol=1e-12)
+    mom = _local.samples_task(X, np.random.default_rng(1), samples=[(phis, r)] * 2,
+                              n_burn=2, n_collect=3, what="moments", **kw)
+    for l in range(len(layers)):
+        np.testing.assert_allclose(mom["mean"][l], one["theta_norm_sum"][l] / 6, rtol=1e-12)
+        assert np.all(mom["var"][l] >= 0)
 
 
 def test_memory_flat_over_many_partial_fit_calls():

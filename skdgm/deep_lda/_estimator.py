@@ -1,7 +1,6 @@
 """The scikit-learn face of deep LDA: validates, orchestrates, nothing numerical."""
 
 from collections import deque
-from functools import partial
 import numbers
 import time
 
@@ -241,6 +240,19 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     def _merge(self, results):
         return merge_chunks(results, self.n_features_in_)
+
+    def _over_samples(self, X, seed_seq, samples, *, n_burn, n_collect, what):
+        """Each chunk's chain carried over the kept global samples, one task per chunk."""
+        return _train.run_over_samples(X, seed_seq, samples, n_burn=n_burn, n_collect=n_collect,
+                                       what=what, a0=self.a0, b0=self.b0, e0=self.e0,
+                                       f0=self.f0, link=self.link, chunk_docs=_CHUNK_DOCS,
+                                       n_jobs=self.n_jobs)
+
+    def _theta_sums(self, X, seed_seq, samples, *, n_burn, n_collect):
+        """Per kept sample, every document's ``theta^(1)`` summed over its collected sweeps."""
+        parts = self._over_samples(X, seed_seq, samples, n_burn=n_burn, n_collect=n_collect,
+                                   what="theta_sums")
+        return [np.vstack([p[i] for p in parts]) for i in range(len(samples))]
 
     # --------------------------------------------------------------- fitting
     def _reset(self, n_features, X=None):
@@ -570,10 +582,9 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
                 "transform='default') first, or use all_layers=False")
         X = self._check_X(X, reset=False)
         burn, coll = self._sweeps()
-        with chain_pool(self.n_jobs):     # the calls, one per sweep, share workers
-            out = theta_moments(self._local, self._merge, X, self.posterior_samples_,
-                                self._eval_seed(0), n_burn=burn, n_collect=coll,
-                                return_std=return_std)
+        out = theta_moments(self._over_samples, X, self.posterior_samples_,
+                            self._eval_seed(0), n_burn=burn, n_collect=coll,
+                            return_std=return_std)
         parts = out if return_std else (out,)
         parts = [[t.astype(dtype, copy=False) for t in part] for part in parts]
         parts = parts if all_layers else [part[0] for part in parts]
@@ -656,8 +667,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         global sample's accumulated rates, for the jackknife of
         :func:`skdgm.deep_lda._bounds.jackknife_heldout`."""
         samples = [(self.topics_, self.r_)] if point else list(self._posterior)
-        run_local = partial(self._local, collect_topics=False)
-        return _evaluate.heldout_loglik(X_obs, X_held, samples, run_local, n_burn=n_burn,
+        return _evaluate.heldout_loglik(X_obs, X_held, samples, self._theta_sums, n_burn=n_burn,
                                         n_collect=n_collect, seed=seed,
                                         return_parts=return_parts)
 

@@ -19,14 +19,33 @@ from .._core.base import DIVERGENCE_BOUND, check_finite_params, iter_minibatches
 from .._core.chains import even_chunks, run_chains
 from .._core.random import as_generator, seed_for
 from . import _global
-from ._local import local_task
+from ._local import local_task, samples_task
 
 __all__ = ["chain_mapper", "divergence_parts", "global_update", "initial_state",
-           "keep_sample", "minibatches", "pass_metrics", "run_local"]
+           "keep_sample", "local_cost", "minibatches", "pass_metrics", "run_local",
+           "run_over_samples"]
 
 # Multiplicative EM steps that start each document's local chain near its
 # words' topics (see _local.upward_downward): a few sweeps of burn-in then suffice.
 EM_STEPS = 5
+# CPU seconds per token-sweep and per document-topic-sweep of the local sampler,
+# rounded up from the throughput benchmark (about 1e7 token-sweeps per CPU-s at
+# K = 128), for run_chains' estimate of whether a second process pays
+_SECONDS_PER_TOKEN_SWEEP = 1e-7
+_SECONDS_PER_UNIT_SWEEP = 2e-9
+
+
+def local_cost(X, Ks, n_sweeps):
+    """The local sampler's CPU seconds on ``X`` for ``n_sweeps`` sweeps, roughly.
+
+    Counts the tokens of ``X`` (one partition step each per sweep) and the
+    documents' hidden units (gamma draws and CRTs); the EM start counts as
+    ``EM_STEPS`` sweeps. Only the decision to stay in-process reads it
+    (:func:`skdgm._core.chains.run_chains`), never a stream.
+    """
+    sweeps = n_sweeps + EM_STEPS
+    return sweeps * (float(X.sum()) * _SECONDS_PER_TOKEN_SWEEP
+                     + X.shape[0] * sum(Ks) * _SECONDS_PER_UNIT_SWEEP)
 
 
 def run_local(X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics, a0, b0, e0, f0,
@@ -64,8 +83,7 @@ def run_local(X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics, a0, b0
     results : list of dict
         One :func:`skdgm.deep_lda._local.upward_downward` result per chunk.
     """
-    n = X.shape[0]
-    chunks = even_chunks(n, math.ceil(n / chunk_docs))
+    chunks = _chunks(X, chunk_docs)
     tasks = [X[sl] for sl in chunks] if thetas is None else \
         [(X[sl], th) for sl, th in zip(chunks, thetas)]
     seeds = seed_seq.spawn(len(tasks))
@@ -74,6 +92,37 @@ def run_local(X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics, a0, b0
         a0=a0, b0=b0, e0=e0, f0=f0, n_burn=n_burn,
         n_collect=n_collect, link=link, collect_topics=collect_topics,
         compact_words=True, em_steps=EM_STEPS,
+        cost=local_cost(X, [p.shape[1] for p in phis], n_burn + n_collect),
+    )
+
+
+def _chunks(X, chunk_docs):
+    n = X.shape[0]
+    return even_chunks(n, math.ceil(n / chunk_docs))
+
+
+def run_over_samples(X, seed_seq, samples, *, n_burn, n_collect, what, a0, b0, e0, f0, link,
+                     chunk_docs, n_jobs=None):
+    """Every chunk's local chain carried over the kept global ``samples``, one task per chunk.
+
+    The chunks (as :func:`run_local` cuts them) each run
+    :func:`skdgm.deep_lda._local.samples_task` with their own child of ``seed_seq``:
+    ``n_burn`` sweeps under the first sample, ``n_collect`` collected under each.
+    One dispatch per chunk for the whole protocol, rather than one per sample or
+    per sweep, so that ``n_jobs`` pays and the layout and start are built once.
+
+    Returns
+    -------
+    results : list
+        One :func:`~skdgm.deep_lda._local.samples_task` result per chunk.
+    """
+    tasks = [X[sl] for sl in _chunks(X, chunk_docs)]
+    Ks = [p.shape[1] for p in samples[0][0]]
+    return run_chains(
+        samples_task, tasks, seeds=seed_seq.spawn(len(tasks)), n_jobs=n_jobs,
+        samples=samples, n_burn=n_burn, n_collect=n_collect, what=what, a0=a0, b0=b0,
+        e0=e0, f0=f0, link=link, compact_words=True, em_steps=EM_STEPS,
+        cost=local_cost(X, Ks, n_burn + n_collect * len(samples)),
     )
 
 
