@@ -604,7 +604,16 @@ def test_memory_flat_over_many_partial_fit_calls():
     assert m.n_iter_ == 1000
 
 
-def test_n_jobs_and_backends_give_identical_results():
+@pytest.fixture
+def fan_out(monkeypatch):
+    """Small chunks, and no in-process shortcut for cheap calls: tiny data fans out."""
+    from skdgm._core import chains
+    from skdgm.deep_lda import _estimator
+    monkeypatch.setattr(_estimator, "_CHUNK_DOCS", 50)
+    monkeypatch.setattr(chains, "MIN_PARALLEL_COST", 0.0)
+
+
+def test_n_jobs_and_backends_give_identical_results(fan_out):
     from joblib import parallel_config
 
     X, _ = _pgbn_corpus(6, K=(3,), n_docs=250)
@@ -618,10 +627,22 @@ def test_n_jobs_and_backends_give_identical_results():
     for m in (thr, loky):
         for a, b in zip(ref.topics_, m.topics_):
             np.testing.assert_array_equal(a, b)
-    np.testing.assert_array_equal(ref.transform(X), loky.transform(X))
+    Xm = X[:60].toarray().astype(float)
+    Xm[::7, 3] = np.nan
+
+    def public(m):
+        mean, std = m.transform(X, return_std=True, all_layers=True)
+        return mean + std + [m.score_samples(X), m.perplexity(X, X), m.impute(Xm, n_sweeps=4)]
+
+    want = public(ref)
+    with parallel_config(backend="threading"):
+        got_thr = public(thr)
+    for got in (got_thr, public(loky)):
+        for a, b in zip(want, got):
+            np.testing.assert_array_equal(a, b)
 
 
-def test_dask_backend():
+def test_dask_backend(fan_out):
     distributed = pytest.importorskip("distributed")
     from joblib import parallel_config
 
@@ -846,13 +867,15 @@ def test_counts_beyond_int64_are_rejected(method, sparse, bad):
         assert not hasattr(fresh, "n_features_in_") and not hasattr(fresh, "topics_")
 
 
-def test_gibbs_partial_fit_is_one_gibbs_sweep():
+def test_gibbs_partial_fit_is_one_gibbs_sweep(monkeypatch):
     """The estimator's batch Gibbs update is exactly _gibbs.gibbs_sweep on its streams:
     Phi and r are drawn between the upward pass and the theta draws (issue 12, item 4)."""
     import copy
 
     from skdgm._core.chains import run_chains
-    from skdgm.deep_lda import _gibbs
+    from skdgm.deep_lda import _estimator, _gibbs
+
+    monkeypatch.setattr(_estimator, "_CHUNK_DOCS", 100)
 
     X, _ = _pgbn_corpus(11, K=(4,), n_docs=230)        # three chunks of documents
     m = DeepLDA((4, 3), sampler="gibbs", random_state=0).partial_fit(X)
@@ -1007,7 +1030,7 @@ def test_gibbs_sweep_cython_equals_numpy(link):
             np.testing.assert_array_equal(a, b)
 
 
-def test_gibbs_n_jobs_gives_identical_results():
+def test_gibbs_n_jobs_gives_identical_results(fan_out):
     from joblib import parallel_config
 
     X, _ = _pgbn_corpus(12, K=(3,), n_docs=250)
