@@ -17,6 +17,10 @@ thread, medians of alternating repeats):
    ``workers=1``), ``train(30)`` on the same documents (its state built untimed).
    Skipped with a message when tomotopy is not installed (``pip install tomotopy``).
 
+5. ``transform`` again with the documents cut into other chunk sizes (``--chunk-docs``;
+   the estimator's ``_CHUNK_DOCS``, one local-sampler task per chunk), the figure
+   behind its choice of 400.
+
 Each DeepLDA figure is printed with its ratio to the anchor; target >= 1.
 
 Usage::
@@ -32,6 +36,7 @@ import time
 import numpy as np
 
 from skdgm import DeepLDA
+from skdgm.deep_lda import _estimator
 from skdgm.deep_lda._local import upward_downward
 
 from _common import header
@@ -60,6 +65,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--docs", type=int, default=2000)
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--chunk-docs", type=int, nargs="*", default=[100, 200])
     ap.add_argument("--data-home", default=None)
     args = ap.parse_args()
     header()
@@ -82,9 +88,17 @@ def main():
     docs = _tomotopy_docs(Xb) if tp is not None else []
     batches = [Xb[i:i + 200] for i in range(0, Xb.shape[0], 200)]
     rates = {"transform": [], "partial_fit": [], "kernel": [], "tomotopy": []}
+    default_chunk = _estimator._CHUNK_DOCS
+    for c in args.chunk_docs:
+        rates[c] = []
     for rep in range(args.repeats):     # alternate, so all see the same machine load
         t = _cpu(lambda: warm.transform(Xb))
         rates["transform"].append(tokens * sweeps / t)
+        for c in args.chunk_docs:
+            _estimator._CHUNK_DOCS = c
+            t = _cpu(lambda: warm.transform(Xb))
+            rates[c].append(tokens * sweeps / t)
+        _estimator._CHUNK_DOCS = default_chunk
         model = DeepLDA(128, total_samples=X.shape[0], **params)
         model.partial_fit(batches[0])       # the first call draws the initial topics
         t = _cpu(lambda: [model.partial_fit(b) for b in batches[1:]])
@@ -111,6 +125,10 @@ def main():
         print(line, flush=True)
     print(f"public / kernel: transform {med['transform'] / med['kernel']:.2f}, "
           f"partial_fit {med['partial_fit'] / med['kernel']:.2f}", flush=True)
+    for c in args.chunk_docs:
+        print(f"transform with chunks of {c} docs: {med[c] / 1e6:.2f} M token-sweeps/CPU-s "
+              f"({med[c] / med['transform']:.2f}x the default chunks of {default_chunk})",
+              flush=True)
 
 
 if __name__ == "__main__":

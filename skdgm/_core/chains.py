@@ -38,9 +38,10 @@ __all__ = ["chain_pool", "run_chains", "even_chunks", "BATCHES_PER_WORKER",
 #: shared arguments are pickled a handful of times per call.
 BATCHES_PER_WORKER = 4
 #: CPU seconds (the caller's estimate) below which ``run_chains`` stays in-process:
-#: a warm loky round trip with megabytes of shared arrays costs tens of
-#: milliseconds, so smaller calls gain nothing from a second core.
-MIN_PARALLEL_COST = 0.15
+#: on a loaded machine a loky round trip waits for two more processes to be
+#: scheduled, and a DeepLDA transform of 2,000 documents (about 0.15 CPU-s) took
+#: longer in wall-clock time with two workers than with one (issue 26).
+MIN_PARALLEL_COST = 0.5
 
 
 class _Pool:

@@ -27,9 +27,9 @@ __all__ = ["DeepLDA"]
 
 # Documents per local-sampler task. Fixed (never derived from n_jobs) so that the
 # streams, and so the results, are the same for every n_jobs and joblib backend.
-# Each sweep of a chunk pays some NumPy calls whatever its size: at K = 128,
-# chunks of 400 documents ran the public transform 1.27x faster than chunks of
-# 100 (issue 26), and a 20 Newsgroups corpus still makes dozens of tasks.
+# Each sweep of a chunk pays some NumPy calls whatever its size, so larger chunks
+# run the public transform faster (bench_deep_lda_public.py compares chunk sizes),
+# and the 20 Newsgroups training set still makes 29 tasks for the workers.
 _CHUNK_DOCS = 400
 
 # history_ keeps the latest entries only, so a stream of partial_fit calls runs in
