@@ -234,12 +234,13 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
 
     # ----------------------------------------------------------- local runs
     def _local(self, X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics,
-               thetas=None):
+               thetas=None, keep_theta=True):
         """Upward-downward sampling of every document, in fixed chunks through run_chains."""
         return _train.run_local(X, seed_seq, phis, r, n_burn=n_burn, n_collect=n_collect,
                                 collect_topics=collect_topics, a0=self.a0, b0=self.b0,
                                 e0=self.e0, f0=self.f0, link=self.link,
-                                chunk_docs=_CHUNK_DOCS, n_jobs=self.n_jobs, thetas=thetas)
+                                chunk_docs=_CHUNK_DOCS, n_jobs=self.n_jobs, thetas=thetas,
+                                keep_theta=keep_theta)
 
     def _merge(self, results):
         return merge_chunks(results, self.n_features_in_)
@@ -425,7 +426,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             rng=self._rng, gibbs_step=self._gibbs_update,
             local_stats=lambda X, phis, r: self._merge(self._local(
                 X, self._train_seed, phis, r, n_burn=burn, n_collect=coll,
-                collect_topics=True)))
+                collect_topics=True, keep_theta=False)))
         self.topics_, self.r_ = new_phis, new_r
         self._sg_state, self._gibbs_state = sg_state, gibbs_state
         self.learning_rates_ = rates

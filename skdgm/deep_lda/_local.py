@@ -515,7 +515,7 @@ def _downward_theta(theta, phis, r, A, rate_q, rng, gamma_, lowest=0):
 def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
                     n_burn=0, n_collect=1, link="poisson", collect_topics=True,
                     theta=None, kernels="cython", compact_words=False, em_steps=0,
-                    collapse_theta=True):
+                    collapse_theta=True, keep_theta=True):
     """Upward-downward Gibbs sweeps on the documents of ``X`` under fixed globals.
 
     This is the local sampler of Alg. 1, line 3 (the globals stay fixed while
@@ -570,6 +570,10 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
         conditional. Same stationary law as the explicit sampler
         (``False``, the only one for the Bernoulli link), with a few topics'
         work per token instead of ``K`` and no gamma draws of ``theta^(1)``.
+    keep_theta : bool, default=True
+        Return the chain's final ``theta`` (to continue it later). ``False``
+        returns ``None`` and spares the collapsed ``theta^(1)``'s final draw, which
+        comes after every other: the other results are the same.
 
     Returns
     -------
@@ -591,7 +595,7 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
                        collect_topics=collect_topics and n_collect > 0,
                        n_sweeps=n_burn + n_collect)
     chain.run(rng, n_burn, n_collect)
-    return chain.result(rng, collect_topics=collect_topics)
+    return chain.result(rng, collect_topics=collect_topics, keep_theta=keep_theta)
 
 
 class LocalChain:
@@ -730,10 +734,10 @@ class LocalChain:
             self.theta[0] = self.kern[4](self.prior0, self.A[0], self.rate_q[0], rng, FLOOR)
         return self.theta
 
-    def result(self, rng, collect_topics=True, loglik=True):
+    def result(self, rng, collect_topics=True, loglik=True, keep_theta=True):
         """The dict :func:`upward_downward` returns, for the sweeps collected so far."""
         lay, L, Ks = self.lay, len(self.phis), self.lay.Ks
-        theta = self.final_theta(rng)
+        theta = self.final_theta(rng) if keep_theta else None
         n_collect = self.n_collected
         nc = max(n_collect, 1)
         counts = None
@@ -907,7 +911,7 @@ def merge_chunks(results, n_features):
     ``q`` and the own-words log-likelihoods, and stacks the documents' sums of
     ``theta``.
     """
-    L = len(results[0]["theta"])
+    L = len(results[0]["theta_sum"])
     out = {
         "top_tables": sum(res["top_tables"] for res in results),
         "q_top": float(sum(res["q_top"] for res in results)),
