@@ -25,12 +25,13 @@ Usage (one core, niced)::
 
 ``--quick`` runs the small shape only; ``--repeat R`` sets the alternating
 repetitions (default 15 for the small shape, 5 for the large one).
-``--input-dtype float64`` hands the estimator float64 data (what most users pass;
-the model then keeps float64 parameters) while the floor stays the float32
-products (issue 26: a review read 2.01x at 64 x 256 where this file read 1.58x)::
+``--input-dtype float32 float64`` also hands the estimator float64 data (what most
+users pass; the model then keeps float64 parameters) while the floor stays the
+float32 products (issue 26: a review read 2.01x at 64 x 256 where this file read
+1.58x)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python benchmarks/bench_grbm_speed.py \
-        --quick --input-dtype float64 > benchmarks/results/grbm_speed_float64.txt
+        --quick --input-dtype float32 float64 > benchmarks/results/grbm_speed_float64.txt
 """
 
 import argparse
@@ -138,14 +139,16 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the 64 x 256 shape only")
     parser.add_argument("--repeat", type=int, default=None)
-    parser.add_argument("--input-dtype", default="float32", choices=["float32", "float64"])
+    parser.add_argument("--input-dtype", nargs="+", default=["float32"],
+                        choices=["float32", "float64"])
     args = parser.parse_args()
-    inp = np.dtype(args.input_dtype)
     _common.header(["targets (issue 15): defaults <= 2.0 x floor at 64 x 256, "
                     "<= 1.1 x floor at 784 x 4096"])
-    one_shape(64, 256, 100, 100, args.repeat or 15, input_dtype=inp)
+    for inp in args.input_dtype:
+        one_shape(64, 256, 100, 100, args.repeat or 15, input_dtype=np.dtype(inp))
     if not args.quick:
-        one_shape(784, 4096, 512, 10, args.repeat or 5, input_dtype=inp)
+        for inp in args.input_dtype:
+            one_shape(784, 4096, 512, 10, args.repeat or 5, input_dtype=np.dtype(inp))
         adam_alone(784, 4096, args.repeat or 15)
 
 
