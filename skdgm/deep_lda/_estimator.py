@@ -111,7 +111,9 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         and an estimate of the time left.
     n_jobs : int, optional
         Parallel local sampling over fixed chunks of documents (joblib; results
-        do not depend on it).
+        do not depend on it). A call whose estimated work is below
+        ``skdgm._core.chains.MIN_PARALLEL_COST`` CPU seconds (a minibatch of the
+        default size, a ``transform`` of a few hundred documents) runs in-process.
     round_counts : bool, default=False
         Round every input to the nearest integers before the check for
         non-negative integer counts (like ``binarize`` on the binary models):

@@ -11,6 +11,7 @@ decides where the chunks of documents run (:func:`skdgm._core.chains.run_chains`
 import numpy as np
 import scipy.sparse as sp
 
+from . import _local_fast
 from ._bounds import jackknife_heldout
 
 __all__ = ["PassLog", "document_scores", "heldout_loglik", "heldout_std", "pooled_score",
@@ -69,8 +70,13 @@ def heldout_loglik(X_obs, X_held, samples, theta_sums, *, n_burn, n_collect, see
     den = np.zeros(n)
     num_parts, den_parts = [], []
     sums = theta_sums(X_obs, seed, samples, n_burn=n_burn, n_collect=n_collect)
+    indptr, loc = Xh.indptr.astype(np.int64), cols.astype(np.int64)
     for (phis, r), th in zip(samples, sums):
-        num_s = np.einsum("ek,ek->e", phis[0][cols], th[rows])
+        # each held-out entry's rate, without gathering (entries, K) rows of
+        # Phi^(1) and theta: this loop runs in the calling process, after the
+        # workers, so its cost is not shared by n_jobs
+        num_s = _local_fast.entry_dots(indptr, loc, np.ascontiguousarray(phis[0]),
+                                       np.ascontiguousarray(th))
         den_s = th.sum(axis=1)  # columns of Phi^(1) sum to one
         num += num_s
         den += den_s
