@@ -642,6 +642,36 @@ def test_n_jobs_and_backends_give_identical_results(fan_out):
             np.testing.assert_array_equal(a, b)
 
 
+def test_small_calls_stay_in_process(monkeypatch):
+    """Below the cost threshold n_jobs=2 starts no workers (and gives the same answer);
+    with the threshold at zero the same calls fan out."""
+    from joblib import parallel_config
+
+    from skdgm._core import chains
+    from skdgm.deep_lda import _estimator
+    made = []
+
+    class Counting(chains.Parallel):
+        def __init__(self, *args, **kwargs):
+            made.append(1)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(chains, "Parallel", Counting)
+    monkeypatch.setattr(_estimator, "_CHUNK_DOCS", 50)      # several tasks per call
+    X, _ = _pgbn_corpus(3, K=(3,), n_docs=200)
+    params = dict(n_components=3, n_iter=1, batch_size=200, local_burn_in=2,
+                  local_samples=2, random_state=0)
+    with parallel_config(backend="threading"):
+        m = DeepLDA(**params, n_jobs=2).fit(X)
+        small = [m.transform(X), m.score_samples(X)]
+        assert made == []
+        monkeypatch.setattr(chains, "MIN_PARALLEL_COST", 0.0)
+        fanned = [m.transform(X), m.score_samples(X)]
+        assert len(made) == 2
+    for a, b in zip(small, fanned):
+        np.testing.assert_array_equal(a, b)
+
+
 def test_dask_backend(fan_out):
     distributed = pytest.importorskip("distributed")
     from joblib import parallel_config
