@@ -864,7 +864,8 @@ def samples_task(task, rng, *, samples, n_burn, n_collect, what, em_steps=0, **k
 
     ``what="moments"``: every collected sweep's normalised ``theta^(l)`` (layer 1
     Rao-Blackwellised when collapsed) is one draw of the documents' features;
-    returns ``{"mean": [...], "var": [...]}`` per layer over all the draws.
+    returns ``{"mean": [...], "var": [...]}`` per layer over all the draws
+    (``what="mean"``: the means only, half the data to send back).
     ``what="theta_sums"``: returns the list, per sample, of ``theta^(1)`` summed
     over its collected sweeps.
     """
@@ -892,7 +893,8 @@ def samples_task(task, rng, *, samples, n_burn, n_collect, what, em_steps=0, **k
             chain.reset_sums()
     if what == "theta_sums":
         return out
-    return {"mean": [a.mean() for a in out], "var": [a.var() for a in out]}
+    return {"mean": [a.mean() for a in out],
+            "var": [a.var() for a in out] if what == "moments" else None}
 
 
 def local_task(task, rng, **kwargs):

@@ -35,10 +35,11 @@ def theta_moments(run_samples, X, samples, seed, *, n_burn, n_collect, return_st
     Parameters
     ----------
     run_samples : callable
-        ``run_samples(X, seed_seq, samples, *, n_burn, n_collect, what="moments")``,
-        the estimator's chunked run of :func:`skdgm.deep_lda._local.samples_task`
-        (one chain per chunk of documents, carried over the samples); returns
-        one ``{"mean", "var"}`` per chunk, in document order.
+        ``run_samples(X, seed_seq, samples, *, n_burn, n_collect, what)``, the
+        estimator's chunked run of :func:`skdgm.deep_lda._local.samples_task`
+        (one chain per chunk of documents, carried over the samples) with
+        ``what="moments"`` (``"mean"`` without ``return_std``); returns one
+        ``{"mean", "var"}`` per chunk, in document order.
     X : CSR matrix
     samples : list of (phis, r)
         The kept global samples, oldest first.
@@ -57,7 +58,7 @@ def theta_moments(run_samples, X, samples, seed, *, n_burn, n_collect, return_st
     per_sample = collected_sweeps(n_collect, len(samples))
     # every collected sweep is one draw of each document's proportions
     parts = run_samples(X, seed, samples, n_burn=n_burn, n_collect=per_sample,
-                        what="moments")
+                        what="moments" if return_std else "mean")
     L = len(parts[0]["mean"])
     means = [np.vstack([p["mean"][l] for p in parts]) for l in range(L)]
     if return_std:
