@@ -7,6 +7,8 @@ from joblib import parallel_config
 from skdgm._core import chains
 from skdgm._core.chains import chain_pool, run_chains
 
+from _parallel import count_parallel  # noqa: F401 - a fixture
+
 
 def _draws(task, rng, scale=1.0):
     return scale * rng.random(3) + task
@@ -14,19 +16,6 @@ def _draws(task, rng, scale=1.0):
 
 def _nested(task, rng):
     return run_chains(_draws, 2, random_state=int(rng.integers(1000)), n_jobs=2)
-
-
-@pytest.fixture
-def count_parallel(monkeypatch):
-    made = []
-
-    class Counting(chains.Parallel):
-        def __init__(self, *args, **kwargs):
-            made.append(1)
-            super().__init__(*args, **kwargs)
-
-    monkeypatch.setattr(chains, "Parallel", Counting)
-    return made
 
 
 @pytest.mark.parametrize("backend", ["threading", "loky"])

@@ -20,6 +20,8 @@ from sklearn.pipeline import make_pipeline
 from skdgm import DeepLDA
 from skdgm.deep_lda import _global, _local, _local_fast
 
+from _parallel import count_parallel  # noqa: F401 - a fixture
+
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 CHEAP = dict(n_components=(3, 2), n_iter=2, batch_size=50, local_burn_in=2,
@@ -642,21 +644,14 @@ def test_n_jobs_and_backends_give_identical_results(fan_out):
             np.testing.assert_array_equal(a, b)
 
 
-def test_small_calls_stay_in_process(monkeypatch):
+def test_small_calls_stay_in_process(monkeypatch, count_parallel):
     """Below the cost threshold n_jobs=2 starts no workers (and gives the same answer);
     with the threshold at zero the same calls fan out."""
     from joblib import parallel_config
 
     from skdgm._core import chains
     from skdgm.deep_lda import _estimator
-    made = []
-
-    class Counting(chains.Parallel):
-        def __init__(self, *args, **kwargs):
-            made.append(1)
-            super().__init__(*args, **kwargs)
-
-    monkeypatch.setattr(chains, "Parallel", Counting)
+    made = count_parallel
     monkeypatch.setattr(_estimator, "_CHUNK_DOCS", 50)      # several tasks per call
     X, _ = _pgbn_corpus(3, K=(3,), n_docs=200)
     params = dict(n_components=3, n_iter=1, batch_size=200, local_burn_in=2,
