@@ -160,8 +160,8 @@ def run_deep(Ks, sampler, args, X, obs, held, seed=0):
 
 def _fresh_chain_perplexity(model, obs, held, n_burn, n_collect):
     """The Sec. 5 estimator with a fresh local chain (and its burn-in) under every
-    kept global sample, instead of the library's one chain carried over them: the
-    same seeds, so the two differ only in the chains' starts."""
+    kept global sample, instead of the library's one chain carried over them (one
+    stream per kept sample here, one per chunk there)."""
     from functools import partial
 
     from skdgm.deep_lda import _evaluate as ev
@@ -169,9 +169,13 @@ def _fresh_chain_perplexity(model, obs, held, n_burn, n_collect):
     local = partial(model._local, collect_topics=False)
     burn = n_burn
 
-    def fresh(X, seed, phis, r, *, n_burn, n_collect, thetas):
-        # heldout_loglik asks for no burn-in and the carried chains after the first sample
-        return local(X, seed, phis, r, n_burn=burn, n_collect=n_collect, thetas=None)
+    def fresh(X, seed, samples, *, n_burn, n_collect):
+        # a new chain, with its burn-in, under every kept sample
+        sums = []
+        for (phis, r), s in zip(samples, seed.spawn(len(samples))):
+            res = local(X, s, phis, r, n_burn=burn, n_collect=n_collect, thetas=None)
+            sums.append(np.vstack([part["theta_sum"][0] for part in res]))
+        return sums
 
     ll, cnt = ev.heldout_loglik(obs, held, list(model._posterior), fresh, n_burn=n_burn,
                                 n_collect=n_collect, seed=model._eval_seed(1))

@@ -25,6 +25,13 @@ Usage (one core, niced)::
 
 ``--quick`` runs the small shape only; ``--repeat R`` sets the alternating
 repetitions (default 15 for the small shape, 5 for the large one).
+``--input-dtype float32 float64`` also hands the estimator float64 data (what most
+users pass; the model then keeps float64 parameters) while the floor stays the
+float32 products (issue 26: a review read 2.01x at 64 x 256 where this file read
+1.58x)::
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python benchmarks/bench_grbm_speed.py \
+        --quick --input-dtype float32 float64 > benchmarks/results/grbm_speed_float64.txt
 """
 
 import argparse
@@ -54,14 +61,14 @@ def _estimator(N, M, B, K, dtype, kw):
     return lambda: est._update(X, rng)
 
 
-def one_shape(N, M, B, K, repeat, dtype=np.float32):
+def one_shape(N, M, B, K, repeat, dtype=np.float32, input_dtype=None):
     rng = np.random.default_rng(0)
     V = rng.standard_normal((B, N)).astype(dtype)
     W = rng.standard_normal((M, N)).astype(dtype)
     H = (rng.random((B, M)) < 0.5).astype(dtype)
     n_gemm = 3 * K + 4
     products = [lambda: V @ W.T, lambda: H @ W, lambda: H.T @ V]
-    runs = {name: _estimator(N, M, B, K, dtype, kw) for name, kw, _ in VARIANTS}
+    runs = {name: _estimator(N, M, B, K, input_dtype or dtype, kw) for name, kw, _ in VARIANTS}
     fast = {name: f for name, _, f in VARIANTS}
     times = {"gemm": []}
     times.update({name: [] for name in runs})
@@ -84,7 +91,8 @@ def one_shape(N, M, B, K, repeat, dtype=np.float32):
     _samplers.KERNELS = "cython"
     gemm = float(np.median(times["gemm"]))
     floor = n_gemm * gemm
-    print(f"{N} x {M}, batch {B}, K = {K}, {np.dtype(dtype).name}, {repeat} alternating "
+    print(f"{N} x {M}, batch {B}, K = {K}, {np.dtype(dtype).name} floor, "
+          f"{np.dtype(input_dtype or dtype).name} input, {repeat} alternating "
           f"repetitions (medians of CPU seconds)")
     print(f"  one {B}x{N}x{M} product: {gemm * 1e3:.3f} ms "
           f"({2 * B * N * M / gemm / 1e9:.1f} GFLOP/s); floor = {n_gemm} products = "
@@ -131,12 +139,16 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the 64 x 256 shape only")
     parser.add_argument("--repeat", type=int, default=None)
+    parser.add_argument("--input-dtype", nargs="+", default=["float32"],
+                        choices=["float32", "float64"])
     args = parser.parse_args()
     _common.header(["targets (issue 15): defaults <= 2.0 x floor at 64 x 256, "
                     "<= 1.1 x floor at 784 x 4096"])
-    one_shape(64, 256, 100, 100, args.repeat or 15)
+    for inp in args.input_dtype:
+        one_shape(64, 256, 100, 100, args.repeat or 15, input_dtype=np.dtype(inp))
     if not args.quick:
-        one_shape(784, 4096, 512, 10, args.repeat or 5)
+        for inp in args.input_dtype:
+            one_shape(784, 4096, 512, 10, args.repeat or 5, input_dtype=np.dtype(inp))
         adam_alone(784, 4096, args.repeat or 15)
 
 

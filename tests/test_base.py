@@ -47,6 +47,12 @@ def test_finite_guard():
     check_finite_params({"W": np.ones(3), "layers": [np.zeros(2)]}, "update")
     with pytest.raises(DivergenceError, match="'layers' became non-finite"):
         check_finite_params({"layers": [np.zeros(2), np.array([np.nan])]}, "update")
+    for bad in (np.inf, -np.inf):
+        with pytest.raises(DivergenceError, match="'W' became non-finite"):
+            check_finite_params({"W": np.array([[1.0, bad], [0.0, 2.0]])}, "update")
+    with pytest.raises(DivergenceError, match="grew beyond 5"):
+        check_finite_params({"W": np.array([1.0, -6.0])}, "update", bound=5.0)
+    check_finite_params({"W": np.array([1.0, -5.0]), "e": np.zeros(0)}, "update", bound=5.0)
 
 
 def test_minibatches_cover_rows_once():

@@ -7,6 +7,8 @@ from joblib import parallel_config
 from skdgm._core import chains
 from skdgm._core.chains import chain_pool, run_chains
 
+from _parallel import count_parallel  # noqa: F401 - a fixture
+
 
 def _draws(task, rng, scale=1.0):
     return scale * rng.random(3) + task
@@ -14,19 +16,6 @@ def _draws(task, rng, scale=1.0):
 
 def _nested(task, rng):
     return run_chains(_draws, 2, random_state=int(rng.integers(1000)), n_jobs=2)
-
-
-@pytest.fixture
-def count_parallel(monkeypatch):
-    made = []
-
-    class Counting(chains.Parallel):
-        def __init__(self, *args, **kwargs):
-            made.append(1)
-            super().__init__(*args, **kwargs)
-
-    monkeypatch.setattr(chains, "Parallel", Counting)
-    return made
 
 
 @pytest.mark.parametrize("backend", ["threading", "loky"])
@@ -75,6 +64,7 @@ def test_a_fit_makes_one_parallel(count_parallel, monkeypatch):
     from skdgm import DeepLDA
     from skdgm.deep_lda import _estimator
     monkeypatch.setattr(_estimator, "_CHUNK_DOCS", 10)     # 4 chunks of documents
+    monkeypatch.setattr(chains, "MIN_PARALLEL_COST", 0.0)  # tiny work fans out too
     X = np.random.default_rng(0).poisson(1.0, size=(40, 12))
     model = DeepLDA(n_components=(3,), n_iter=3, batch_size=40, local_burn_in=2,
                     local_samples=2, random_state=0)
@@ -104,3 +94,39 @@ def test_process_workers_outlive_the_pool_block():
                 pids |= set(run_chains(_worker_pid, 8, random_state=0, n_jobs=2))
     assert os.getpid() not in pids
     assert 1 <= len(pids) <= 2
+
+
+def _task_id(task, rng):
+    return task, rng.random()
+
+
+@pytest.mark.parametrize("backend", ["threading", "loky"])
+def test_tasks_travel_in_few_batches_with_their_own_streams(count_parallel, backend,
+                                                             monkeypatch):
+    # 23 tasks on 2 workers: BATCHES_PER_WORKER * 2 messages, each task its own seed,
+    # in task order
+    sent = []
+    real = chains._call_batch
+
+    def counting(func, tasks, seeds, kwargs):
+        sent.append(len(tasks))
+        return real(func, tasks, seeds, kwargs)
+
+    if backend == "threading":      # the workers share this process: the spy sees them
+        monkeypatch.setattr(chains, "_call_batch", counting)
+    with parallel_config(backend=backend):
+        par = run_chains(_task_id, 23, random_state=4, n_jobs=2)
+    if backend == "threading":
+        assert len(sent) == chains.BATCHES_PER_WORKER * 2 and sum(sent) == 23
+    ser = run_chains(_task_id, 23, random_state=4, n_jobs=1)
+    assert par == ser and [t for t, _ in par] == list(range(23))
+
+
+def test_cheap_calls_stay_in_process(count_parallel):
+    cheap = run_chains(_draws, 6, random_state=1, n_jobs=2, cost=chains.MIN_PARALLEL_COST / 2)
+    assert count_parallel == []
+    with parallel_config(backend="threading"):
+        dear = run_chains(_draws, 6, random_state=1, n_jobs=2, cost=chains.MIN_PARALLEL_COST)
+    assert len(count_parallel) == 1
+    for a, b in zip(cheap, dear):
+        np.testing.assert_array_equal(a, b)

@@ -20,6 +20,8 @@ from sklearn.pipeline import make_pipeline
 from skdgm import DeepLDA
 from skdgm.deep_lda import _global, _local, _local_fast
 
+from _parallel import count_parallel  # noqa: F401 - a fixture
+
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
 CHEAP = dict(n_components=(3, 2), n_iter=2, batch_size=50, local_burn_in=2,
@@ -540,30 +542,51 @@ def test_posterior_thinning_keeps_every_kth_sample():
 
 
 def test_perplexity_chains_carry_over_kept_samples(monkeypatch):
-    """Burn-in once, then each kept global sample continues the previous chains."""
+    """Burn-in once, then each kept global sample continues the same chains."""
     X = _random_csr(8, 40, 0.3, seed=4)
     m = DeepLDA((4, 2), local_burn_in=1, local_samples=1, n_posterior_samples=3,
                 random_state=0)
     for _ in range(4):
         m.partial_fit(X)
     calls = []
-    local = m._local
+    over = m._over_samples
 
-    def spy(Xo, seed, phis, r, **kw):
-        res = local(Xo, seed, phis, r, **kw)
-        calls.append((kw["n_burn"], kw["n_collect"], kw["thetas"],
-                      [[t.copy() for t in part["theta"]] for part in res]))
-        return res
+    def spy(Xo, seed, samples, **kw):
+        calls.append((len(samples), kw["n_burn"], kw["n_collect"], kw["what"]))
+        return over(Xo, seed, samples, **kw)
 
-    monkeypatch.setattr(m, "_local", spy)
+    monkeypatch.setattr(m, "_over_samples", spy)
     ppl = m.perplexity(X, X, n_burn=7, n_samples=3)
     assert np.isfinite(ppl) and ppl > 1
-    assert [c[:2] for c in calls] == [(7, 3), (0, 3), (0, 3)]
-    assert calls[0][2] is None
-    for prev, cur in zip(calls, calls[1:]):
-        for got, want in zip(cur[2], prev[3]):
-            for a, b in zip(got, want):
-                assert_array_equal(a, b)
+    assert calls == [(3, 7, 3, "theta_sums")]
+
+
+@pytest.mark.parametrize("layers", [(5,), (5, 3)])
+@pytest.mark.parametrize("link", ["poisson", "bernoulli"])
+def test_samples_task_continues_one_chain(layers, link):
+    """Under the same global sample twice, the carried chain is one chain of twice
+    the collected sweeps: no restart, no second burn-in, the same stream."""
+    X = _random_csr(9, 30, 0.3, seed=2)
+    if link == "bernoulli":
+        X.data[:] = 1.0
+    rng = np.random.default_rng(8)
+    phis, rows = [], 30
+    for K in layers:
+        p = rng.gamma(1.0, 1.0, (rows, K))
+        phis.append(p / p.sum(axis=0))
+        rows = K
+    r = rng.gamma(1.0, 1.0, layers[-1])
+    kw = dict(link=link, compact_words=True, em_steps=3)
+    sums = _local.samples_task(X, np.random.default_rng(1), samples=[(phis, r)] * 2,
+                               n_burn=2, n_collect=3, what="theta_sums", **kw)
+    one = _local.upward_downward(X, np.random.default_rng(1), phis=phis, r=r, n_burn=2,
+                                 n_collect=6, collect_topics=False, **kw)
+    np.testing.assert_allclose(sums[0] + sums[1], one["theta_sum"][0], rtol=1e-12)
+    mom = _local.samples_task(X, np.random.default_rng(1), samples=[(phis, r)] * 2,
+                              n_burn=2, n_collect=3, what="moments", **kw)
+    for l in range(len(layers)):
+        np.testing.assert_allclose(mom["mean"][l], one["theta_norm_sum"][l] / 6, rtol=1e-12)
+        assert np.all(mom["var"][l] >= 0)
 
 
 def test_memory_flat_over_many_partial_fit_calls():
@@ -583,7 +606,16 @@ def test_memory_flat_over_many_partial_fit_calls():
     assert m.n_iter_ == 1000
 
 
-def test_n_jobs_and_backends_give_identical_results():
+@pytest.fixture
+def fan_out(monkeypatch):
+    """Small chunks, and no in-process shortcut for cheap calls: tiny data fans out."""
+    from skdgm._core import chains
+    from skdgm.deep_lda import _estimator
+    monkeypatch.setattr(_estimator, "_CHUNK_DOCS", 50)
+    monkeypatch.setattr(chains, "MIN_PARALLEL_COST", 0.0)
+
+
+def test_n_jobs_and_backends_give_identical_results(fan_out):
     from joblib import parallel_config
 
     X, _ = _pgbn_corpus(6, K=(3,), n_docs=250)
@@ -597,10 +629,45 @@ def test_n_jobs_and_backends_give_identical_results():
     for m in (thr, loky):
         for a, b in zip(ref.topics_, m.topics_):
             np.testing.assert_array_equal(a, b)
-    np.testing.assert_array_equal(ref.transform(X), loky.transform(X))
+    Xm = X[:60].toarray().astype(float)
+    Xm[::7, 3] = np.nan
+
+    def public(m):
+        mean, std = m.transform(X, return_std=True, all_layers=True)
+        return mean + std + [m.score_samples(X), m.perplexity(X, X), m.impute(Xm, n_sweeps=4)]
+
+    want = public(ref)
+    with parallel_config(backend="threading"):
+        got_thr = public(thr)
+    for got in (got_thr, public(loky)):
+        for a, b in zip(want, got):
+            np.testing.assert_array_equal(a, b)
 
 
-def test_dask_backend():
+def test_small_calls_stay_in_process(monkeypatch, count_parallel):
+    """Below the cost threshold n_jobs=2 starts no workers (and gives the same answer);
+    with the threshold at zero the same calls fan out."""
+    from joblib import parallel_config
+
+    from skdgm._core import chains
+    from skdgm.deep_lda import _estimator
+    made = count_parallel
+    monkeypatch.setattr(_estimator, "_CHUNK_DOCS", 50)      # several tasks per call
+    X, _ = _pgbn_corpus(3, K=(3,), n_docs=200)
+    params = dict(n_components=3, n_iter=1, batch_size=200, local_burn_in=2,
+                  local_samples=2, random_state=0)
+    with parallel_config(backend="threading"):
+        m = DeepLDA(**params, n_jobs=2).fit(X)
+        small = [m.transform(X), m.score_samples(X)]
+        assert made == []
+        monkeypatch.setattr(chains, "MIN_PARALLEL_COST", 0.0)
+        fanned = [m.transform(X), m.score_samples(X)]
+        assert len(made) == 2
+    for a, b in zip(small, fanned):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_dask_backend(fan_out):
     distributed = pytest.importorskip("distributed")
     from joblib import parallel_config
 
@@ -825,13 +892,15 @@ def test_counts_beyond_int64_are_rejected(method, sparse, bad):
         assert not hasattr(fresh, "n_features_in_") and not hasattr(fresh, "topics_")
 
 
-def test_gibbs_partial_fit_is_one_gibbs_sweep():
+def test_gibbs_partial_fit_is_one_gibbs_sweep(monkeypatch):
     """The estimator's batch Gibbs update is exactly _gibbs.gibbs_sweep on its streams:
     Phi and r are drawn between the upward pass and the theta draws (issue 12, item 4)."""
     import copy
 
     from skdgm._core.chains import run_chains
-    from skdgm.deep_lda import _gibbs
+    from skdgm.deep_lda import _estimator, _gibbs
+
+    monkeypatch.setattr(_estimator, "_CHUNK_DOCS", 100)
 
     X, _ = _pgbn_corpus(11, K=(4,), n_docs=230)        # three chunks of documents
     m = DeepLDA((4, 3), sampler="gibbs", random_state=0).partial_fit(X)
@@ -986,7 +1055,7 @@ def test_gibbs_sweep_cython_equals_numpy(link):
             np.testing.assert_array_equal(a, b)
 
 
-def test_gibbs_n_jobs_gives_identical_results():
+def test_gibbs_n_jobs_gives_identical_results(fan_out):
     from joblib import parallel_config
 
     X, _ = _pgbn_corpus(12, K=(3,), n_docs=250)

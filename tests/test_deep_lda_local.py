@@ -224,3 +224,24 @@ def test_row_sums_and_entry_dots_match_twins(K):
     np.testing.assert_array_equal(d1, d2)
     rows = np.repeat(np.arange(X.shape[0]), np.diff(ip))
     np.testing.assert_allclose(d1, np.einsum("ek,ek->e", phi[ix], theta[rows]), rtol=1e-13)
+
+
+@pytest.mark.parametrize("K", [1, 7, 12])
+def test_em_steps_kernel_matches_twin_and_is_the_mixture_em(K):
+    X, csr, phi, _ = _random_case(3, K=K)
+    lay = _local._Layout(X, [phi], np.ones(K), "poisson")
+    start = np.random.default_rng(3).gamma(1.0, 1.0, (X.shape[0], K))
+    a = _local._em_start(lay, start, 4, _local_fast.em_steps)
+    b = _local._em_start(lay, start, 4)
+    np.testing.assert_array_equal(a, b)
+    # the textbook update on dense arrays, one step at a time
+    dense = X.toarray()
+    t = start.copy()
+    for _ in range(4):
+        t = t * ((dense / np.maximum(t @ phi.T, np.finfo(float).tiny)) @ phi)
+    np.testing.assert_allclose(a, np.maximum(t, _local.FLOOR), rtol=1e-10)
+    # each step keeps a document's total at its length
+    np.testing.assert_allclose(a.sum(1), dense.sum(1), rtol=1e-10)
+    with pytest.raises(ValueError, match="inconsistent"):
+        _local_fast.em_steps(lay.indptr, lay.loc, lay.data.astype(float), lay.phi_words,
+                             np.zeros((lay.n, K + 1)), 1, 1e-300)

@@ -218,17 +218,22 @@ def check_finite_params(params, where, *, bound=None, previous=None):
             before = before if isinstance(before, (list, tuple)) else [before]
         for i, a in enumerate(arrays):
             a = np.asarray(a)
-            if not np.all(np.isfinite(a)):
+            if not a.size:
+                continue
+            # min and max propagate NaN and reach any infinity, in two passes
+            # without a temporary array the size of the parameter
+            big = max(abs(float(np.min(a))), abs(float(np.max(a))))
+            if not np.isfinite(big):
                 raise DivergenceError(
                     f"{where}: parameter {name!r} became non-finite; the update was "
                     f"discarded and the last finite parameters kept (a fit or "
                     f"partial_fit restores its state from before the call). Lower the "
                     f"step size / learning rate or check the input scale."
                 )
-            if bound is not None and a.size and float(np.max(np.abs(a))) > bound:
+            if bound is not None and big > bound:
                 raise DivergenceError(
                     f"{where}: parameter {name!r} grew beyond {bound:.3g} in magnitude "
-                    f"(max {float(np.max(np.abs(a))):.3g}), a runaway; the update was "
+                    f"(max {big:.3g}), a runaway; the update was "
                     f"discarded and the last finite parameters kept (a fit or "
                     f"partial_fit restores its state from before the call). Lower the "
                     f"step size / learning rate or check the input scale."
@@ -293,7 +298,8 @@ def _contract(method):
         # invisible, even to references held from outside. The constructor's
         # parameters are shared, not copied (a Generator given as random_state
         # stays the user's object).
-        memo = {id(v): v for k, v in saved.items() if k in self._get_param_names()}
+        names = set(self._get_param_names())     # (an inspect.signature per call)
+        memo = {id(v): v for k, v in saved.items() if k in names}
         work = copy.deepcopy(saved, memo)
         self.__dict__.clear()
         self.__dict__.update(work)

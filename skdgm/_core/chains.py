@@ -11,17 +11,37 @@ A fit calls it many times (every minibatch of DeepLDA, every AIS estimate); insi
 :func:`chain_pool` (which the training contract of ``fit`` / ``partial_fit`` opens)
 those calls share one :class:`joblib.Parallel` and so one set of workers, rather than
 paying a scheduler start-up per call.
+
+Two rules keep ``n_jobs`` from costing more than it brings. The tasks travel in a
+few contiguous batches (:data:`BATCHES_PER_WORKER` per worker), each one pickled
+message, so shared arguments (the topics of a DeepLDA model, megabytes) are
+serialised, hashed and memory-mapped once per batch rather than once per task; and
+a call whose caller-estimated ``cost`` is below :data:`MIN_PARALLEL_COST` CPU
+seconds runs in-process, where a dispatch would take longer than the work. Neither
+rule touches a stream: every task keeps its own seed, so results are those of
+``n_jobs=1``.
 """
 
 import contextlib
 import contextvars
 
 import numpy as np
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 
 from .random import as_generator, spawn_seeds
 
-__all__ = ["chain_pool", "run_chains", "even_chunks"]
+__all__ = ["chain_pool", "run_chains", "even_chunks", "BATCHES_PER_WORKER",
+           "MIN_PARALLEL_COST"]
+
+#: Batches of tasks per worker: more than one, so that a worker slowed by other
+#: jobs on a shared machine hands its later batches to the others; few, so that
+#: shared arguments are pickled a handful of times per call.
+BATCHES_PER_WORKER = 4
+#: CPU seconds (the caller's estimate) below which ``run_chains`` stays in-process:
+#: on a loaded machine a loky round trip waits for two more processes to be
+#: scheduled, and a DeepLDA transform of 2,000 documents (about 0.15 CPU-s) took
+#: longer in wall-clock time with two workers than with one (issue 26).
+MIN_PARALLEL_COST = 0.5
 
 
 class _Pool:
@@ -91,7 +111,21 @@ def _call_with_stream(func, task, seed, kwargs):
     return func(task, as_generator(seed), **kwargs)
 
 
-def run_chains(func, tasks, *, random_state=None, seeds=None, n_jobs=None, **kwargs):
+def _call_batch(func, tasks, seeds, kwargs):
+    # one message per batch: kwargs are pickled once for all of its tasks
+    return [func(t, as_generator(s), **kwargs) for t, s in zip(tasks, seeds)]
+
+
+def _n_workers(n_jobs):
+    try:
+        n = effective_n_jobs(n_jobs)
+    except Exception:  # noqa: BLE001 - a backend without a fixed size: assume two
+        n = 2
+    return max(1, int(n)) if n and n > 0 else 2
+
+
+def run_chains(func, tasks, *, random_state=None, seeds=None, n_jobs=None, cost=None,
+               **kwargs):
     """Run ``func(task, rng, **kwargs)`` for every task, each with its own stream.
 
     Parameters
@@ -108,6 +142,11 @@ def run_chains(func, tasks, *, random_state=None, seeds=None, n_jobs=None, **kwa
     n_jobs : int, optional
         Passed to :class:`joblib.Parallel`; ``None`` means what the active
         ``joblib.parallel_config`` says (1 outside any such context).
+    cost : float, optional
+        The caller's estimate of the CPU seconds of all the tasks together:
+        below :data:`MIN_PARALLEL_COST` they run in-process whatever ``n_jobs``
+        says (the same results: the streams are per task). ``None``: no estimate,
+        ``n_jobs`` decides.
     **kwargs
         Shared, read-only arguments (large arrays reach process workers as
         read-only memmaps: kernels take ``const`` memoryviews).
@@ -128,22 +167,26 @@ def run_chains(func, tasks, *, random_state=None, seeds=None, n_jobs=None, **kwa
         seeds = spawn_seeds(random_state, len(tasks))
     elif len(seeds) != len(tasks):
         raise ValueError(f"got {len(seeds)} seeds for {len(tasks)} tasks")
+    seeds = list(seeds)
     if len(tasks) == 0:
         return []
-    if len(tasks) == 1 or n_jobs == 1:
+    if len(tasks) == 1 or n_jobs == 1 or (cost is not None and cost < MIN_PARALLEL_COST):
         # Same calls, same streams, no scheduler overhead.
-        return [_call_with_stream(func, t, s, kwargs) for t, s in zip(tasks, seeds)]
-    calls = (delayed(_call_with_stream)(func, t, s, kwargs) for t, s in zip(tasks, seeds))
+        return _call_batch(func, tasks, seeds, kwargs)
+    groups = even_chunks(len(tasks), BATCHES_PER_WORKER * _n_workers(n_jobs))
+    calls = (delayed(_call_batch)(func, tasks[g], seeds[g], kwargs) for g in groups)
     pool = _ACTIVE_POOL.get()
     # A call made while the pool is running (a task that itself fans out) cannot
     # re-enter the same Parallel: it gets its own.
     if pool is None or pool.busy or pool.n_jobs != n_jobs:
-        return Parallel(n_jobs=n_jobs)(calls)
-    pool.busy = True
-    try:
-        return pool.get()(calls)
-    finally:
-        pool.busy = False
+        batches = Parallel(n_jobs=n_jobs)(calls)
+    else:
+        pool.busy = True
+        try:
+            batches = pool.get()(calls)
+        finally:
+            pool.busy = False
+    return [res for batch in batches for res in batch]
 
 
 def even_chunks(n, n_chunks):

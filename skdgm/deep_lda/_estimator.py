@@ -1,7 +1,6 @@
 """The scikit-learn face of deep LDA: validates, orchestrates, nothing numerical."""
 
 from collections import deque
-from functools import partial
 import numbers
 import time
 
@@ -30,7 +29,10 @@ __all__ = ["DeepLDA"]
 
 # Documents per local-sampler task. Fixed (never derived from n_jobs) so that the
 # streams, and so the results, are the same for every n_jobs and joblib backend.
-_CHUNK_DOCS = 100
+# Each sweep of a chunk pays some NumPy calls whatever its size, so larger chunks
+# run the public transform faster (bench_deep_lda_public.py compares chunk sizes),
+# and the 20 Newsgroups training set still makes 29 tasks for the workers.
+_CHUNK_DOCS = 400
 
 # history_ keeps the latest entries only, so a stream of partial_fit calls runs in
 # constant memory.
@@ -112,7 +114,9 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, TopicsMixin, InferenceDataMixin,
         and an estimate of the time left.
     n_jobs : int, optional
         Parallel local sampling over fixed chunks of documents (joblib; results
-        do not depend on it).
+        do not depend on it). A call whose estimated work is below
+        ``skdgm._core.chains.MIN_PARALLEL_COST`` CPU seconds (a minibatch of the
+        default size, a ``transform`` of a few hundred documents) runs in-process.
     round_counts : bool, default=False
         Round every input to the nearest integers before the check for
         non-negative integer counts (like ``binarize`` on the binary models):
@@ -227,15 +231,29 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, TopicsMixin, InferenceDataMixin,
 
     # ----------------------------------------------------------- local runs
     def _local(self, X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics,
-               thetas=None):
+               thetas=None, keep_theta=True):
         """Upward-downward sampling of every document, in fixed chunks through run_chains."""
         return _train.run_local(X, seed_seq, phis, r, n_burn=n_burn, n_collect=n_collect,
                                 collect_topics=collect_topics, a0=self.a0, b0=self.b0,
                                 e0=self.e0, f0=self.f0, link=self.link,
-                                chunk_docs=_CHUNK_DOCS, n_jobs=self.n_jobs, thetas=thetas)
+                                chunk_docs=_CHUNK_DOCS, n_jobs=self.n_jobs, thetas=thetas,
+                                keep_theta=keep_theta)
 
     def _merge(self, results):
         return merge_chunks(results, self.n_features_in_)
+
+    def _over_samples(self, X, seed_seq, samples, *, n_burn, n_collect, what):
+        """Each chunk's chain carried over the kept global samples, one task per chunk."""
+        return _train.run_over_samples(X, seed_seq, samples, n_burn=n_burn, n_collect=n_collect,
+                                       what=what, a0=self.a0, b0=self.b0, e0=self.e0,
+                                       f0=self.f0, link=self.link, chunk_docs=_CHUNK_DOCS,
+                                       n_jobs=self.n_jobs)
+
+    def _theta_sums(self, X, seed_seq, samples, *, n_burn, n_collect):
+        """Per kept sample, every document's ``theta^(1)`` summed over its collected sweeps."""
+        parts = self._over_samples(X, seed_seq, samples, n_burn=n_burn, n_collect=n_collect,
+                                   what="theta_sums")
+        return [np.vstack([p[i] for p in parts]) for i in range(len(samples))]
 
     # --------------------------------------------------------------- fitting
     def _reset(self, n_features, X=None):
@@ -427,7 +445,8 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, TopicsMixin, InferenceDataMixin,
         """A minibatch's merged local statistics; a dask array's are formed block by block."""
         if not isinstance(X, RowSelection):
             return self._merge(self._local(X, self._train_seed, phis, r, n_burn=n_burn,
-                                           n_collect=n_collect, collect_topics=True))
+                                           n_collect=n_collect, collect_topics=True,
+                                           keep_theta=False))
         return _train.blocks_local_stats(X, self._train_seed, phis, r, chunk_docs=_CHUNK_DOCS,
                                          n_burn=n_burn, n_collect=n_collect, a0=self.a0,
                                          b0=self.b0, e0=self.e0, f0=self.f0, link=self.link)
@@ -583,10 +602,9 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, TopicsMixin, InferenceDataMixin,
                 "transform='default') first, or use all_layers=False")
         X = self._check_X(X, reset=False)
         burn, coll = self._sweeps()
-        with chain_pool(self.n_jobs):     # the calls, one per sweep, share workers
-            out = theta_moments(self._local, self._merge, X, self.posterior_samples_,
-                                self._eval_seed(0), n_burn=burn, n_collect=coll,
-                                return_std=return_std)
+        out = theta_moments(self._over_samples, X, self.posterior_samples_,
+                            self._eval_seed(0), n_burn=burn, n_collect=coll,
+                            return_std=return_std)
         parts = out if return_std else (out,)
         parts = [[t.astype(dtype, copy=False) for t in part] for part in parts]
         parts = parts if all_layers else [part[0] for part in parts]
@@ -669,8 +687,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, TopicsMixin, InferenceDataMixin,
         global sample's accumulated rates, for the jackknife of
         :func:`skdgm.deep_lda._bounds.jackknife_heldout`."""
         samples = [(self.topics_, self.r_)] if point else list(self._posterior)
-        run_local = partial(self._local, collect_topics=False)
-        return _evaluate.heldout_loglik(X_obs, X_held, samples, run_local, n_burn=n_burn,
+        return _evaluate.heldout_loglik(X_obs, X_held, samples, self._theta_sums, n_burn=n_burn,
                                         n_collect=n_collect, seed=seed,
                                         return_parts=return_parts)
 

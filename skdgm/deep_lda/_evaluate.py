@@ -11,13 +11,14 @@ decides where the chunks of documents run (:func:`skdgm._core.chains.run_chains`
 import numpy as np
 import scipy.sparse as sp
 
+from . import _local_fast
 from ._bounds import jackknife_heldout
 
 __all__ = ["PassLog", "document_scores", "heldout_loglik", "heldout_std", "pooled_score",
            "split_tokens"]
 
 
-def heldout_loglik(X_obs, X_held, samples, run_local, *, n_burn, n_collect, seed,
+def heldout_loglik(X_obs, X_held, samples, theta_sums, *, n_burn, n_collect, seed,
                    return_parts=False):
     """Per document: the log predictive probability of its held-out words, and their count.
 
@@ -35,17 +36,17 @@ def heldout_loglik(X_obs, X_held, samples, run_local, *, n_burn, n_collect, seed
         Observed and held-out counts of the same documents.
     samples : list of (phis, r)
         The kept global samples, oldest first.
-    run_local : callable
-        ``run_local(X, seed, phis, r, n_burn=, n_collect=, thetas=)`` runs the
-        local sampler (:func:`skdgm.deep_lda._local.upward_downward`) on the
-        documents of ``X`` in chunks and returns the chunks' results (each with
-        ``theta_sum`` and the final ``theta``); ``thetas`` continues the chains
-        of an earlier call (``None``: a fresh start).
+    theta_sums : callable
+        ``theta_sums(X, seed, samples, n_burn=, n_collect=)`` runs the local
+        sampler (:func:`skdgm.deep_lda._local.samples_task`, through the
+        estimator's chunks and workers) on the documents of ``X`` under every
+        sample in turn and returns, per sample, the documents' ``theta^(1)``
+        summed over its collected sweeps (an ``(n_docs, K_1)`` array).
     n_burn, n_collect : int
         Sweeps discarded (under the first sample only) and collected under
         each sample.
     seed : numpy.random.SeedSequence
-        One child per kept sample is spawned from it.
+        The local chains' streams.
     return_parts : bool, default=False
         Also return each kept sample's accumulated rates.
 
@@ -67,14 +68,15 @@ def heldout_loglik(X_obs, X_held, samples, run_local, *, n_burn, n_collect, seed
     cols = Xh.indices
     num = np.zeros(cols.size)
     den = np.zeros(n)
-    thetas = None
     num_parts, den_parts = [], []
-    for i, ((phis, r), s) in enumerate(zip(samples, seed.spawn(len(samples)))):
-        res = run_local(X_obs, s, phis, r, n_burn=n_burn if i == 0 else 0,
-                        n_collect=n_collect, thetas=thetas)
-        thetas = [part["theta"] for part in res]
-        th = np.vstack([part["theta_sum"][0] for part in res])
-        num_s = np.einsum("ek,ek->e", phis[0][cols], th[rows])
+    sums = theta_sums(X_obs, seed, samples, n_burn=n_burn, n_collect=n_collect)
+    indptr, loc = Xh.indptr.astype(np.int64), cols.astype(np.int64)
+    for (phis, r), th in zip(samples, sums):
+        # each held-out entry's rate, without gathering (entries, K) rows of
+        # Phi^(1) and theta: this loop runs in the calling process, after the
+        # workers, so its cost is not shared by n_jobs
+        num_s = _local_fast.entry_dots(indptr, loc, np.ascontiguousarray(phis[0]),
+                                       np.ascontiguousarray(th))
         den_s = th.sum(axis=1)  # columns of Phi^(1) sum to one
         num += num_s
         den += den_s

@@ -26,6 +26,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
+from .._core.posterior import Moments
 from . import _collapsed, _local_fast
 
 __all__ = [
@@ -39,6 +40,8 @@ __all__ = [
     "gibbs_upward",
     "gibbs_downward",
     "local_task",
+    "samples_task",
+    "LocalChain",
     "merge_chunks",
     "words_loglik",
     "round_counts",
@@ -371,20 +374,13 @@ class _Layout:
         where = np.empty(self.V, dtype=np.int64)
         where[self.words] = np.arange(self.words.size)
         self.loc = where[self.indices]
-        self._phi_entries = None
 
-    def phi_entries(self):
-        """``Phi^(1)`` rows of every CSR entry, ``(nnz, K_1)``, built once per chunk."""
-        if self._phi_entries is None:
-            self._phi_entries = self.phi_words[self.loc]
-        return self._phi_entries
-
-    def start_theta(self, theta, em_steps=0):
+    def start_theta(self, theta, em_steps=0, em_kernel=None):
         if theta is None:
             lengths = np.bincount(self.rows, weights=self.data, minlength=self.n)
             theta = initial_theta(lengths, self.Ks)
             if em_steps and self.indices.size:
-                theta[0] = _em_start(self, theta[0], em_steps)
+                theta[0] = _em_start(self, theta[0], em_steps, em_kernel)
                 for l in range(1, len(self.Ks)):
                     theta[l] = _em_upper(theta[l - 1], self.phis_upper[l - 1], theta[l],
                                          em_steps)
@@ -392,20 +388,24 @@ class _Layout:
         return [np.array(t, dtype=np.float64, order="C") for t in theta]
 
 
-def _em_start(lay, theta, n_steps):
+def _em_start(lay, theta, n_steps, em_steps_=None):
     """``theta^(1)`` moved towards the documents' words by multiplicative EM steps.
 
     Each step is the mixture-proportion update ``theta_jk <- theta_jk sum_v
     x_vj phi_vk / [Phi theta_j]_v`` (it keeps ``|theta_j|`` at the document's
     length): a deterministic start that spares the Gibbs chain most of the
     burn-in it would spend leaving the uniform start. The chain's stationary
-    law does not depend on its start.
+    law does not depend on its start. ``em_steps_``, optional, is the kernel
+    :func:`._local_fast.em_steps`; without it the steps run here, in NumPy,
+    with the same sums in the same order.
     """
-    phi_e = lay.phi_entries()
     x = lay.data.astype(np.float64)
-    theta = theta.copy()
+    theta = np.array(theta, dtype=np.float64, order="C")
+    if em_steps_ is not None:
+        em_steps_(lay.indptr, lay.loc, x, lay.phi_words, theta, n_steps, _TINY)
+        return np.maximum(theta, FLOOR)
     for _ in range(n_steps):
-        rate = np.einsum("ek,ek->e", phi_e, theta[lay.rows])
+        rate = entry_dots(lay.indptr, lay.loc, lay.phi_words, theta)
         S = sp.csr_matrix((x / np.maximum(rate, _TINY), lay.loc, lay.indptr),
                           shape=(lay.n, lay.words.size))
         theta *= S @ lay.phi_words
@@ -515,7 +515,7 @@ def _downward_theta(theta, phis, r, A, rate_q, rng, gamma_, lowest=0):
 def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
                     n_burn=0, n_collect=1, link="poisson", collect_topics=True,
                     theta=None, kernels="cython", compact_words=False, em_steps=0,
-                    collapse_theta=True):
+                    collapse_theta=True, keep_theta=True):
     """Upward-downward Gibbs sweeps on the documents of ``X`` under fixed globals.
 
     This is the local sampler of Alg. 1, line 3 (the globals stay fixed while
@@ -570,6 +570,10 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
         conditional. Same stationary law as the explicit sampler
         (``False``, the only one for the Bernoulli link), with a few topics'
         work per token instead of ``K`` and no gamma draws of ``theta^(1)``.
+    keep_theta : bool, default=True
+        Return the chain's final ``theta`` (to continue it later). ``False``
+        returns ``None`` and spares the collapsed ``theta^(1)``'s final draw, which
+        comes after every other: the other results are the same.
 
     Returns
     -------
@@ -585,109 +589,183 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
         :func:`skdgm.deep_lda._evaluate.heldout_loglik` does, and their
         number, for a training-perplexity estimate.
     """
-    kern = _KERNELS[kernels]
-    phis = [np.ascontiguousarray(p, dtype=np.float64) for p in phis]
-    r = np.asarray(r, dtype=np.float64)
-    lay = _Layout(X, phis, r, link)
-    n, L, Ks = lay.n, len(phis), lay.Ks
-    # a collapsed chain with no theta to start from draws its tokens in turn
-    # (the sequential start of collapsed LDA): near its typical set at once
-    fresh = theta is None and not em_steps
-    theta = lay.start_theta(theta, em_steps)
+    chain = LocalChain(X, phis=phis, r=r, a0=a0, b0=b0, e0=e0, f0=f0, link=link,
+                       theta=theta, kernels=kernels, compact_words=compact_words,
+                       em_steps=em_steps, collapse_theta=collapse_theta,
+                       collect_topics=collect_topics and n_collect > 0,
+                       n_sweeps=n_burn + n_collect)
+    chain.run(rng, n_burn, n_collect)
+    return chain.result(rng, collect_topics=collect_topics, keep_theta=keep_theta)
 
-    top_sum = np.zeros(Ks[-1])
-    q_sum = 0.0
-    theta_sum = [np.zeros((n, K)) for K in Ks]
-    theta_norm_sum = [np.zeros((n, K)) for K in Ks]
-    norm_buf = [np.empty((n, K)) for K in Ks]
 
-    # count buffers are reused across sweeps: fresh arrays every sweep cost
-    # page faults and evict Phi^(1) from cache. The topic counts W are added
-    # to by every collected sweep and averaged once at the end.
-    A_buf = [np.zeros((n, K), dtype=np.int64) for K in Ks]
-    rows_w = [lay.words.size] + [phis[l].shape[0] for l in range(1, L)]
-    W_buf = ([np.zeros((rows_w[l], Ks[l]), dtype=np.int64) for l in range(L)]
-             if collect_topics and n_collect > 0 else None)
-    W_none = [np.zeros((0, K), dtype=np.int64) for K in Ks]
-    tables = [np.empty((n, K), dtype=np.int64) for K in Ks]
-    # the layer-1 counts of a document always add up to its length
-    lengths = (np.bincount(lay.rows, weights=lay.data, minlength=n).astype(np.int64)
-               if link == "poisson" else None)
-    collapsed = None
-    if collapse_theta and link == "poisson" and n_burn + n_collect > 0:
-        # its layer-1 topic counts are held in doubles, in the rows of the
-        # array returned (every word's, unless compact_words), and averaged in
-        # place: no int-to-float copy and no (V, K) scatter at the end, fresh
-        # arrays whose page faults cost as much as a sweep
-        dense_rows = not compact_words
-        collapsed = _collapsed.Layer1(lay, kernels, shared=r if L == 1 else None,
-                                      word_rows=lay.words if dense_rows else None,
-                                      entry_dots=kern[7])
-        A_buf[0] = collapsed.doc_topic
-        W_none[0] = np.zeros((0, Ks[0]))
-        if W_buf is not None:
-            W_buf[0] = np.zeros((lay.V if dense_rows else lay.words.size, Ks[0]))
-    low = 0 if collapsed is None else 1
-    # layer 1's prior shapes Phi^(2) theta^(2) (or r), formed once per change
-    # of theta^(2): read by the layer-1 step, the CRT and the collected sums
-    prior0 = _prior_shape(0, theta, phis, r, n)
-    for sweep in range(n_burn + n_collect):
-        collect = sweep >= n_burn
-        for a in A_buf[low:]:
-            a.fill(0)
-        A = A_buf
-        W = W_buf if collect and collect_topics else W_none
-        if collapsed is not None:
-            if sweep == 0:
-                collapsed.start(None if fresh else theta[0], rng, W[0], prior0)
-            else:
-                collapsed.sweep(prior0, rng, W[0])
-        top, shapes = _upward(lay, theta, phis, r, rng, kern, A, W, layer1=collapsed is None,
-                              tables=tables, shape0=prior0)
-        rates, q = _scales(A[0], shapes, theta, rng, a0, b0, e0, f0, lengths)
-        rate_q = [rates[l] + q[l] for l in range(L)]
-        theta = _downward_theta(theta, phis, r, A, rate_q, rng, kern[4], lowest=low)
-        if L > 1:
-            prior0 = _prior_shape(0, theta, phis, r, n)
-        if collect:
-            top_sum += top
-            q_sum += q[L].sum()
-            if collapsed is not None:
-                # theta^(1)'s conditional means, not a draw (Rao-Blackwell)
-                collapsed.collect(prior0, rate_q[0], theta_sum[0], theta_norm_sum[0])
-            for l in range(low, L):
-                theta_sum[l] += theta[l]
-                np.divide(theta[l], theta[l].sum(axis=1, keepdims=True), out=norm_buf[l])
-                theta_norm_sum[l] += norm_buf[l]
-    if collapsed is not None:
-        theta[0] = kern[4](prior0, A[0], rate_q[0], rng, FLOOR)
-    nc = max(n_collect, 1)
-    counts = None
-    if collect_topics:
-        if W_buf is None:
-            counts = [np.zeros((rows_w[l], Ks[l])) for l in range(L)]
+class LocalChain:
+    """The state of :func:`upward_downward` on one chunk, kept between calls.
+
+    ``upward_downward`` is one ``LocalChain`` run once. Held across calls, the
+    chain continues without rebuilding its layout or, with ``theta^(1)``
+    collapsed, re-assigning its tokens: :meth:`set_globals` swaps in another
+    global sample (the held-out protocol's test chains, carried over from one
+    kept sample to the next) and :meth:`run` adds sweeps. The parameters are
+    those of :func:`upward_downward`; ``collect_topics`` allocates the
+    topic-count buffers and ``n_sweeps`` (the sweeps the chain will make, if
+    known) lets a chain that makes none skip the collapsed state.
+    """
+
+    def __init__(self, X, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0, link="poisson",
+                 theta=None, kernels="cython", compact_words=False, em_steps=0,
+                 collapse_theta=True, collect_topics=True, n_sweeps=None):
+        self.kern = kern = _KERNELS[kernels]
+        self.hyper = (a0, b0, e0, f0)
+        self.link = link
+        self.phis = phis = [np.ascontiguousarray(p, dtype=np.float64) for p in phis]
+        self.r = r = np.asarray(r, dtype=np.float64)
+        self.lay = lay = _Layout(X, phis, r, link)
+        n, L, Ks = lay.n, len(phis), lay.Ks
+        self.compact_words = compact_words
+        # a collapsed chain with no theta to start from draws its tokens in turn
+        # (the sequential start of collapsed LDA): near its typical set at once
+        self.fresh = theta is None and not em_steps
+        self.theta = lay.start_theta(theta, em_steps,
+                                     _local_fast.em_steps if kernels == "cython" else None)
+        self.started = False
+        self.reset_sums()
+        self.norm_buf = [np.empty((n, K)) for K in Ks]
+        # count buffers are reused across sweeps: fresh arrays every sweep cost
+        # page faults and evict Phi^(1) from cache. The topic counts W are added
+        # to by every collected sweep and averaged once at the end.
+        self.A = [np.zeros((n, K), dtype=np.int64) for K in Ks]
+        self.rows_w = [lay.words.size] + [phis[l].shape[0] for l in range(1, L)]
+        self.W = ([np.zeros((self.rows_w[l], Ks[l]), dtype=np.int64) for l in range(L)]
+                  if collect_topics else None)
+        self.W_none = [np.zeros((0, K), dtype=np.int64) for K in Ks]
+        self.tables = [np.empty((n, K), dtype=np.int64) for K in Ks]
+        # the layer-1 counts of a document always add up to its length
+        self.lengths = (np.bincount(lay.rows, weights=lay.data, minlength=n).astype(np.int64)
+                        if link == "poisson" else None)
+        self.collapsed = None
+        if collapse_theta and link == "poisson" and (n_sweeps is None or n_sweeps > 0):
+            # its layer-1 topic counts are held in doubles, in the rows of the
+            # array returned (every word's, unless compact_words), and averaged in
+            # place: no int-to-float copy and no (V, K) scatter at the end, fresh
+            # arrays whose page faults cost as much as a sweep
+            dense_rows = not compact_words
+            self.collapsed = _collapsed.Layer1(lay, kernels, shared=r if L == 1 else None,
+                                               word_rows=lay.words if dense_rows else None,
+                                               entry_dots=kern[7])
+            self.A[0] = self.collapsed.doc_topic
+            self.W_none[0] = np.zeros((0, Ks[0]))
+            if self.W is not None:
+                self.W[0] = np.zeros((lay.V if dense_rows else lay.words.size, Ks[0]))
+        self.low = 0 if self.collapsed is None else 1
+        # layer 1's prior shapes Phi^(2) theta^(2) (or r), formed once per change
+        # of theta^(2): read by the layer-1 step, the CRT and the collected sums
+        self.prior0 = _prior_shape(0, self.theta, phis, r, n)
+        self.rate_q = None
+
+    def reset_sums(self):
+        """Zero the collected sums (``theta_sum``, ``theta_norm_sum``, tables, ``q``)."""
+        n, Ks = self.lay.n, self.lay.Ks
+        if getattr(self, "theta_sum", None) is None:
+            self.theta_sum = [np.zeros((n, K)) for K in Ks]
+            self.theta_norm_sum = [np.zeros((n, K)) for K in Ks]
         else:
-            # the collapsed layer's counts are doubles already: averaged in place
-            counts = [np.divide(w, nc, out=w) if w.dtype == np.float64 else w / nc
-                      for w in W_buf]
-        if not compact_words and counts[0].shape[0] != lay.V:
-            dense = np.zeros((lay.V, Ks[0]))
-            dense[lay.words] = counts[0]
-            counts[0] = dense
-    ll, n_words = (_own_words_loglik(lay, theta_sum[0], kern[7]) if n_collect > 0
-                   else (0.0, 0.0))
-    return {
-        "topic_counts": counts,
-        "words": lay.words,
-        "top_tables": top_sum / nc,
-        "q_top": q_sum / nc,
-        "theta_sum": theta_sum,
-        "theta_norm_sum": theta_norm_sum,
-        "n_collect": n_collect,
-        "theta": theta,
-        "loglik": ll,
-        "n_words": n_words,
-    }
+            for a in self.theta_sum + self.theta_norm_sum:
+                a.fill(0.0)
+        self.top_sum = np.zeros(Ks[-1])
+        self.q_sum = 0.0
+        self.n_collected = 0
+
+    def set_globals(self, phis, r):
+        """Continue the chain under other globals of the same shapes (the state is kept)."""
+        lay = self.lay
+        self.phis = phis = [np.ascontiguousarray(p, dtype=np.float64) for p in phis]
+        self.r = r = np.asarray(r, dtype=np.float64)
+        lay.phi_words = np.ascontiguousarray(phis[0][lay.words])
+        lay.phis_upper = phis[1:]
+        lay.phi_sums = None
+        if self.collapsed is not None and self.collapsed.shared:
+            self.collapsed.total = self.collapsed.kern[3](lay.phi_words, r)
+        self.prior0 = _prior_shape(0, self.theta, phis, r, lay.n)
+
+    def run(self, rng, n_burn, n_collect, collect_topics=None):
+        """``n_burn`` sweeps, then ``n_collect`` whose statistics are added to the sums."""
+        lay, kern, phis, r = self.lay, self.kern, self.phis, self.r
+        n, L = lay.n, len(phis)
+        a0, b0, e0, f0 = self.hyper
+        collapsed, low, theta, A = self.collapsed, self.low, self.theta, self.A
+        collect_topics = self.W is not None if collect_topics is None else collect_topics
+        for sweep in range(n_burn + n_collect):
+            collect = sweep >= n_burn
+            for a in A[low:]:
+                a.fill(0)
+            W = self.W if collect and collect_topics else self.W_none
+            if collapsed is not None:
+                if not self.started:
+                    collapsed.start(None if self.fresh else theta[0], rng, W[0], self.prior0)
+                else:
+                    collapsed.sweep(self.prior0, rng, W[0])
+            self.started = True
+            top, shapes = _upward(lay, theta, phis, r, rng, kern, A, W,
+                                  layer1=collapsed is None, tables=self.tables,
+                                  shape0=self.prior0)
+            rates, q = _scales(A[0], shapes, theta, rng, a0, b0, e0, f0, self.lengths)
+            rate_q = self.rate_q = [rates[l] + q[l] for l in range(L)]
+            theta = self.theta = _downward_theta(theta, phis, r, A, rate_q, rng, kern[4],
+                                                 lowest=low)
+            if L > 1:
+                self.prior0 = _prior_shape(0, theta, phis, r, n)
+            if collect:
+                self.n_collected += 1
+                self.top_sum += top
+                self.q_sum += q[L].sum()
+                if collapsed is not None:
+                    # theta^(1)'s conditional means, not a draw (Rao-Blackwell)
+                    collapsed.collect(self.prior0, rate_q[0], self.theta_sum[0],
+                                      self.theta_norm_sum[0])
+                for l in range(low, L):
+                    self.theta_sum[l] += theta[l]
+                    np.divide(theta[l], theta[l].sum(axis=1, keepdims=True),
+                              out=self.norm_buf[l])
+                    self.theta_norm_sum[l] += self.norm_buf[l]
+
+    def final_theta(self, rng):
+        """The chain's hidden units, with a collapsed ``theta^(1)`` drawn from its conditional."""
+        if self.collapsed is not None and self.rate_q is not None:
+            self.theta[0] = self.kern[4](self.prior0, self.A[0], self.rate_q[0], rng, FLOOR)
+        return self.theta
+
+    def result(self, rng, collect_topics=True, loglik=True, keep_theta=True):
+        """The dict :func:`upward_downward` returns, for the sweeps collected so far."""
+        lay, L, Ks = self.lay, len(self.phis), self.lay.Ks
+        theta = self.final_theta(rng) if keep_theta else None
+        n_collect = self.n_collected
+        nc = max(n_collect, 1)
+        counts = None
+        if collect_topics:
+            if self.W is None or n_collect == 0:
+                counts = [np.zeros((self.rows_w[l], Ks[l])) for l in range(L)]
+            else:
+                # the collapsed layer's counts are doubles already: averaged in place
+                counts = [np.divide(w, nc, out=w) if w.dtype == np.float64 else w / nc
+                          for w in self.W]
+            if not self.compact_words and counts[0].shape[0] != lay.V:
+                dense = np.zeros((lay.V, Ks[0]))
+                dense[lay.words] = counts[0]
+                counts[0] = dense
+        ll, n_words = (_own_words_loglik(lay, self.theta_sum[0], self.kern[7])
+                       if n_collect > 0 and loglik else (0.0, 0.0))
+        return {
+            "topic_counts": counts,
+            "words": lay.words,
+            "top_tables": self.top_sum / nc,
+            "q_top": self.q_sum / nc,
+            "theta_sum": self.theta_sum,
+            "theta_norm_sum": self.theta_norm_sum,
+            "n_collect": n_collect,
+            "theta": theta,
+            "loglik": ll,
+            "n_words": n_words,
+        }
 
 
 def _own_words_loglik(lay, theta_sum, entry_dots_=_local_fast.entry_dots):
@@ -773,6 +851,52 @@ def gibbs_downward(carry, rng, *, phis, r, kernels="cython"):
                            _KERNELS[kernels][4])
 
 
+def samples_task(task, rng, *, samples, n_burn, n_collect, what, em_steps=0, **kwargs):
+    """``run_chains`` entry point: one chunk's chain carried over every kept global sample.
+
+    The chain (a :class:`LocalChain` on the documents ``task``, built once)
+    makes ``n_burn`` sweeps under the first of ``samples`` (a list of ``(phis,
+    r)``), then ``n_collect`` collected sweeps under each sample in turn, its
+    state kept from one sample to the next: the protocol of
+    :func:`skdgm.deep_lda._posterior.theta_moments` and
+    :func:`skdgm.deep_lda._evaluate.heldout_loglik` in one task, so that a call
+    pays one layout, one start and one dispatch per chunk.
+
+    ``what="moments"``: every collected sweep's normalised ``theta^(l)`` (layer 1
+    Rao-Blackwellised when collapsed) is one draw of the documents' features;
+    returns ``{"mean": [...], "var": [...]}`` per layer over all the draws
+    (``what="mean"``: the means only, half the data to send back).
+    ``what="theta_sums"``: returns the list, per sample, of ``theta^(1)`` summed
+    over its collected sweeps.
+    """
+    chain = None
+    out = [] if what == "theta_sums" else None
+    for i, (phis, r) in enumerate(samples):
+        if chain is None:
+            chain = LocalChain(task, phis=phis, r=r, theta=None, em_steps=em_steps,
+                               collect_topics=False, **kwargs)
+        else:
+            chain.set_globals(phis, r)
+        burn = n_burn if i == 0 else 0
+        if what == "theta_sums":
+            chain.run(rng, burn, n_collect)
+            out.append(chain.theta_sum[0].copy())
+            chain.reset_sums()
+            continue
+        chain.run(rng, burn, 0)
+        for _ in range(n_collect):
+            chain.run(rng, 0, 1)
+            if out is None:
+                out = [Moments() for _ in chain.theta_norm_sum]
+            for acc, draw in zip(out, chain.theta_norm_sum):
+                acc.add(draw)
+            chain.reset_sums()
+    if what == "theta_sums":
+        return out
+    return {"mean": [a.mean() for a in out],
+            "var": [a.var() for a in out] if what == "moments" else None}
+
+
 def local_task(task, rng, **kwargs):
     """``run_chains`` entry point: ``task`` is ``X_chunk`` or ``(X_chunk, theta)``."""
     if isinstance(task, tuple):
@@ -789,7 +913,7 @@ def merge_chunks(results, n_features):
     ``q`` and the own-words log-likelihoods, and stacks the documents' sums of
     ``theta``.
     """
-    L = len(results[0]["theta"])
+    L = len(results[0]["theta_sum"])
     out = {
         "top_tables": sum(res["top_tables"] for res in results),
         "q_top": float(sum(res["q_top"] for res in results)),

@@ -630,3 +630,44 @@ def gamma_theta(const double[:, :] shape, const int64[:, ::1] counts,
                 g = x / d
                 o[j, k] = g if g > floor else floor
     return out
+
+
+def em_steps(const int64[::1] indptr, const int64[::1] loc, const double[::1] x,
+             const double[:, ::1] phi, double[:, ::1] theta, int n_steps, double tiny):
+    """Multiplicative EM steps of every document's topic proportions, in place.
+
+    ``theta_jk <- theta_jk sum_e x_e phi[loc[e], k] / max([phi theta_j]_{loc[e]}, tiny)``
+    over the entries ``e`` of CSR row ``j``, ``n_steps`` times (the start of
+    :func:`skdgm.deep_lda._local._em_start`). One document at a time, its row of
+    ``theta`` and its words' rows of ``phi`` in cache, with no ``(nnz, K)``
+    gather; the rate is :func:`_dot4`'s sum and the accumulation runs over the
+    entries in order, as the NumPy twin's sparse product does.
+    """
+    cdef Py_ssize_t n = indptr.shape[0] - 1, K = phi.shape[1], j, e, k
+    cdef int s
+    cdef double rate, w
+    if theta.shape[1] != K or theta.shape[0] < n or loc.shape[0] < indptr[n] \
+            or x.shape[0] < indptr[n]:
+        raise ValueError("em_steps: inconsistent shapes")
+    acc_a = np.empty(K, dtype=np.float64)
+    cdef double[::1] acc = acc_a
+    cdef const double* lp
+    cdef double* tp
+    if K == 0:
+        return
+    with nogil:
+        for j in range(n):
+            tp = &theta[j, 0]
+            for s in range(n_steps):
+                for k in range(K):
+                    acc[k] = 0.0
+                for e in range(indptr[j], indptr[j + 1]):
+                    lp = &phi[loc[e], 0]
+                    rate = _dot4(lp, tp, K)
+                    if not rate >= tiny:
+                        rate = tiny
+                    w = x[e] / rate
+                    for k in range(K):
+                        acc[k] += w * lp[k]
+                for k in range(K):
+                    tp[k] *= acc[k]

@@ -18,7 +18,6 @@ import math
 import numpy as np
 
 from .._core.interop import layer_draws
-from .._core.posterior import Moments
 
 __all__ = ["collected_sweeps", "inference_arrays", "theta_moments"]
 
@@ -32,16 +31,17 @@ def collected_sweeps(n_collect, n_samples):
     return max(1, math.ceil(int(n_collect) / int(n_samples)))
 
 
-def theta_moments(local, merge, X, samples, seed, *, n_burn, n_collect, return_std=False):
+def theta_moments(run_samples, X, samples, seed, *, n_burn, n_collect, return_std=False):
     """Per-layer mean (and standard deviation) of the normalised ``theta^(l)`` over sweeps and samples.
 
     Parameters
     ----------
-    local : callable
-        ``local(X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics, thetas)``,
-        the estimator's chunked run of the local sampler; returns one result per chunk.
-    merge : callable
-        Merges the chunks' results (``theta_norm_sum`` stacked over documents).
+    run_samples : callable
+        ``run_samples(X, seed_seq, samples, *, n_burn, n_collect, what)``, the
+        estimator's chunked run of :func:`skdgm.deep_lda._local.samples_task`
+        (one chain per chunk of documents, carried over the samples) with
+        ``what="moments"`` (``"mean"`` without ``return_std``); returns one
+        ``{"mean", "var"}`` per chunk, in document order.
     X : CSR matrix
     samples : list of (phis, r)
         The kept global samples, oldest first.
@@ -58,23 +58,13 @@ def theta_moments(local, merge, X, samples, seed, *, n_burn, n_collect, return_s
     std : list of ndarray of shape (n_docs, K_l), only with ``return_std``
     """
     per_sample = collected_sweeps(n_collect, len(samples))
-    seeds = seed.spawn(len(samples) * per_sample)
-    acc, thetas, k = None, None, 0
-    for i, (phis, r) in enumerate(samples):
-        for _ in range(per_sample):
-            # one collected sweep per call, so that every draw's proportions are seen
-            res = local(X, seeds[k], phis, r, n_burn=n_burn if k == 0 else 0, n_collect=1,
-                        collect_topics=False, thetas=thetas)
-            thetas = [part["theta"] for part in res]
-            draw = merge(res)["theta_norm_sum"]
-            if acc is None:
-                acc = [Moments() for _ in draw]
-            for a, d in zip(acc, draw):
-                a.add(d)
-            k += 1
-    means = [a.mean() for a in acc]
+    # every collected sweep is one draw of each document's proportions
+    parts = run_samples(X, seed, samples, n_burn=n_burn, n_collect=per_sample,
+                        what="moments" if return_std else "mean")
+    L = len(parts[0]["mean"])
+    means = [np.vstack([p["mean"][l] for p in parts]) for l in range(L)]
     if return_std:
-        return means, [a.std() for a in acc]
+        return means, [np.sqrt(np.vstack([p["var"][l] for p in parts])) for l in range(L)]
     return means
 
 

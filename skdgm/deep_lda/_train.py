@@ -26,24 +26,42 @@ from .._core.chains import even_chunks, run_chains
 from .._core.random import as_generator, seed_for
 from . import _global
 from ._generate import merge_histograms, merge_lengths
-from ._local import MAX_TOTAL_COUNT, local_task, merge_chunks, round_counts
+from ._local import MAX_TOTAL_COUNT, local_task, merge_chunks, round_counts, samples_task
 
 #: How the count-limit messages name ``MAX_TOTAL_COUNT``.
 COUNT_LIMIT = "2**63 - 1, the largest int64, the type its samplers count in"
 
-__all__ = ["add_lengths", "block_stats", "block_summary", "blocks_local_stats", "chain_mapper",
-           "check_count_rows", "chunk_layout", "combine_block_stats", "count_blocks",
-           "divergence_parts",
-           "global_update", "initial_state", "keep_sample", "local_kwargs", "minibatches",
-           "pass_metrics", "prepare_block", "run_local"]
+__all__ = ["KeptSample", "add_lengths", "block_stats", "block_summary", "blocks_local_stats",
+           "chain_mapper", "check_count_rows", "chunk_layout", "combine_block_stats",
+           "count_blocks", "divergence_parts", "global_update", "initial_state", "keep_sample",
+           "local_cost", "local_kwargs", "minibatches", "pass_metrics", "prepare_block",
+           "run_local", "run_over_samples"]
 
 # Multiplicative EM steps that start each document's local chain near its
 # words' topics (see _local.upward_downward): a few sweeps of burn-in then suffice.
 EM_STEPS = 5
+# CPU seconds per token-sweep and per document-topic-sweep of the local sampler,
+# rounded up from the throughput benchmark (about 1e7 token-sweeps per CPU-s at
+# K = 128), for run_chains' estimate of whether a second process pays
+_SECONDS_PER_TOKEN_SWEEP = 1e-7
+_SECONDS_PER_UNIT_SWEEP = 2e-9
+
+
+def local_cost(X, Ks, n_sweeps):
+    """The local sampler's CPU seconds on ``X`` for ``n_sweeps`` sweeps, roughly.
+
+    Counts the tokens of ``X`` (one partition step each per sweep) and the
+    documents' hidden units (gamma draws and CRTs); the EM start counts as
+    ``EM_STEPS`` sweeps. Only the decision to stay in-process reads it
+    (:func:`skdgm._core.chains.run_chains`), never a stream.
+    """
+    sweeps = n_sweeps + EM_STEPS
+    return sweeps * (float(X.sum()) * _SECONDS_PER_TOKEN_SWEEP
+                     + X.shape[0] * sum(Ks) * _SECONDS_PER_UNIT_SWEEP)
 
 
 def run_local(X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics, a0, b0, e0, f0,
-              link, chunk_docs, n_jobs=None, thetas=None):
+              link, chunk_docs, n_jobs=None, thetas=None, keep_theta=True):
     """Upward-downward sampling of every document of ``X`` (Alg. 1's local step).
 
     The documents are cut into chunks of about ``chunk_docs`` (a layout that
@@ -71,6 +89,9 @@ def run_local(X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics, a0, b0
     n_jobs : int, optional
     thetas : list of list of ndarray, optional
         Each chunk's ``theta`` from an earlier call, to continue its chains.
+    keep_theta : bool, default=True
+        Return each chunk's final ``theta`` (``False`` for a training update,
+        whose chains end with the minibatch).
 
     Returns
     -------
@@ -83,8 +104,10 @@ def run_local(X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics, a0, b0
     seeds = seed_seq.spawn(len(tasks))
     return run_chains(
         local_task, tasks, seeds=seeds, n_jobs=n_jobs,
+        cost=local_cost(X, [p.shape[1] for p in phis], n_burn + n_collect),
         **local_kwargs(phis, r, n_burn=n_burn, n_collect=n_collect,
-                       collect_topics=collect_topics, a0=a0, b0=b0, e0=e0, f0=f0, link=link))
+                       collect_topics=collect_topics, keep_theta=keep_theta,
+                       a0=a0, b0=b0, e0=e0, f0=f0, link=link))
 
 
 def chunk_layout(n_docs, chunk_docs):
@@ -93,11 +116,12 @@ def chunk_layout(n_docs, chunk_docs):
     return even_chunks(n_docs, math.ceil(n_docs / chunk_docs))
 
 
-def local_kwargs(phis, r, *, n_burn, n_collect, collect_topics, a0, b0, e0, f0, link):
+def local_kwargs(phis, r, *, n_burn, n_collect, collect_topics, a0, b0, e0, f0, link,
+                 keep_theta=True):
     """The keyword arguments of every :func:`~._local.local_task` of a local run."""
     return dict(phis=phis, r=r, a0=a0, b0=b0, e0=e0, f0=f0, n_burn=n_burn,
                 n_collect=n_collect, link=link, collect_topics=collect_topics,
-                compact_words=True, em_steps=EM_STEPS)
+                compact_words=True, em_steps=EM_STEPS, keep_theta=keep_theta)
 
 
 # ----------------------------------------------------------------- dask blocks
@@ -218,7 +242,7 @@ def blocks_local_stats(selection, seed_seq, phis, r, *, chunk_docs, **kwargs):
         bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
         return [seeds[a:b] for a, b in zip(bounds[:-1], bounds[1:])]
 
-    shared = {"kwargs": local_kwargs(phis, r, collect_topics=True, **kwargs),
+    shared = {"kwargs": local_kwargs(phis, r, collect_topics=True, keep_theta=False, **kwargs),
               "chunk_docs": chunk_docs}
     parts = selection.map(block_stats, shared, seeds_per_block)
     return combine_block_stats(parts, phis[0].shape[0], phis[0].shape[1])
@@ -226,6 +250,31 @@ def blocks_local_stats(selection, seed_seq, phis, r, *, chunk_docs, **kwargs):
 
 def _n_rows(rows):
     return rows.stop - rows.start if isinstance(rows, slice) else len(rows)
+
+
+def run_over_samples(X, seed_seq, samples, *, n_burn, n_collect, what, a0, b0, e0, f0, link,
+                     chunk_docs, n_jobs=None):
+    """Every chunk's local chain carried over the kept global ``samples``, one task per chunk.
+
+    The chunks (as :func:`run_local` cuts them) each run
+    :func:`skdgm.deep_lda._local.samples_task` with their own child of ``seed_seq``:
+    ``n_burn`` sweeps under the first sample, ``n_collect`` collected under each.
+    One dispatch per chunk for the whole protocol, rather than one per sample or
+    per sweep, so that ``n_jobs`` pays and the layout and start are built once.
+
+    Returns
+    -------
+    results : list
+        One :func:`~skdgm.deep_lda._local.samples_task` result per chunk.
+    """
+    tasks = [X[sl] for sl in chunk_layout(X.shape[0], chunk_docs)]
+    Ks = [p.shape[1] for p in samples[0][0]]
+    return run_chains(
+        samples_task, tasks, seeds=seed_seq.spawn(len(tasks)), n_jobs=n_jobs,
+        samples=samples, n_burn=n_burn, n_collect=n_collect, what=what, a0=a0, b0=b0,
+        e0=e0, f0=f0, link=link, compact_words=True, em_steps=EM_STEPS,
+        cost=local_cost(X, Ks, n_burn + n_collect * len(samples)),
+    )
 
 
 def chain_mapper(seed_seq, n_jobs=None):
@@ -307,6 +356,30 @@ def global_update(X, total, phis, r, sg_state, gibbs_state, *, sampler, eps, eta
     return new_phis, new_r, sg_state, gibbs_state, rates, ll, nw
 
 
+class KeptSample(tuple):
+    """A kept global sample ``(topics, r)`` whose arrays are read-only copies.
+
+    Nothing can change it in place, so the snapshot that the training contract
+    takes before every ``partial_fit`` shares it instead of copying it (five
+    kept samples of a 2,000-word, 128-topic model are 10 MB per call).
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, phis, r):
+        phis = [np.array(p) for p in phis]
+        r = np.array(r)
+        for a in phis + [r]:
+            a.flags.writeable = False
+        return super().__new__(cls, (phis, r))
+
+    def __getnewargs__(self):
+        return tuple(self)
+
+    def __deepcopy__(self, memo):
+        return self
+
+
 def keep_sample(posterior, n_keep, thin, t, phis, r):
     """The kept global samples after update ``t``: every ``thin``-th, the latest ``n_keep``.
 
@@ -316,7 +389,7 @@ def keep_sample(posterior, n_keep, thin, t, phis, r):
     if posterior.maxlen != n_keep:
         posterior = deque(posterior, maxlen=n_keep)
     if (t - 1) % thin == 0 or not posterior:
-        posterior.append(([p.copy() for p in phis], r.copy()))
+        posterior.append(KeptSample(phis, r))
     return posterior
 
 

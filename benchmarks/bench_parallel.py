@@ -1,0 +1,178 @@
+"""``n_jobs=2`` against ``n_jobs=1`` on the public methods, wall clock, same results (issue 26).
+
+Each row times one public call (``transform``, ``score_samples``, ``perplexity``,
+``impute``, ``partial_fit``, ``fit``, ``log_partition``) on an estimator set to
+``n_jobs=1`` and to ``n_jobs=2`` (joblib's default loky backend), alternating the
+two settings over ``--repeats`` repeats, after one untimed call of each (so that
+the worker processes are running, as they are for every call but a session's
+first). The figure is the ratio of the median wall-clock seconds; the two outputs
+are checked to be identical (bit for bit) on every row. Wall-clock speed-ups depend
+on the machine's other load: the load average is printed at the start and the end.
+
+Because a shared machine can hide any speed-up, each row also gives a figure that
+other jobs do not change: the CPU seconds of this process and of its worker
+processes (read from ``/proc``; Linux only) at ``n_jobs=2``. "CPU x" is the
+CPU of ``n_jobs=1`` over the total CPU of ``n_jobs=2`` (1.0: the second process
+costs nothing extra); "idle-machine bound" is the CPU of ``n_jobs=1`` over the
+busiest process's CPU at ``n_jobs=2`` (this process plus its busiest worker):
+the speed-up the call would see with two free cores, up to waiting.
+
+Workloads: DeepLDA(128) on 20 Newsgroups (topics from one pass over 2,000
+documents, five kept global samples), and GaussianBernoulliRBM(64) on
+scikit-learn's digits (standardised pixels) with AIS for ``log Z``.
+
+Usage::
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \\
+        python benchmarks/bench_parallel.py [--repeats 5] [--quick] \\
+        | tee benchmarks/results/parallel.txt
+"""
+
+import argparse
+import os
+import time
+
+import numpy as np
+
+from skdgm import DeepLDA, GaussianBernoulliRBM
+
+from _common import header
+from _deep_lda_data import load_20news
+
+
+def _same(a, b):
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if hasattr(a, "components_"):
+        return _same(a.components_, b.components_)
+    return np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True)
+
+
+def _descendants_cpu():
+    """CPU seconds (user + system) of every live descendant process, by pid."""
+    tick = os.sysconf("SC_CLK_TCK")
+    parent, cpu = {}, {}
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                rest = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent[int(pid)] = int(rest[1])
+        cpu[int(pid)] = (int(rest[11]) + int(rest[12])) / tick
+    mine, todo = {}, [os.getpid()]
+    while todo:
+        p = todo.pop()
+        for c, pp in parent.items():
+            if pp == p and c not in mine:
+                mine[c] = cpu[c]
+                todo.append(c)
+    return mine
+
+
+def compare(name, size, call, repeats):
+    """``call(n_jobs)`` timed alternately at 1 and 2 workers; prints one row."""
+    outs = {nj: call(nj) for nj in (1, 2)}    # untimed: workers up, caches warm
+    wall, cpu, busiest, total = {1: [], 2: []}, {1: [], 2: []}, [], []
+    for rep in range(repeats):
+        order = (1, 2) if rep % 2 == 0 else (2, 1)
+        for nj in order:
+            kids = _descendants_cpu()
+            c, t = time.process_time(), time.perf_counter()
+            outs[nj] = call(nj)
+            wall[nj].append(time.perf_counter() - t)
+            cpu[nj].append(time.process_time() - c)
+            if nj == 2:
+                grown = [v - kids.get(p, 0.0) for p, v in _descendants_cpu().items()]
+                busiest.append(cpu[2][-1] + max(grown, default=0.0))
+                total.append(cpu[2][-1] + sum(grown))
+    a, b = np.median(wall[1]), np.median(wall[2])
+    c1 = np.median(cpu[1])
+    same = "identical" if _same(outs[1], outs[2]) else "DIFFERENT"
+    print(f"{name:<38} {size:<34} {a:8.3f} s {b:8.3f} s {a / b:6.2f}x {c1 / np.median(total):6.2f}"
+          f" {c1 / np.median(busiest):6.2f}x  {same}", flush=True)
+
+
+def deep_lda_rows(args):
+    X, Xo, Xh, _ = load_20news(args.data_home)
+    X = X.tocsr()
+    model = DeepLDA(128, n_iter=1, random_state=0, n_jobs=1).fit(X[:2000])
+
+    def with_jobs(nj):
+        return model.set_params(n_jobs=nj)
+
+    n_all = X.shape[0] if not args.quick else 4000
+    compare("DeepLDA(128).transform", "200 docs",
+            lambda nj: with_jobs(nj).transform(X[:200]), args.repeats)
+    compare("DeepLDA(128).transform", "2,000 docs",
+            lambda nj: with_jobs(nj).transform(X[:2000]), args.repeats)
+    compare("DeepLDA(128).transform", f"{n_all:,} docs",
+            lambda nj: with_jobs(nj).transform(X[:n_all]), args.repeats)
+    compare("DeepLDA(128).score_samples", f"{n_all:,} docs",
+            lambda nj: with_jobs(nj).score_samples(X[:n_all]), args.repeats)
+    n_test = Xo.shape[0] if not args.quick else 2000
+    compare("DeepLDA(128).perplexity", f"{n_test:,} test docs",
+            lambda nj: with_jobs(nj).perplexity(Xo[:n_test], Xh[:n_test]), args.repeats)
+    Xm = X[:400].toarray()
+    Xm[np.random.default_rng(0).random(Xm.shape) < 0.01] = np.nan
+    compare("DeepLDA(128).impute", "400 docs, 1% missing",
+            lambda nj: with_jobs(nj).impute(Xm), args.repeats)
+
+    def stream(nj, batch):
+        m = DeepLDA(128, total_samples=X.shape[0], random_state=0, n_jobs=nj)
+        for i in range(0, 2000, batch):
+            m.partial_fit(X[i:i + batch])
+        return m
+
+    compare("DeepLDA(128).partial_fit", "10 calls x 200 docs",
+            lambda nj: stream(nj, 200), args.repeats)
+    compare("DeepLDA(128).partial_fit", "2 calls x 2,000 docs",
+            lambda nj: DeepLDA(128, total_samples=X.shape[0], random_state=0, n_jobs=nj)
+            .partial_fit(X[:2000]).partial_fit(X[2000:4000]), args.repeats)
+    compare("DeepLDA(128).fit", "4,000 docs, batch 2,000, 1 pass",
+            lambda nj: DeepLDA(128, batch_size=2000, n_iter=1, random_state=0,
+                               n_jobs=nj).fit(X[:4000]), args.repeats)
+
+
+def grbm_rows(args):
+    from sklearn.datasets import load_digits
+    from sklearn.preprocessing import StandardScaler
+
+    X = StandardScaler().fit_transform(load_digits().data)
+    X = X[:, X.std(axis=0) > 0]
+    betas = 3000 if not args.quick else 1000
+    model = GaussianBernoulliRBM(n_components=64, n_iter=2, random_state=0, n_jobs=1,
+                                 n_ais_betas=betas).fit(X)
+
+    def log_z(nj):
+        model.set_params(n_jobs=nj)
+        model.__dict__.pop("_log_z_cache", None)      # time the estimate, not the cache
+        return model.log_partition()
+
+    compare("GaussianBernoulliRBM(64).log_partition", f"AIS 100 runs x {betas} betas",
+            log_z, args.repeats)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke test)")
+    ap.add_argument("--only", nargs="*", default=["deep_lda", "grbm"])
+    ap.add_argument("--data-home", default=None)
+    args = ap.parse_args()
+    header([f"cores: {os.cpu_count()}; load average at start: "
+            f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"])
+    print(f"wall-clock medians of {args.repeats} alternating repeats; loky backend\n")
+    print(f"{'method':<38} {'size':<34} {'n_jobs=1':>10} {'n_jobs=2':>10} {'wall x':>7} "
+          f"{'CPU x':>6} {'idle-machine bound':>7}  results", flush=True)
+    if "deep_lda" in args.only:
+        deep_lda_rows(args)
+    if "grbm" in args.only:
+        grbm_rows(args)
+    print(f"\nload average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
