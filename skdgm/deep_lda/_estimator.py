@@ -1,5 +1,6 @@
 """The scikit-learn face of deep LDA: validates, orchestrates, nothing numerical."""
 
+from functools import partial
 from collections import deque
 import numbers
 import time
@@ -230,14 +231,17 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, TopicsMixin, InferenceDataMixin,
                              self.learning_decay)
 
     # ----------------------------------------------------------- local runs
+    def _local_priors(self):
+        """The priors and chunking every local run of this model shares."""
+        return dict(a0=self.a0, b0=self.b0, e0=self.e0, f0=self.f0, link=self.link,
+                    chunk_docs=_CHUNK_DOCS)
+
     def _local(self, X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics,
                thetas=None, keep_theta=True):
         """Upward-downward sampling of every document, in fixed chunks through run_chains."""
         return _train.run_local(X, seed_seq, phis, r, n_burn=n_burn, n_collect=n_collect,
-                                collect_topics=collect_topics, a0=self.a0, b0=self.b0,
-                                e0=self.e0, f0=self.f0, link=self.link,
-                                chunk_docs=_CHUNK_DOCS, n_jobs=self.n_jobs, thetas=thetas,
-                                keep_theta=keep_theta)
+                                collect_topics=collect_topics, n_jobs=self.n_jobs,
+                                thetas=thetas, keep_theta=keep_theta, **self._local_priors())
 
     def _merge(self, results):
         return merge_chunks(results, self.n_features_in_)
@@ -245,9 +249,7 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, TopicsMixin, InferenceDataMixin,
     def _over_samples(self, X, seed_seq, samples, *, n_burn, n_collect, what):
         """Each chunk's chain carried over the kept global samples, one task per chunk."""
         return _train.run_over_samples(X, seed_seq, samples, n_burn=n_burn, n_collect=n_collect,
-                                       what=what, a0=self.a0, b0=self.b0, e0=self.e0,
-                                       f0=self.f0, link=self.link, chunk_docs=_CHUNK_DOCS,
-                                       n_jobs=self.n_jobs)
+                                       what=what, n_jobs=self.n_jobs, **self._local_priors())
 
     def _theta_sums(self, X, seed_seq, samples, *, n_burn, n_collect):
         """Per kept sample, every document's ``theta^(1)`` summed over its collected sweeps."""
@@ -443,21 +445,18 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, TopicsMixin, InferenceDataMixin,
 
     def _local_stats(self, X, phis, r, *, n_burn, n_collect):
         """A minibatch's merged local statistics; a dask array's are formed block by block."""
-        if not isinstance(X, RowSelection):
-            return self._merge(self._local(X, self._train_seed, phis, r, n_burn=n_burn,
-                                           n_collect=n_collect, collect_topics=True,
-                                           keep_theta=False))
-        return _train.blocks_local_stats(X, self._train_seed, phis, r, chunk_docs=_CHUNK_DOCS,
-                                         n_burn=n_burn, n_collect=n_collect, a0=self.a0,
-                                         b0=self.b0, e0=self.e0, f0=self.f0, link=self.link)
+        if isinstance(X, RowSelection):
+            return _train.blocks_local_stats(X, self._train_seed, phis, r, n_burn=n_burn,
+                                             n_collect=n_collect, **self._local_priors())
+        return self._merge(self._local(X, self._train_seed, phis, r, n_burn=n_burn,
+                                       n_collect=n_collect, collect_topics=True, keep_theta=False))
 
     def _gibbs_update(self, X, phis, r):
         """One batch Gibbs sweep over ``X`` (the documents' hidden units are kept)."""
         return _gibbs.gibbs_update(
             X, self._gibbs_state, phis=phis, r=r, etas=self._etas_, gamma0=self.gamma0,
-            c0=self.c0, a0=self.a0, b0=self.b0, e0=self.e0, f0=self.f0, link=self.link,
-            rng=self._rng, map_chunks=_train.chain_mapper(self._train_seed, self.n_jobs),
-            chunk_docs=_CHUNK_DOCS)
+            c0=self.c0, rng=self._rng, **self._local_priors(),
+            map_chunks=_train.chain_mapper(self._train_seed, self.n_jobs))
 
     def _log_pass(self, log):
         """One ``history_`` entry (and verbose line) for the pass just made."""
