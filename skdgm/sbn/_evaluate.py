@@ -1,23 +1,41 @@
 """``log p(x)`` of an SBN by the route ``BayesianSBN.score_samples`` picks.
 
 Exact by enumerating the hidden layers when they hold at most ``MAX_EXACT_UNITS``
-units (Eq. 7-8 summed over every ``h``); else annealed importance sampling from the
-prior with Pólya-Gamma augmented sweeps as transitions (:func:`._model.log_marginal_ais`);
+units (Eq. 7-8 summed over every ``h``); else annealed importance sampling from a
+per-row approximation of the posterior fitted by a short Gibbs chain, with a few
+temperatures (:func:`log_marginal_warm_ais`), or from the prior with Pólya-Gamma
+augmented sweeps as transitions (:func:`._model.log_marginal_ais`, the autoregressive
+models' default);
 or, with a trained recognition network, importance sampling with it as proposal
 (Du et al. 2018, appendix B.1, :func:`._dsghmc.log_marginal_is`). Each route also
 returns the Monte-Carlo standard error of every row (0 when exact).
 """
 
+from functools import partial
+
 import numpy as np
 import scipy.sparse as sp
 
+from .._core.ais import annealed_importance_sampling, beta_schedule
 from .._core.base import iter_minibatches
 from .._core.exact import MAX_EXACT_UNITS
+from .._core.mcmc import bernoulli
+from .._core.numerics import softplus
 from .._core.random import as_generator, seed_for
 from . import _gibbs, _model
-from ._dsghmc import log_marginal_is
+from ._dsghmc import gibbs_sweep_fast, log_marginal_is
 
-__all__ = ["call_seed", "log_marginal", "map_chunks"]
+__all__ = ["WARM_AIS", "call_seed", "fit_proposal", "log_marginal", "log_marginal_warm_ais",
+           "map_chunks"]
+
+#: Settings of ``method="warm_ais"`` (chosen in ``benchmarks/bench_scoring_cost.py``):
+#: Gibbs sweeps per row discarded, then averaged into the proposal ``q``; AIS
+#: temperatures from ``q`` to the posterior, and runs per row.
+WARM_AIS = {"n_burn": 5, "n_fit": 10, "n_betas": 10, "n_runs": 4}
+# purpose key of the proposal's stream (apart from the AIS runs' streams)
+_PROPOSAL_PURPOSE = 0x9A0F
+# floor of a proposal probability (and 1 - its ceiling): full support
+_MIN_PROB = 1e-6
 
 
 def log_marginal(params, X, seed, *, method=None, n_betas, n_runs, n_jobs=None,
@@ -30,13 +48,15 @@ def log_marginal(params, X, seed, *, method=None, n_betas, n_runs, n_jobs=None,
     X : ndarray of shape (n, D)
     seed : numpy.random.SeedSequence
         The AIS chains' (or the proposals') randomness.
-    method : {None, "ais", "is"}, default=None
-        ``None``: exact when enumerable, else AIS.
+    method : {None, "warm_ais", "ais", "is"}, default=None
+        ``None``: exact when enumerable, else ``"warm_ais"``
+        (:func:`log_marginal_warm_ais` with :data:`WARM_AIS`), or ``"ais"`` for an
+        autoregressive model (whose sweeps have no fast kernel).
     n_betas : int or callable
-        AIS temperatures; a callable ``n_betas()`` is called only when AIS runs
-        (``n_ais_betas="auto"`` is a costly search).
+        Temperatures of ``"ais"`` (from the prior); a callable ``n_betas()`` is
+        called only when that AIS runs (``n_ais_betas="auto"`` is a costly search).
     n_runs : int
-        AIS chains per row.
+        Chains per row of ``"ais"``.
     n_jobs : int, optional
     recognition : RecognitionParams, optional
         The proposal of ``method="is"``.
@@ -52,6 +72,10 @@ def log_marginal(params, X, seed, *, method=None, n_betas, n_runs, n_jobs=None,
     if method is None and sum(map(len, params.biases[1:])) <= MAX_EXACT_UNITS:
         lp = _model.log_marginal_exact(params, X)
         return lp, np.zeros_like(lp)
+    if method is None and params.lateral is None:
+        method = "warm_ais"
+    if method == "warm_ais" and params.n_hidden_layers:
+        return log_marginal_warm_ais(params, X, seed, n_jobs=n_jobs, **WARM_AIS)
     return _model.log_marginal_ais(params, X, n_betas=n_betas() if callable(n_betas) else n_betas,
                                    n_runs=n_runs, random_state=seed, n_jobs=n_jobs,
                                    transition=_gibbs.ais_transition_pg)
@@ -77,3 +101,87 @@ def map_chunks(X, func, batch_size):
         return func(X, 0)
     return np.concatenate([func(X[sl].toarray(), k) for k, sl in
                            enumerate(iter_minibatches(X.shape[0], batch_size))])
+
+
+# --- AIS started from a per-row approximation of the posterior ("warm_ais") ---------
+
+def fit_proposal(params, X, rng, *, n_burn, n_fit):
+    """Per-row factorised Bernoulli ``q(h | x)`` from a short Gibbs chain at ``beta = 1``.
+
+    One chain per row starts from the prior, discards ``n_burn`` exact collapsed
+    sweeps and averages, over the next ``n_fit``, each unit's probability of being
+    on at its update (Rao-Blackwellised: a unit the posterior keeps off gets a
+    probability near its true one, not the ``1 / n_fit`` a count could resolve).
+    They are kept inside ``[1e-6, 1 - 1e-6]``, because an importance proposal must
+    reach every state the posterior can take; a ``q`` that sits on the posterior's
+    mode is what makes a few temperatures enough.
+
+    Returns
+    -------
+    logits : list of ndarray of shape (n, K_l)
+        ``logit q`` per hidden layer.
+    """
+    layers = [X] + _model.sample_hidden_prior(params, (len(X),), rng)
+    sums = [np.zeros_like(h) for h in layers[1:]]
+    for i in range(n_burn + n_fit):
+        layers, probs = gibbs_sweep_fast(params, layers, rng, return_probs=True)
+        if i >= n_burn:
+            for s, p in zip(sums, probs):
+                s += p
+    mu = [np.clip(s / n_fit, _MIN_PROB, 1.0 - _MIN_PROB) for s in sums]
+    return [np.log(m) - np.log1p(-m) for m in mu]
+
+
+def _bernoulli_log_prob(logits, state):
+    """``log q(h)`` of factorised Bernoulli layers, summed over their units."""
+    return sum(np.sum(h * a - softplus(a), axis=-1) for a, h in zip(logits, state))
+
+
+def warm_log_density(state, beta, *, params, X, logits):
+    """``(1 - beta) log q(h) + beta log p(x, h)``: normalised at both ends (``Z_1 = p(x)``)."""
+    out = beta * _model.log_joint(params, [X] + list(state))
+    if beta < 1.0:
+        out = out + (1.0 - beta) * _bernoulli_log_prob(logits, state)
+    return out
+
+
+def warm_transition(state, beta, rng, *, params, X, logits):
+    """One collapsed Gibbs sweep leaving ``q^(1 - beta) p(x, .)^beta`` invariant."""
+    return gibbs_sweep_fast(params, [X] + list(state), rng, beta, base_logits=logits)[1:]
+
+
+def warm_sample_base(n_runs, rng, *, logits):
+    """Exact draws from ``q`` (the ``beta = 0`` end): ``(n_runs, n, K_l)`` per layer."""
+    return [bernoulli(1.0 / (1.0 + np.exp(-a)), rng, size=(n_runs,) + a.shape, dtype=float)
+            for a in logits]
+
+
+def log_marginal_warm_ais(params, X, seed, *, n_burn, n_fit, n_betas, n_runs, n_jobs=None,
+                          beta_kind="linear"):
+    """``log p(x)`` per row by AIS from a per-row proposal ``q(h | x)`` (and its standard error).
+
+    :func:`fit_proposal` fits ``q`` with its own stream; then, per row, ``n_runs`` AIS
+    runs anneal from ``q`` to the posterior ``p(h | x)`` along
+    ``q(h)^(1 - beta) p(x, h)^beta`` (Neal 2001), ``n_betas`` linearly spaced
+    temperatures, with collapsed Gibbs sweeps (:func:`warm_transition`) as transitions.
+    Both ends are normalised (``q`` is, and ``p(x, h)`` sums to ``p(x)``), so the mean
+    weight is an unbiased estimate of ``p(x)`` for any ``q`` with full support, whatever
+    the chain that fitted it; its log is a stochastic lower bound. ``n_betas=2`` is
+    plain importance sampling from ``q``. The runs are vectorised over all rows (one
+    batched sweep per temperature), split into two groups for ``n_jobs``.
+
+    Returns
+    -------
+    log_px, std_err : ndarray of shape (n,)
+    """
+    X = np.asarray(X, dtype=float)
+    logits = fit_proposal(params, X, as_generator(seed_for(seed, _PROPOSAL_PURPOSE)),
+                          n_burn=n_burn, n_fit=n_fit)
+    res = annealed_importance_sampling(
+        partial(warm_log_density, params=params, X=X, logits=logits),
+        partial(warm_transition, params=params, X=X, logits=logits),
+        partial(warm_sample_base, logits=logits),
+        0.0, beta_schedule(n_betas, beta_kind), n_runs,
+        n_groups=min(n_runs, 2), random_state=seed, n_jobs=n_jobs,
+    )
+    return np.asarray(res.log_z), np.asarray(res.std_err)
