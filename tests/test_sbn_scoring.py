@@ -49,8 +49,9 @@ def test_warm_ais_std_err_matches_spread_and_defaults_are_close():
     """At the default settings: within 0.5 nat of exact; reported s.e. ~ seed spread."""
     params, X = _model_and_rows((12,), 40, seed=2)
     exact = _model.log_marginal_exact(params, X)
-    runs = [_evaluate.log_marginal_warm_ais(params, X, np.random.SeedSequence(s), **WARM)
-            for s in range(30)]
+    n_runs = _evaluate.warm_ais_runs(params)
+    runs = [_evaluate.log_marginal_warm_ais(params, X, np.random.SeedSequence(s),
+                                            n_runs=n_runs, **WARM) for s in range(30)]
     est = np.array([r[0] for r in runs])
     se = np.array([r[1] for r in runs])
     assert np.all(np.abs(est.mean(0) - exact) < 0.5)
@@ -116,3 +117,22 @@ def test_score_samples_routes_and_reproducibility():
     ar = BayesianSBN(n_components=3, autoregressive=True, n_iter=2, random_state=0).fit(X)
     with pytest.raises(ValueError, match="autoregressive=False"):
         ar.score_samples(X, method="warm_ais")
+
+
+def test_sweep_probabilities_are_the_exact_conditionals():
+    """The kernel's ``prob`` output against the NumPy model's exact full conditional.
+
+    Unit 0 is updated first, from the starting state; the last unit last, when every
+    other unit holds its final value: both conditionals are computable exactly.
+    """
+    params, X = _model_and_rows((7,), 25, seed=9)
+    start = _model.sample_hidden_prior(params, (25,), np.random.default_rng(10))
+    out, probs = gibbs_sweep_fast(params, [X] + start, np.random.default_rng(11),
+                                  return_probs=True)
+    first = 1.0 / (1.0 + np.exp(-_model.conditional_logit(params, [X] + start, 1, 0)))
+    last = 1.0 / (1.0 + np.exp(-_model.conditional_logit(params, out, 1, 6)))
+    np.testing.assert_allclose(probs[0][:, 0], first, rtol=1e-9)
+    np.testing.assert_allclose(probs[0][:, 6], last, rtol=1e-9)
+    # and the same chain as without the output
+    plain = gibbs_sweep_fast(params, [X] + start, np.random.default_rng(11))
+    np.testing.assert_array_equal(plain[1], out[1])

@@ -25,13 +25,17 @@ from .._core.random import as_generator, seed_for
 from . import _gibbs, _model
 from ._dsghmc import gibbs_sweep_fast, log_marginal_is
 
-__all__ = ["WARM_AIS", "call_seed", "fit_proposal", "log_marginal", "log_marginal_warm_ais",
-           "map_chunks"]
+__all__ = ["WARM_AIS", "WARM_AIS_UNIT_SWEEPS", "call_seed", "fit_proposal", "log_marginal", "log_marginal_warm_ais",
+           "map_chunks", "warm_ais_runs"]
 
-#: Settings of ``method="warm_ais"`` (chosen in ``benchmarks/bench_scoring_cost.py``):
-#: Gibbs sweeps per row discarded, then averaged into the proposal ``q``; AIS
-#: temperatures from ``q`` to the posterior, and runs per row.
-WARM_AIS = {"n_burn": 5, "n_fit": 10, "n_betas": 10, "n_runs": 4}
+#: Settings of ``method="warm_ais"`` (measured in ``benchmarks/bench_scoring_cost.py``):
+#: Gibbs chains per row fitting the proposal ``q``, their sweeps discarded, then
+#: averaged into ``q``; AIS temperatures from ``q`` to the posterior. The runs per row
+#: follow the model's size (:func:`warm_ais_runs`).
+WARM_AIS = {"n_chains": 3, "n_burn": 2, "n_fit": 5, "n_betas": 15}
+#: Hidden-unit sweeps per row that :func:`warm_ais_runs` spreads over the AIS runs
+#: (divided by the temperatures): about 20 CPU-ms per row at 784-200 and 784-40.
+WARM_AIS_UNIT_SWEEPS = 9000
 # purpose key of the proposal's stream (apart from the AIS runs' streams)
 _PROPOSAL_PURPOSE = 0x9A0F
 # floor of a proposal probability (and 1 - its ceiling): full support
@@ -75,7 +79,8 @@ def log_marginal(params, X, seed, *, method=None, n_betas, n_runs, n_jobs=None,
     if method is None and params.lateral is None:
         method = "warm_ais"
     if method == "warm_ais" and params.n_hidden_layers:
-        return log_marginal_warm_ais(params, X, seed, n_jobs=n_jobs, **WARM_AIS)
+        return log_marginal_warm_ais(params, X, seed, n_runs=warm_ais_runs(params),
+                                     n_jobs=n_jobs, **WARM_AIS)
     return _model.log_marginal_ais(params, X, n_betas=n_betas() if callable(n_betas) else n_betas,
                                    n_runs=n_runs, random_state=seed, n_jobs=n_jobs,
                                    transition=_gibbs.ais_transition_pg)
@@ -105,11 +110,25 @@ def map_chunks(X, func, batch_size):
 
 # --- AIS started from a per-row approximation of the posterior ("warm_ais") ---------
 
-def fit_proposal(params, X, rng, *, n_burn, n_fit):
+def warm_ais_runs(params):
+    """AIS runs per row of the default ``"warm_ais"``: 3 to 16, fewer for wider nets.
+
+    A sweep's cost grows with the hidden units, so a fixed budget of unit-sweeps
+    per row (:data:`WARM_AIS_UNIT_SWEEPS` over ``n_betas`` temperatures) buys 3
+    runs at 200 units and 15 at 40: small nets get the extra runs their
+    multimodal posteriors need (duplicate units) at the same cost per row.
+    """
+    units = sum(map(len, params.biases[1:]))
+    per_run = WARM_AIS["n_betas"] * units
+    return int(np.clip(round(WARM_AIS_UNIT_SWEEPS / per_run), 3, 16))
+
+def fit_proposal(params, X, rng, *, n_burn, n_fit, n_chains=1):
     """Per-row factorised Bernoulli ``q(h | x)`` from a short Gibbs chain at ``beta = 1``.
 
-    One chain per row starts from the prior, discards ``n_burn`` exact collapsed
-    sweeps and averages, over the next ``n_fit``, each unit's probability of being
+    ``n_chains`` chains per row start from the prior, discard ``n_burn`` exact
+    collapsed sweeps and average, over the next ``n_fit`` and over the chains (which
+    may sit in different modes: duplicate units, say, the posterior switches one of
+    at a time), each unit's probability of being
     on at its update (Rao-Blackwellised: a unit the posterior keeps off gets a
     probability near its true one, not the ``1 / n_fit`` a count could resolve).
     They are kept inside ``[1e-6, 1 - 1e-6]``, because an importance proposal must
@@ -121,14 +140,13 @@ def fit_proposal(params, X, rng, *, n_burn, n_fit):
     logits : list of ndarray of shape (n, K_l)
         ``logit q`` per hidden layer.
     """
-    layers = [X] + _model.sample_hidden_prior(params, (len(X),), rng)
-    sums = [np.zeros_like(h) for h in layers[1:]]
+    layers = [X] + _model.sample_hidden_prior(params, (n_chains, len(X)), rng)
+    sums = [0.0 for _ in layers[1:]]
     for i in range(n_burn + n_fit):
         layers, probs = gibbs_sweep_fast(params, layers, rng, return_probs=True)
         if i >= n_burn:
-            for s, p in zip(sums, probs):
-                s += p
-    mu = [np.clip(s / n_fit, _MIN_PROB, 1.0 - _MIN_PROB) for s in sums]
+            sums = [s + p.sum(axis=0) for s, p in zip(sums, probs)]
+    mu = [np.clip(s / (n_fit * n_chains), _MIN_PROB, 1.0 - _MIN_PROB) for s in sums]
     return [np.log(m) - np.log1p(-m) for m in mu]
 
 
@@ -156,8 +174,8 @@ def warm_sample_base(n_runs, rng, *, logits):
             for a in logits]
 
 
-def log_marginal_warm_ais(params, X, seed, *, n_burn, n_fit, n_betas, n_runs, n_jobs=None,
-                          beta_kind="linear"):
+def log_marginal_warm_ais(params, X, seed, *, n_burn, n_fit, n_betas, n_runs, n_chains=1,
+                          n_jobs=None, beta_kind="linear"):
     """``log p(x)`` per row by AIS from a per-row proposal ``q(h | x)`` (and its standard error).
 
     :func:`fit_proposal` fits ``q`` with its own stream; then, per row, ``n_runs`` AIS
@@ -176,7 +194,7 @@ def log_marginal_warm_ais(params, X, seed, *, n_burn, n_fit, n_betas, n_runs, n_
     """
     X = np.asarray(X, dtype=float)
     logits = fit_proposal(params, X, as_generator(seed_for(seed, _PROPOSAL_PURPOSE)),
-                          n_burn=n_burn, n_fit=n_fit)
+                          n_burn=n_burn, n_fit=n_fit, n_chains=n_chains)
     res = annealed_importance_sampling(
         partial(warm_log_density, params=params, X=X, logits=logits),
         partial(warm_transition, params=params, X=X, logits=logits),
