@@ -9,7 +9,10 @@ Issue 25's target: at 50,000 rows the fit within 15 CPU-minutes, and a test ``lo
 no worse than the default reached at 10,000 rows.
 
 ``--rescore`` scores the models the runs saved (``results/sbn_default_<n>.joblib``,
-not committed) again with the current scorer, without refitting.
+not committed) again with the current scorer, without refitting. ``--max-passes k``
+times the initialisation and the first ``k`` passes of the same fit only and
+projects the fit's CPU time to the passes ``"auto"`` chose (no model, no score), as
+``bench_defaults_scaling.py`` does, for a host too busy for the full fit.
 
 Usage::
 
@@ -64,12 +67,30 @@ def report(name, est, Xte, fit_cpu):
           f"score {ms:.1f} CPU-ms/row", flush=True)
 
 
+def projected_fit(est, X, max_passes):
+    """``(init CPU-s, per-pass CPU-s list, passes fit would run)`` of ``est.fit(X)``."""
+    est._validate_params()
+    t = time.process_time()
+    Xv = est._validate_training_data(X, reset=True)
+    ctx = est._initialize(Xv, fit=True)
+    init = time.process_time() - t
+    n_passes = int(est._n_passes())
+    per_pass = []
+    for _ in range(min(n_passes, max_passes)):
+        t = time.process_time()
+        est._fit_pass(Xv, ctx)
+        per_pass.append(time.process_time() - t)
+    return init, per_pass, n_passes
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", choices=sorted(RUNS), default=sorted(RUNS))
     ap.add_argument("--test-rows", type=int, default=1000)
     ap.add_argument("--rescore", action="store_true",
                     help="score the saved models again instead of fitting")
+    ap.add_argument("--max-passes", type=int, default=None,
+                    help="time only this many passes and project the fit's CPU time")
     _common.add_data_home_arg(ap)
     args = ap.parse_args()
     home = _common.data_home(args.data_home)
@@ -89,6 +110,14 @@ def main():
             report(name, joblib.load(path), Xte, None)
             continue
         est = BayesianSBN(random_state=0)
+        if args.max_passes is not None:
+            init, per_pass, n_passes = projected_fit(est, Xtr[:n], args.max_passes)
+            print(f"{name:8s} n_components_={est.n_components_} inference={est.inference}: "
+                  f"init {init:.1f} CPU-s, {len(per_pass)} of {n_passes} passes timed, "
+                  f"{np.mean(per_pass):.2f} CPU-s per pass (each: "
+                  f"{', '.join(f'{x:.2f}' for x in per_pass)}); projected fit "
+                  f"{init + np.mean(per_pass) * n_passes:.0f} CPU-s", flush=True)
+            continue
         t = time.process_time()
         est.fit(Xtr[:n])
         fit_cpu = time.process_time() - t
