@@ -116,7 +116,7 @@ def warm_ais_runs(params):
     A sweep's cost grows with the hidden units, so a fixed budget of unit-sweeps
     per row (:data:`WARM_AIS_UNIT_SWEEPS` over ``n_betas`` temperatures) buys 3
     runs at 200 units and 15 at 40: small nets get the extra runs their
-    multimodal posteriors need (duplicate units) at the same cost per row.
+    multimodal posteriors need (duplicate units) at a similar cost per row.
     """
     units = sum(map(len, params.biases[1:]))
     per_run = WARM_AIS["n_betas"] * units
@@ -155,12 +155,24 @@ def _bernoulli_log_prob(logits, state):
     return sum(np.sum(h * a - softplus(a), axis=-1) for a, h in zip(logits, state))
 
 
-def warm_log_density(state, beta, *, params, X, logits):
-    """``(1 - beta) log q(h) + beta log p(x, h)``: normalised at both ends (``Z_1 = p(x)``)."""
-    out = beta * _model.log_joint(params, [X] + list(state))
-    if beta < 1.0:
-        out = out + (1.0 - beta) * _bernoulli_log_prob(logits, state)
-    return out
+def warm_log_density(state, beta, *, params, X, logits, cache=None):
+    """``(1 - beta) log q(h) + beta log p(x, h)``: normalised at both ends (``Z_1 = p(x)``).
+
+    AIS asks for the same state at two temperatures in a row (after a transition,
+    then at the next temperature); ``cache`` (a dict) keeps the two logs of the last
+    state it saw, held by reference so that only that very state matches (one entry,
+    read once: run groups sharing it in threads never mix their states).
+    """
+    entry = None if cache is None else cache.get("last")
+    if entry is not None and len(entry[0]) == len(state) and \
+            all(a is b for a, b in zip(entry[0], state)):
+        log_p, log_q = entry[1]
+    else:
+        log_p = _model.log_joint(params, [X] + list(state))
+        log_q = _bernoulli_log_prob(logits, state)
+        if cache is not None:
+            cache["last"] = (list(state), (log_p, log_q))
+    return beta * log_p + (1.0 - beta) * log_q
 
 
 def warm_transition(state, beta, rng, *, params, X, logits):
@@ -196,7 +208,7 @@ def log_marginal_warm_ais(params, X, seed, *, n_burn, n_fit, n_betas, n_runs, n_
     logits = fit_proposal(params, X, as_generator(seed_for(seed, _PROPOSAL_PURPOSE)),
                           n_burn=n_burn, n_fit=n_fit, n_chains=n_chains)
     res = annealed_importance_sampling(
-        partial(warm_log_density, params=params, X=X, logits=logits),
+        partial(warm_log_density, params=params, X=X, logits=logits, cache={}),
         partial(warm_transition, params=params, X=X, logits=logits),
         partial(warm_sample_base, logits=logits),
         0.0, beta_schedule(n_betas, beta_kind), n_runs,
