@@ -11,8 +11,9 @@ no worse than the default reached at 10,000 rows.
 ``--rescore`` scores the models the runs saved (``results/sbn_default_<n>.joblib``,
 not committed) again with the current scorer, without refitting. ``--max-passes k``
 times the initialisation and the first ``k`` passes of the same fit only and
-projects the fit's CPU time to the passes ``"auto"`` chose (no model, no score), as
-``bench_defaults_scaling.py`` does, for a host too busy for the full fit.
+projects the fit's CPU time to the passes ``"auto"`` chose (no model, no test
+score), with ``bench_defaults_scaling.py``'s timing, for a host too busy for the
+full fit.
 
 Usage::
 
@@ -35,6 +36,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _common  # noqa: E402
 from _common import RESULTS, header, shown  # noqa: E402
+from bench_defaults_scaling import time_fit  # noqa: E402
 
 RUNS = {"sbn_10k": 10_000, "sbn_50k": 50_000}
 
@@ -67,22 +69,6 @@ def report(name, est, Xte, fit_cpu):
           f"score {ms:.1f} CPU-ms/row", flush=True)
 
 
-def projected_fit(est, X, max_passes):
-    """``(init CPU-s, per-pass CPU-s list, passes fit would run)`` of ``est.fit(X)``."""
-    est._validate_params()
-    t = time.process_time()
-    Xv = est._validate_training_data(X, reset=True)
-    ctx = est._initialize(Xv, fit=True)
-    init = time.process_time() - t
-    n_passes = int(est._n_passes())
-    per_pass = []
-    for _ in range(min(n_passes, max_passes)):
-        t = time.process_time()
-        est._fit_pass(Xv, ctx)
-        per_pass.append(time.process_time() - t)
-    return init, per_pass, n_passes
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", choices=sorted(RUNS), default=sorted(RUNS))
@@ -109,15 +95,19 @@ def main():
         if args.rescore:
             report(name, joblib.load(path), Xte, None)
             continue
-        est = BayesianSBN(random_state=0)
         if args.max_passes is not None:
-            init, per_pass, n_passes = projected_fit(est, Xtr[:n], args.max_passes)
-            print(f"{name:8s} n_components_={est.n_components_} inference={est.inference}: "
+            # the timing of bench_defaults_scaling.py (BayesianSBN(random_state=0),
+            # its fit step by step; the score it times there is skipped: 1 row)
+            init, per_pass, n_passes, _ = time_fit("BayesianSBN", Xtr[:n], args.max_passes,
+                                                   score_rows=1)
+            sizes = BayesianSBN()._check_settings(n, Xtr.shape[1])[0]
+            print(f"{name:8s} BayesianSBN(random_state=0), n_components_={sizes}: "
                   f"init {init:.1f} CPU-s, {len(per_pass)} of {n_passes} passes timed, "
                   f"{np.mean(per_pass):.2f} CPU-s per pass (each: "
                   f"{', '.join(f'{x:.2f}' for x in per_pass)}); projected fit "
                   f"{init + np.mean(per_pass) * n_passes:.0f} CPU-s", flush=True)
             continue
+        est = BayesianSBN(random_state=0)
         t = time.process_time()
         est.fit(Xtr[:n])
         fit_cpu = time.process_time() - t
