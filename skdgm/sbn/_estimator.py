@@ -27,7 +27,7 @@ from .._core.exact import MAX_EXACT_UNITS
 from .._core.posterior import check_missing, check_n_sweeps
 from .._core.random import as_generator, check_seed_sequence, seed_for, spawn_generators
 from . import _bounds, _defaults, _gibbs, _model, _train
-from ._evaluate import call_seed, log_marginal, map_chunks
+from ._evaluate import call_seed, check_method, log_marginal, map_chunks
 from ._impute import impute_over_samples
 from ._posterior import hidden_moments
 from ._priors import DEFAULT_PRIOR_PARAMS, resolve_prior_params
@@ -639,15 +639,8 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         True
         """
         check_is_fitted(self)
-        if method not in (None, "warm_ais", "ais", "is"):
-            raise ValueError(f"method must be None, 'warm_ais', 'ais' or 'is', got {method!r}")
-        if method == "warm_ais" and self.params_.lateral is not None:
-            raise ValueError("method='warm_ais' needs a model without lateral weights "
-                             "(autoregressive=False); use method='ais'")
+        check_method(method, self.params_, getattr(self._engine, "recognition", None))
         X = self._validate(X, reset=False, dense=False)
-        if method == "is" and getattr(self._engine, "recognition", None) is None:
-            raise ValueError("method='is' needs the recognition network of "
-                             "inference='dsghmc_nais'")
         out = self._by_chunks(
             X, lambda rows, chunk: np.column_stack(self._score(rows, chunk, method)))
         return (out[:, 0], out[:, 1]) if return_std else out[:, 0]

@@ -25,7 +25,7 @@ from .._core.random import as_generator, seed_for
 from . import _gibbs, _model
 from ._dsghmc import gibbs_sweep_fast, log_marginal_is
 
-__all__ = ["WARM_AIS", "WARM_AIS_UNIT_SWEEPS", "call_seed", "fit_proposal", "log_marginal", "log_marginal_warm_ais",
+__all__ = ["WARM_AIS", "WARM_AIS_UNIT_SWEEPS", "call_seed", "check_method", "fit_proposal", "log_marginal", "log_marginal_warm_ais",
            "map_chunks", "warm_ais_runs"]
 
 #: Settings of ``method="warm_ais"`` (measured in ``benchmarks/bench_scoring_cost.py``):
@@ -84,6 +84,18 @@ def log_marginal(params, X, seed, *, method=None, n_betas, n_runs, n_jobs=None,
     return _model.log_marginal_ais(params, X, n_betas=n_betas() if callable(n_betas) else n_betas,
                                    n_runs=n_runs, random_state=seed, n_jobs=n_jobs,
                                    transition=_gibbs.ais_transition_pg)
+
+
+def check_method(method, params, recognition):
+    """Raise a ``ValueError`` naming the problem if ``method`` cannot score ``params``."""
+    if method not in (None, "warm_ais", "ais", "is"):
+        raise ValueError(f"method must be None, 'warm_ais', 'ais' or 'is', got {method!r}")
+    if method == "warm_ais" and params.lateral is not None:
+        raise ValueError("method='warm_ais' needs a model without lateral weights "
+                         "(autoregressive=False); use method='ais'")
+    if method == "is" and recognition is None:
+        raise ValueError("method='is' needs the recognition network of "
+                         "inference='dsghmc_nais'")
 
 
 def call_seed(random_state, chunk=0):
