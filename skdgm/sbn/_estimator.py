@@ -136,16 +136,17 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     n_is_samples : int, default=1000
         ``score_samples(method="is")``: proposals per point (the paper used 100,000).
     n_ais_betas : int or "auto", default=100
-        AIS schedule length in ``score_samples`` (used when the hidden layers have
-        more than 16 units in all; otherwise log p(x) is exact). ``"auto"``: the
-        count is doubled from 100 (up to 12,800) until the bidirectional Monte Carlo
+        Temperatures of the AIS from the prior: ``score_samples(method="ais")``,
+        the default route of autoregressive models above 16 hidden units (the
+        default ``"warm_ais"`` has its own settings), and
+        :meth:`log_likelihood_bounds`. ``"auto"``: the count is doubled from 100 (up to 12,800) until the bidirectional Monte Carlo
         gap on 100 points simulated from the model (:meth:`log_likelihood_bounds`)
         is below ``ais_tol``; a ``ConvergenceWarning`` names the gap reached when
         the cap stops it. The choice is made on first use and kept while the
         parameters and an int ``random_state`` are unchanged.
     n_ais_runs : int, default=10
-        AIS chains per point in ``score_samples`` (and per point and direction in
-        :meth:`log_likelihood_bounds`).
+        Chains per point of the AIS from the prior in ``score_samples`` (see
+        ``n_ais_betas``) and per point and direction in :meth:`log_likelihood_bounds`.
     ais_tol : float, default=0.5
         The BDMC gap, in nats per point, that ``n_ais_betas="auto"`` aims for
         (``|gap| + 2 standard errors < ais_tol``).
