@@ -72,6 +72,13 @@ def test_sbn_resolve_sizes_errors():
     assert sbn_defaults.resolve_sizes("auto", False, None, None, 16) == ()
     assert sbn_defaults.resolve_sizes((4, 2), False, 10, 6, 16) == (4, 2)
     assert sbn_defaults.resolve_sizes("auto", False, 100, 6, 16) == (16,)
+    # batch Gibbs's pass costs O(N D K^2): its automatic width stops at 40 (issue 25);
+    # the streaming inferences keep the rule's 200, and small data are unchanged
+    assert sbn_defaults.resolve_sizes("auto", False, 50_000, 784, 16, "gibbs") == (40,)
+    assert sbn_defaults.resolve_sizes("auto", False, 10_000, 784, 16, "gibbs") == (40,)
+    assert sbn_defaults.resolve_sizes("auto", False, 50_000, 784, 16, "online_vb") == (200,)
+    assert sbn_defaults.resolve_sizes("auto", False, 100, 6, 16, "gibbs") == (16,)
+    assert sbn_defaults.resolve_sizes((300,), False, 50_000, 784, 16, "gibbs") == (300,)
     with pytest.raises(ValueError, match="positive ints"):
         sbn_defaults.resolve_sizes((3, 0), False, 10, 6, 16)
     with pytest.raises(ValueError, match="autoregressive=True"):

@@ -17,13 +17,15 @@ from .._core.base import N_JOBS_CONSTRAINT
 from .._core.random import RANDOM_STATE_CONSTRAINT
 from ._train import INFERENCE
 
-__all__ = ["PAPER_PRESETS", "resolve_burn_in", "resolve_n_components", "resolve_n_iter",
+__all__ = ["PAPER_PRESETS", "auto_width_for_inference", "resolve_burn_in", "resolve_n_components", "resolve_n_iter",
            "resolve_run_length", "resolve_sizes", "PARAMETER_CONSTRAINTS"]
 
 #: Below this many training rows the automatic width is the enumerable one.
 SMALL_N = 5000
 #: Widest automatic layer (the paper's MNIST width).
 MAX_AUTO_UNITS = 200
+#: Widest automatic layer when batch Gibbs trains it (see :func:`auto_width_for_inference`).
+GIBBS_MAX_AUTO_UNITS = 40
 
 #: The settings of Gan et al. (2015), Sec. 5.1 (every data set: K = 200 per layer,
 #: weights initialised N(0, 0.1^2), VB 40 iterations, Gibbs 40 burn-in + 100 collected,
@@ -80,11 +82,29 @@ def resolve_burn_in(n_iter, *, streaming_steps=False):
     return int(0.4 * n_iter)
 
 
-def resolve_sizes(n_components, autoregressive, n_samples, n_features, max_exact_units):
+def auto_width_for_inference(sizes, inference):
+    """The automatic sizes cut to what ``inference`` can train at scale (issue 25).
+
+    Batch Gibbs (``"gibbs"``, the default) visits every row at every pass, and its
+    row step costs ``O(N D K^2)`` (Eq. 13-14: one ``K x K`` precision per visible
+    unit, summed over the rows). At 40 units a 60-pass fit on 50,000 binarised MNIST
+    rows stays within 15 CPU-minutes, where the 200 units of the width rule would
+    take about an hour; 40 is also the width the rule gives at 10,000 rows, so below
+    that nothing changes. The other inferences keep the rule's width (up to
+    :data:`MAX_AUTO_UNITS`). Figures: ``benchmarks/results/sbn_scaling_defaults.txt``.
+    """
+    if inference == "gibbs":
+        return tuple(min(k, GIBBS_MAX_AUTO_UNITS) for k in sizes)
+    return tuple(sizes)
+
+
+def resolve_sizes(n_components, autoregressive, n_samples, n_features, max_exact_units,
+                  inference=None):
     """The hidden sizes ``n_components`` asks for, ``"auto"`` resolved for ``X``'s shape.
 
     ``n_samples=None`` (no data yet) resolves ``"auto"`` to ``()``, so that the
-    settings can be checked before the data are read.
+    settings can be checked before the data are read. ``"auto"`` follows
+    :func:`resolve_n_components`, then :func:`auto_width_for_inference`.
 
     Raises
     ------
@@ -95,7 +115,8 @@ def resolve_sizes(n_components, autoregressive, n_samples, n_features, max_exact
     if isinstance(n_components, str):          # "auto"
         if n_samples is None:
             return ()
-        sizes = resolve_n_components(n_samples, n_features, max_exact_units)
+        sizes = auto_width_for_inference(
+            resolve_n_components(n_samples, n_features, max_exact_units), inference)
     else:
         sizes = tuple(int(k) for k in np.atleast_1d(np.asarray(n_components, dtype=object)))
     if any(k < 1 for k in sizes):

@@ -71,31 +71,55 @@ def unflatten_params(params, arrays):
 
 # --- the exact collapsed Gibbs sweep (Eq. 15), fast ------------------------------
 
-def gibbs_sweep_fast(params, layers, rng, beta=1.0):
+def gibbs_sweep_fast(params, layers, rng, beta=1.0, base_logits=None, return_probs=False):
     """Same chain as :func:`skdgm.sbn._model.gibbs_sweep`, with the C kernel.
 
     The uniforms are drawn as the NumPy sweep draws them (one ``rng.random(lead)``
     per unit, bottom layer first), so from the same generator state both return
     the same hidden layers. Autoregressive models use the NumPy sweep.
+
+    With ``base_logits`` (one array per hidden layer, broadcasting against its
+    layer: the logits of a factorised Bernoulli ``q(h)``) the sweep instead leaves
+    ``q(h)^(1 - beta) p(x, h)^beta`` invariant, the path of AIS started from ``q``
+    (:func:`skdgm.sbn._evaluate.log_marginal_warm_ais`): every unit's prior logit
+    becomes ``(1 - beta) logit q + beta a`` and every layer's children term, not
+    only the data's, is weighted by ``beta``. Not autoregressive models only.
+
+    With ``return_probs=True`` also returns, per hidden layer, every unit's
+    probability of being on at its update (the Rao-Blackwellised draw).
     """
     if params.lateral is not None:
+        if base_logits is not None or return_probs:
+            raise ValueError("base_logits and return_probs need a model without lateral "
+                             "weights")
         return gibbs_sweep(params, layers, rng, beta)
     lead = np.broadcast_shapes(*(np.shape(h)[:-1] for h in layers))
     n = int(np.prod(lead))
     # Copies: the kernel writes the hidden layers in place.
     flat = [np.array(np.broadcast_to(h, lead + np.shape(h)[-1:]).reshape(n, -1), dtype=float)
             for h in layers]
+    probs = []
     for l in range(1, params.n_hidden_layers + 1):
         W = params.weights[l - 1]                      # (n_children, K)
         Wt = np.ascontiguousarray(W.T)
         K = Wt.shape[0]
         u = rng.random((K,) + lead).reshape(K, n)
         a_below = np.ascontiguousarray(activation(params, flat, l - 1))
-        a_self = np.ascontiguousarray(np.broadcast_to(activation(params, flat, l), (n, K)))
+        a_self = activation(params, flat, l)
+        children_beta = float(beta) if l == 1 else 1.0
+        if base_logits is not None:
+            base = np.broadcast_to(base_logits[l - 1], lead + (K,)).reshape(n, K)
+            a_self = (1.0 - beta) * base + beta * a_self
+            children_beta = float(beta)
+        a_self = np.ascontiguousarray(np.broadcast_to(a_self, (n, K)))
         xw = np.ascontiguousarray(flat[l - 1] @ W)
+        prob = np.empty((n, K) if return_probs else (1, 1))
         collapsed_sweep_layer(Wt, np.exp(Wt), np.exp(-Wt), xw, a_below, a_self, flat[l], u,
-                              float(beta) if l == 1 else 1.0, np.empty(Wt.shape[1]))
-    return [layers[0]] + [h.reshape(lead + h.shape[-1:]) for h in flat[1:]]
+                              children_beta, np.empty(Wt.shape[1]), prob, return_probs)
+        if return_probs:
+            probs.append(prob.reshape(lead + (K,)))
+    out = [layers[0]] + [h.reshape(lead + h.shape[-1:]) for h in flat[1:]]
+    return (out, probs) if return_probs else out
 
 
 # --- gradients of the model ------------------------------------------------------

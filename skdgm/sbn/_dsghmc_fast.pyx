@@ -36,7 +36,7 @@ def collapsed_sweep_layer(const double[:, ::1] Wt, const double[:, ::1] Et,
                           const double[:, ::1] Eit, const double[:, ::1] xw,
                           double[:, ::1] a_below, const double[:, ::1] a_self,
                           double[:, ::1] h, const double[:, ::1] u, double beta,
-                          double[::1] p):
+                          double[::1] p, double[:, ::1] prob, bint store_prob):
     """Sweep units ``k = 0..K-1`` of one layer for every row, in place.
 
     Parameters
@@ -50,6 +50,8 @@ def collapsed_sweep_layer(const double[:, ::1] Wt, const double[:, ::1] Et,
     u : (K, N) uniforms; unit ``k`` of row ``n`` is 1 iff ``u[k, n] < sigmoid(logit)``.
     beta : multiplies the children's log likelihood (AIS tempering when they are data).
     p : (J,) scratch.
+    prob : (N, K) with ``store_prob``: each unit's probability of being on at its
+        update, ``sigmoid(logit)`` (Rao-Blackwellised marginals); else unread.
     """
     cdef Py_ssize_t N = h.shape[0], K = h.shape[1], J = Wt.shape[1]
     cdef Py_ssize_t n, k, j
@@ -90,7 +92,10 @@ def collapsed_sweep_layer(const double[:, ::1] Wt, const double[:, ::1] Et,
                             s = s + softplus(a) - softplus(a - w)
                     s = s - log(prod)
                 logit = a_self[n, k] + beta * (xw[n, k] - s)
-                new = 1.0 if u[k, n] < sigmoid(logit) else 0.0
+                f = sigmoid(logit)
+                if store_prob:
+                    prob[n, k] = f
+                new = 1.0 if u[k, n] < f else 0.0
                 if new != h[n, k]:
                     h[n, k] = new
                     sign = 1.0 if new == 1.0 else -1.0

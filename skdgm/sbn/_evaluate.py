@@ -1,23 +1,45 @@
 """``log p(x)`` of an SBN by the route ``BayesianSBN.score_samples`` picks.
 
 Exact by enumerating the hidden layers when they hold at most ``MAX_EXACT_UNITS``
-units (Eq. 7-8 summed over every ``h``); else annealed importance sampling from the
-prior with Pólya-Gamma augmented sweeps as transitions (:func:`._model.log_marginal_ais`);
+units (Eq. 7-8 summed over every ``h``); else annealed importance sampling from a
+per-row approximation of the posterior fitted by a short Gibbs chain, with a few
+temperatures (:func:`log_marginal_warm_ais`), or from the prior with Pólya-Gamma
+augmented sweeps as transitions (:func:`._model.log_marginal_ais`, the autoregressive
+models' default);
 or, with a trained recognition network, importance sampling with it as proposal
 (Du et al. 2018, appendix B.1, :func:`._dsghmc.log_marginal_is`). Each route also
 returns the Monte-Carlo standard error of every row (0 when exact).
 """
 
+from functools import partial
+
 import numpy as np
 import scipy.sparse as sp
 
+from .._core.ais import annealed_importance_sampling, beta_schedule
 from .._core.base import iter_minibatches
 from .._core.exact import MAX_EXACT_UNITS
+from .._core.mcmc import bernoulli
+from .._core.numerics import softplus
 from .._core.random import as_generator, seed_for
 from . import _gibbs, _model
-from ._dsghmc import log_marginal_is
+from ._dsghmc import gibbs_sweep_fast, log_marginal_is
 
-__all__ = ["call_seed", "log_marginal", "map_chunks"]
+__all__ = ["WARM_AIS", "WARM_AIS_UNIT_SWEEPS", "call_seed", "check_method", "fit_proposal", "log_marginal", "log_marginal_warm_ais",
+           "map_chunks", "warm_ais_runs"]
+
+#: Settings of ``method="warm_ais"`` (measured in ``benchmarks/bench_scoring_cost.py``):
+#: Gibbs chains per row fitting the proposal ``q``, their sweeps discarded, then
+#: averaged into ``q``; AIS temperatures from ``q`` to the posterior. The runs per row
+#: follow the model's size (:func:`warm_ais_runs`).
+WARM_AIS = {"n_chains": 3, "n_burn": 2, "n_fit": 5, "n_betas": 15}
+#: Hidden-unit sweeps per row that :func:`warm_ais_runs` spreads over the AIS runs
+#: (divided by the temperatures): about 20 CPU-ms per row at 784-200 and 784-40.
+WARM_AIS_UNIT_SWEEPS = 9000
+# purpose key of the proposal's stream (apart from the AIS runs' streams)
+_PROPOSAL_PURPOSE = 0x9A0F
+# floor of a proposal probability (and 1 - its ceiling): full support
+_MIN_PROB = 1e-6
 
 
 def log_marginal(params, X, seed, *, method=None, n_betas, n_runs, n_jobs=None,
@@ -30,13 +52,15 @@ def log_marginal(params, X, seed, *, method=None, n_betas, n_runs, n_jobs=None,
     X : ndarray of shape (n, D)
     seed : numpy.random.SeedSequence
         The AIS chains' (or the proposals') randomness.
-    method : {None, "ais", "is"}, default=None
-        ``None``: exact when enumerable, else AIS.
+    method : {None, "warm_ais", "ais", "is"}, default=None
+        ``None``: exact when enumerable, else ``"warm_ais"``
+        (:func:`log_marginal_warm_ais` with :data:`WARM_AIS`), or ``"ais"`` for an
+        autoregressive model (whose sweeps have no fast kernel).
     n_betas : int or callable
-        AIS temperatures; a callable ``n_betas()`` is called only when AIS runs
-        (``n_ais_betas="auto"`` is a costly search).
+        Temperatures of ``"ais"`` (from the prior); a callable ``n_betas()`` is
+        called only when that AIS runs (``n_ais_betas="auto"`` is a costly search).
     n_runs : int
-        AIS chains per row.
+        Chains per row of ``"ais"``.
     n_jobs : int, optional
     recognition : RecognitionParams, optional
         The proposal of ``method="is"``.
@@ -52,9 +76,26 @@ def log_marginal(params, X, seed, *, method=None, n_betas, n_runs, n_jobs=None,
     if method is None and sum(map(len, params.biases[1:])) <= MAX_EXACT_UNITS:
         lp = _model.log_marginal_exact(params, X)
         return lp, np.zeros_like(lp)
+    if method is None and params.lateral is None:
+        method = "warm_ais"
+    if method == "warm_ais" and params.n_hidden_layers:
+        return log_marginal_warm_ais(params, X, seed, n_runs=warm_ais_runs(params),
+                                     n_jobs=n_jobs, **WARM_AIS)
     return _model.log_marginal_ais(params, X, n_betas=n_betas() if callable(n_betas) else n_betas,
                                    n_runs=n_runs, random_state=seed, n_jobs=n_jobs,
                                    transition=_gibbs.ais_transition_pg)
+
+
+def check_method(method, params, recognition):
+    """Raise a ``ValueError`` naming the problem if ``method`` cannot score ``params``."""
+    if method not in (None, "warm_ais", "ais", "is"):
+        raise ValueError(f"method must be None, 'warm_ais', 'ais' or 'is', got {method!r}")
+    if method == "warm_ais" and params.lateral is not None:
+        raise ValueError("method='warm_ais' needs a model without lateral weights "
+                         "(autoregressive=False); use method='ais'")
+    if method == "is" and recognition is None:
+        raise ValueError("method='is' needs the recognition network of "
+                         "inference='dsghmc_nais'")
 
 
 def call_seed(random_state, chunk=0):
@@ -77,3 +118,112 @@ def map_chunks(X, func, batch_size):
         return func(X, 0)
     return np.concatenate([func(X[sl].toarray(), k) for k, sl in
                            enumerate(iter_minibatches(X.shape[0], batch_size))])
+
+
+# --- AIS started from a per-row approximation of the posterior ("warm_ais") ---------
+
+def warm_ais_runs(params):
+    """AIS runs per row of the default ``"warm_ais"``: 3 to 16, fewer for wider nets.
+
+    A sweep's cost grows with the hidden units, so a fixed budget of unit-sweeps
+    per row (:data:`WARM_AIS_UNIT_SWEEPS` over ``n_betas`` temperatures) buys 3
+    runs at 200 units and 15 at 40: small nets get the extra runs their
+    multimodal posteriors need (duplicate units) at a similar cost per row.
+    """
+    units = sum(map(len, params.biases[1:]))
+    per_run = WARM_AIS["n_betas"] * units
+    return int(np.clip(round(WARM_AIS_UNIT_SWEEPS / per_run), 3, 16))
+
+def fit_proposal(params, X, rng, *, n_burn, n_fit, n_chains=1):
+    """Per-row factorised Bernoulli ``q(h | x)`` from a short Gibbs chain at ``beta = 1``.
+
+    ``n_chains`` chains per row start from the prior, discard ``n_burn`` exact
+    collapsed sweeps and average, over the next ``n_fit`` and over the chains (which
+    may sit in different modes: duplicate units, say, the posterior switches one of
+    at a time), each unit's probability of being
+    on at its update (Rao-Blackwellised: a unit the posterior keeps off gets a
+    probability near its true one, not the ``1 / n_fit`` a count could resolve).
+    They are kept inside ``[1e-6, 1 - 1e-6]``, because an importance proposal must
+    reach every state the posterior can take; a ``q`` that sits on the posterior's
+    mode is what makes a few temperatures enough.
+
+    Returns
+    -------
+    logits : list of ndarray of shape (n, K_l)
+        ``logit q`` per hidden layer.
+    """
+    layers = [X] + _model.sample_hidden_prior(params, (n_chains, len(X)), rng)
+    sums = [0.0 for _ in layers[1:]]
+    for i in range(n_burn + n_fit):
+        layers, probs = gibbs_sweep_fast(params, layers, rng, return_probs=True)
+        if i >= n_burn:
+            sums = [s + p.sum(axis=0) for s, p in zip(sums, probs)]
+    mu = [np.clip(s / (n_fit * n_chains), _MIN_PROB, 1.0 - _MIN_PROB) for s in sums]
+    return [np.log(m) - np.log1p(-m) for m in mu]
+
+
+def _bernoulli_log_prob(logits, state):
+    """``log q(h)`` of factorised Bernoulli layers, summed over their units."""
+    return sum(np.sum(h * a - softplus(a), axis=-1) for a, h in zip(logits, state))
+
+
+def warm_log_density(state, beta, *, params, X, logits, cache=None):
+    """``(1 - beta) log q(h) + beta log p(x, h)``: normalised at both ends (``Z_1 = p(x)``).
+
+    AIS asks for the same state at two temperatures in a row (after a transition,
+    then at the next temperature); ``cache`` (a dict) keeps the two logs of the last
+    state it saw, held by reference so that only that very state matches (one entry,
+    read once: run groups sharing it in threads never mix their states).
+    """
+    entry = None if cache is None else cache.get("last")
+    if entry is not None and len(entry[0]) == len(state) and \
+            all(a is b for a, b in zip(entry[0], state)):
+        log_p, log_q = entry[1]
+    else:
+        log_p = _model.log_joint(params, [X] + list(state))
+        log_q = _bernoulli_log_prob(logits, state)
+        if cache is not None:
+            cache["last"] = (list(state), (log_p, log_q))
+    return beta * log_p + (1.0 - beta) * log_q
+
+
+def warm_transition(state, beta, rng, *, params, X, logits):
+    """One collapsed Gibbs sweep leaving ``q^(1 - beta) p(x, .)^beta`` invariant."""
+    return gibbs_sweep_fast(params, [X] + list(state), rng, beta, base_logits=logits)[1:]
+
+
+def warm_sample_base(n_runs, rng, *, logits):
+    """Exact draws from ``q`` (the ``beta = 0`` end): ``(n_runs, n, K_l)`` per layer."""
+    return [bernoulli(1.0 / (1.0 + np.exp(-a)), rng, size=(n_runs,) + a.shape, dtype=float)
+            for a in logits]
+
+
+def log_marginal_warm_ais(params, X, seed, *, n_burn, n_fit, n_betas, n_runs, n_chains=1,
+                          n_jobs=None, beta_kind="linear"):
+    """``log p(x)`` per row by AIS from a per-row proposal ``q(h | x)`` (and its standard error).
+
+    :func:`fit_proposal` fits ``q`` with its own stream; then, per row, ``n_runs`` AIS
+    runs anneal from ``q`` to the posterior ``p(h | x)`` along
+    ``q(h)^(1 - beta) p(x, h)^beta`` (Neal 2001), ``n_betas`` linearly spaced
+    temperatures, with collapsed Gibbs sweeps (:func:`warm_transition`) as transitions.
+    Both ends are normalised (``q`` is, and ``p(x, h)`` sums to ``p(x)``), so the mean
+    weight is an unbiased estimate of ``p(x)`` for any ``q`` with full support, whatever
+    the chain that fitted it; its log is a stochastic lower bound. ``n_betas=2`` is
+    plain importance sampling from ``q``. The runs are vectorised over all rows (one
+    batched sweep per temperature), split into two groups for ``n_jobs``.
+
+    Returns
+    -------
+    log_px, std_err : ndarray of shape (n,)
+    """
+    X = np.asarray(X, dtype=float)
+    logits = fit_proposal(params, X, as_generator(seed_for(seed, _PROPOSAL_PURPOSE)),
+                          n_burn=n_burn, n_fit=n_fit, n_chains=n_chains)
+    res = annealed_importance_sampling(
+        partial(warm_log_density, params=params, X=X, logits=logits, cache={}),
+        partial(warm_transition, params=params, X=X, logits=logits),
+        partial(warm_sample_base, logits=logits),
+        0.0, beta_schedule(n_betas, beta_kind), n_runs,
+        n_groups=min(n_runs, 2), random_state=seed, n_jobs=n_jobs,
+    )
+    return np.asarray(res.log_z), np.asarray(res.std_err)

@@ -1,0 +1,182 @@
+"""What ``score_samples`` costs per row, and how accurate it is (issue 25).
+
+BayesianSBN (``--only sbn_exact sbn_mnist``): CPU-ms per row, the reported per-row
+standard error, and the error of the mean ``log p`` of
+
+* ``method="warm_ais"`` (the default above 16 hidden units: AIS from a per-row
+  proposal fitted by a short Gibbs chain, few temperatures),
+* ``method="ais"`` at the estimator's defaults (AIS from the prior, 100
+  temperatures x 10 runs, the previous default),
+
+against the exact ``log p`` of an enumerable model (16 hidden units, fitted on
+2,000 binarised MNIST rows, 500 test images; ``"ais"`` on the first 100) and
+against long AIS from the prior (1,000 temperatures x 10 runs, on ``--n-ref`` test
+images) on MNIST-size models: 200 hidden units trained by online VB (one epoch of
+10,000 rows) and the default model at 10,000 rows (40 units, Gibbs), which
+``bench_sbn_scaling_defaults.py --only sbn_10k`` saves as
+``results/sbn_default_10000.joblib`` (skipped when absent).
+
+DBMCAST and GaussianBernoulliRBM (``--only dbm grbm``): models at their default
+sizes trained briefly on 10,000 MNIST rows, then ``log Z`` estimated once (timed
+apart), then ``score_samples`` on the 10,000 test rows, against one bare
+feed-forward pass over the same rows (the affine maps and sigmoids / softplus of
+every layer, bottom-up), timed in the same run.
+
+Usage::
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 SKDGM_DATA=... nice python \\
+        benchmarks/bench_scoring_cost.py > benchmarks/results/scoring_cost.txt
+
+Results: ``benchmarks/results/scoring_cost.txt``. CPU seconds of this process, one
+BLAS thread.
+"""
+
+import argparse
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _common  # noqa: E402
+from _common import header, shown  # noqa: E402
+
+
+def mnist(home, binary=True):
+    from skdgm import datasets
+
+    if binary:
+        tr = datasets.fetch_binarized_mnist(data_home=home, subset="train",
+                                            download_if_missing=False).data
+        te = datasets.fetch_binarized_mnist(data_home=home, subset="test",
+                                            download_if_missing=False).data
+        return np.asarray(tr, dtype=np.float64), np.asarray(te, dtype=np.float64)
+    b = datasets.fetch_mnist(data_home=home, subset="all", download_if_missing=False)
+    X = np.asarray(b.data, dtype=np.float64)
+    return X[:60000], X[60000:]
+
+
+def timed(fn, *args, **kwargs):
+    t = time.process_time()
+    out = fn(*args, **kwargs)
+    return out, time.process_time() - t
+
+
+def sbn_line(label, est, X, method, ref=None):
+    (lp, se), cpu = timed(est.score_samples, X, method=method, return_std=True)
+    err = "" if ref is None else f"  mean error vs reference {np.mean(lp - ref):+7.3f}"
+    print(f"  {label:34s} {1000 * cpu / len(X):8.2f} CPU-ms/row  mean log p {lp.mean():9.3f}  "
+          f"s.e. per row median {np.median(se):.3f} max {se.max():.3f}{err}", flush=True)
+    return lp
+
+
+def sbn_exact(home):
+    from skdgm import BayesianSBN
+
+    Xtr, Xte = mnist(home)
+    est = BayesianSBN(16, n_iter=40, random_state=0).fit(Xtr[:2000])
+    X = Xte[:500]
+    print(f"# BayesianSBN 784-16 (Gibbs, 40 passes, 2,000 rows), {len(X)} test images")
+    exact = sbn_line("exact (enumeration)", est, X, None)  # ais: first 200 only
+    sbn_line("warm_ais (default above 16 units)", est, X, "warm_ais", exact)
+    sbn_line("ais 100 x 10 (previous default)", est, X[:100], "ais", exact[:100])
+
+
+def sbn_mnist(home, n_ref):
+    from skdgm import BayesianSBN
+
+    import joblib
+
+    from _common import RESULTS
+
+    Xtr, Xte = mnist(home)
+    models = [("784-200 online VB, 1 epoch", BayesianSBN(200, inference="online_vb",
+                                                           n_iter=1, random_state=0))]
+    saved = RESULTS / "sbn_default_10000.joblib"
+    if saved.exists():
+        models.append(("784-40, the default at 10,000 rows (saved)", joblib.load(saved)))
+    for label, est in models:
+        fit = 0.0
+        if not hasattr(est, "params_"):
+            _, fit = timed(est.fit, Xtr[:10000])
+        print(f"# BayesianSBN {label} on 10,000 rows (fit {fit:.0f} CPU-s)", flush=True)
+        X = Xte[:1000]
+        sbn_line(f"warm_ais on {len(X)} test images", est, X, "warm_ais")
+        R = Xte[:n_ref]
+        long = est.set_params(n_ais_betas=1000)
+        ref = sbn_line(f"reference: ais 1000 x 10, {n_ref} images", long, R, "ais")
+        est.set_params(n_ais_betas=100)
+        sbn_line(f"ais 100 x 10, same {n_ref} images", est, R, "ais", ref)
+        sbn_line(f"warm_ais, same {n_ref} images", est, R, "warm_ais", ref)
+
+
+def forward_cpu(X, weights, biases, last_softplus=False):
+    """CPU-s of one bottom-up pass: affine map and sigmoid per layer (softplus sum at the top)."""
+    from scipy.special import expit
+
+    from skdgm._core.numerics import softplus
+
+    t = time.process_time()
+    h = X
+    for i, (W, b) in enumerate(zip(weights, biases)):
+        a = h @ W + b
+        h = softplus(a).sum(1) if (last_softplus and i == len(weights) - 1) else expit(a)
+    return time.process_time() - t
+
+
+def dbm(home):
+    from skdgm import DBMCAST
+
+    Xtr, Xte = mnist(home)
+    est = DBMCAST(n_iter=3, random_state=0)
+    _, fit = timed(est.fit, Xtr[:10000])
+    _, logz = timed(lambda: est.log_partition_)
+    print(f"# DBMCAST {est.n_components_} (3 passes over 10,000 rows, fit {fit:.0f} CPU-s); "
+          f"log Z once: {logz:.1f} CPU-s", flush=True)
+    _, score = timed(est.score_samples, Xte)
+    fwd = forward_cpu(Xte, est.coefs_, est.intercepts_[1:])
+    n = len(Xte)
+    print(f"  score_samples on {n} test rows: {1000 * score / n:.3f} CPU-ms/row; one forward "
+          f"pass {1000 * fwd / n:.3f} CPU-ms/row; ratio {score / fwd:.1f}x", flush=True)
+
+
+def grbm(home):
+    from skdgm import GaussianBernoulliRBM
+
+    Xtr, Xte = mnist(home, binary=False)
+    keep = Xtr.std(0) > 1.0
+    mu, sd = Xtr[:, keep].mean(0), Xtr[:, keep].std(0)
+    Xtr, Xte = (Xtr[:, keep] - mu) / sd, (Xte[:, keep] - mu) / sd
+    est = GaussianBernoulliRBM(n_iter=2, random_state=0)
+    _, fit = timed(est.fit, Xtr[:10000])
+    _, logz = timed(est.log_partition)
+    print(f"# GaussianBernoulliRBM {est.components_.shape[0]} hidden (2 passes over 10,000 standardised "
+          f"rows, fit {fit:.0f} CPU-s); log Z once: {logz:.1f} CPU-s", flush=True)
+    _, score = timed(est.score_samples, Xte)
+    fwd = forward_cpu(Xte / est.variance_, [est.components_.T], [est.intercept_hidden_],
+                      last_softplus=True)
+    n = len(Xte)
+    print(f"  score_samples on {n} test rows: {1000 * score / n:.3f} CPU-ms/row; one forward "
+          f"pass {1000 * fwd / n:.3f} CPU-ms/row; ratio {score / fwd:.1f}x", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", nargs="*", choices=["sbn_exact", "sbn_mnist", "dbm", "grbm"],
+                    default=["sbn_exact", "sbn_mnist", "dbm", "grbm"])
+    ap.add_argument("--n-ref", type=int, default=20,
+                    help="test images scored by the long reference AIS")
+    _common.add_data_home_arg(ap)
+    args = ap.parse_args()
+    home = _common.data_home(args.data_home)
+    header([f"data: {shown(home)}"])
+    warnings.simplefilter("ignore")
+    for what in args.only:
+        {"sbn_exact": lambda: sbn_exact(home), "sbn_mnist": lambda: sbn_mnist(home, args.n_ref),
+         "dbm": lambda: dbm(home), "grbm": lambda: grbm(home)}[what]()
+
+
+if __name__ == "__main__":
+    main()
