@@ -17,9 +17,12 @@ from .._core.base import (BaseGenerativeModel, check_binary, check_counts,
 from .._core.chains import chain_pool
 from .._core.posterior import check_missing, check_n_sweeps
 from .._core.random import as_generator, check_seed_sequence, seed_for
+from .._core.stopping import BurnInStop, held_out_split
 from . import _evaluate, _generate, _gibbs, _global, _train
 from ._local import MAX_TOTAL_COUNT, merge_chunks, round_counts
-from ._defaults import OPTION_READS, PARAMETER_CONSTRAINTS, resolve_n_iter, step_schedule
+from ._defaults import (AUTO_CAP_FACTOR, AUTO_PATIENCE, AUTO_TOL, OPTION_READS,
+                        PARAMETER_CONSTRAINTS, collection_passes, resolve_n_iter,
+                        step_schedule, validation_docs)
 from ._evaluate import PassLog
 from ._posterior import theta_moments
 from ._impute import impute_over_samples, observed_counts
@@ -68,10 +71,16 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         corpus.
     n_iter : int or "auto", default="auto"
         Passes over the data in :meth:`fit` (sweeps for ``sampler="gibbs"``).
-        ``"auto"``: enough passes for about 500 global updates, at least 1 and
-        at most 10 (in minibatches of 200: 2,000 documents get 10 passes,
-        11,284 get 9, 100,000 get 1; 100 sweeps for ``sampler="gibbs"``). The
-        passes made are ``n_iter_``.
+        ``"auto"``: until converged. From 5,000 documents on, 5 % of them (at
+        most 500) are set aside and their held-out perplexity (the latest
+        sample, 80/20 word split) is measured after every pass; below, the
+        training perplexity of the pass. Burn-in ends when that figure has not
+        improved by a relative 1e-4 for 5 passes, but not before the passes of
+        the fixed rule (enough for about 500 global updates, 1 to 10 passes;
+        100 sweeps for ``sampler="gibbs"``) and at the latest after four times
+        as many; then the passes that refill the ``n_posterior_samples`` kept
+        samples (usually one) end training. The passes made are ``n_iter_``,
+        why it stopped ``stopping_reason_``.
     total_samples : int, optional
         Corpus size ``|X|`` for ``rho = |X| / |minibatch|`` in :meth:`partial_fit`;
         ``None`` means the size of the data given to :meth:`fit` (in ``fit``) and
@@ -145,6 +154,11 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         resolved), plus one per :meth:`partial_fit` call.
     n_updates_ : int
         Global updates made (minibatches, or Gibbs sweeps).
+    stopping_reason_ : str
+        With ``n_iter="auto"``: when burn-in ended and why (the plateau or the cap).
+    validation_scores_ : list of float
+        With ``n_iter="auto"`` on 5,000 documents or more: the held-out figure
+        (``-log`` perplexity) after each burn-in pass.
     n_features_in_ : int
     posterior_samples_ : list of (topics, r)
         The kept global samples, oldest first (see ``n_posterior_samples``).
@@ -361,11 +375,54 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             self._check_partial_fit_features(X)
         return X
 
+    def _stopper(self, X):
+        """``n_iter="auto"``: burn-in until the plateau, then collection (module ``_defaults``)."""
+        self._auto_cap = None
+        if self.n_iter != "auto":
+            return None
+        n = X.shape[0]
+        n_val = validation_docs(n, self.sampler)
+        val, rows = held_out_split(n, n_val, self.random_state) if n_val else (None, None)
+        n_train = n - n_val
+        floor = resolve_n_iter("auto", self.sampler, n_train, self.batch_size)
+        stopper = BurnInStop(
+            tol=AUTO_TOL, patience=AUTO_PATIENCE, min_burn=floor,
+            max_burn=AUTO_CAP_FACTOR * floor,
+            collect=lambda burn: collection_passes(self.n_posterior_samples,
+                                                   self.posterior_thin, self.sampler,
+                                                   n_train, self.batch_size),
+            X_val=None if val is None else X[val], rows=rows,
+            figure=lambda est: -np.log(est.history_["train_perplexity"][-1]))
+        self._auto_cap = stopper.max_passes()
+        # common random numbers: every pass's held-out figure uses the same streams
+        self._val_seed = self._eval_seed(5)
+        return stopper
+
+    def _validation_score(self, X_val):
+        """``n_iter="auto"``'s held-out figure: ``-log`` point perplexity (latest sample).
+
+        Each document's words are split 80/20 as in :meth:`score`; the local chains
+        run ``local_burn_in`` + ``local_samples`` sweeps on the same streams at every
+        pass, so that pass-to-pass changes are the model's, not sampling noise.
+        """
+        obs, held = self._split(X_val)
+        burn, coll = self._sweeps()
+        seed = getattr(self, "_val_seed", None) or self._eval_seed(5)
+        ll, cnt = self._heldout_loglik(obs, held, point=True, n_burn=burn, n_collect=coll,
+                                       seed=seed)
+        return float(ll.sum() / max(1.0, float(cnt.sum())))
+
+    def _end_burn_in(self, ctx, burn_in):
+        """The kept samples (the latest ``n_posterior_samples``) come after it by construction."""
+
     def _initialize(self, X, *, fit):
         self._reset(X.shape[1], X)
         self._record_lengths(X)
-        # passes of this fit (0: partial_fit, whose time left is unknown)
-        self._fit_passes = self._resolve_n_iter(X.shape[0]) if fit else 0
+        # passes of this fit (0: partial_fit, whose time left is unknown); under
+        # n_iter="auto" the cap, which the stopper's plateau usually cuts short
+        cap = getattr(self, "_auto_cap", None) if fit else None
+        self._fit_passes = (cap if cap is not None else
+                            self._resolve_n_iter(X.shape[0]) if fit else 0)
         return {}
 
     def _resume(self, X):

@@ -17,7 +17,8 @@ from .._core.base import N_JOBS_CONSTRAINT
 from .._core.random import RANDOM_STATE_CONSTRAINT
 from ._train import INFERENCE
 
-__all__ = ["PAPER_PRESETS", "resolve_burn_in", "resolve_n_components", "resolve_n_iter",
+__all__ = ["AUTO_CAP_FACTOR", "AUTO_PATIENCE", "AUTO_TOL", "PAPER_PRESETS",
+           "PLATEAU_INFERENCE", "auto_plateau_plan", "resolve_burn_in", "resolve_n_components", "resolve_n_iter",
            "resolve_run_length", "resolve_sizes", "PARAMETER_CONSTRAINTS"]
 
 #: Below this many training rows the automatic width is the enumerable one.
@@ -67,6 +68,34 @@ def resolve_n_iter(n_samples):
     from 4,000 rows on, 60 passes, as each pass then holds more information.
     """
     return int(min(200, max(60, math.ceil(240_000 / max(1, n_samples)))))
+
+
+#: The plateau of ``n_iter="auto"`` (Gibbs and VB, issue 25): burn-in (VB: training)
+#: ends when the training figure of the pass (the mean log joint of the rows and their
+#: sampled hidden units; VB's bound) has not improved by a relative AUTO_TOL for
+#: AUTO_PATIENCE passes, not before the fixed rule's burn-in and at most AUTO_CAP_FACTOR
+#: times it.
+AUTO_TOL = 1e-4
+AUTO_PATIENCE = 10
+AUTO_CAP_FACTOR = 4
+#: The inferences whose ``n_iter="auto"`` runs until the plateau.
+PLATEAU_INFERENCE = ("gibbs", "vb")
+
+
+def auto_plateau_plan(n_samples, inference):
+    """``(min_burn, max_burn, collect)`` passes of ``n_iter="auto"`` for a batch inference.
+
+    Gibbs: burn-in from the fixed rule's 40 % of :func:`resolve_n_iter` up to
+    ``AUTO_CAP_FACTOR`` times that, then the fixed rule's 60 % collected (on small
+    data that converge by then, exactly the fixed rule). VB: its passes are all
+    "burn-in", from :func:`resolve_n_iter` up to ``AUTO_CAP_FACTOR`` times, nothing
+    collected.
+    """
+    n0 = resolve_n_iter(n_samples)
+    if inference == "vb":
+        return n0, AUTO_CAP_FACTOR * n0, 0
+    burn = resolve_burn_in(n0)
+    return burn, AUTO_CAP_FACTOR * burn, n0 - burn
 
 
 def resolve_burn_in(n_iter, *, streaming_steps=False):

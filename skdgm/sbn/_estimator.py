@@ -26,6 +26,7 @@ from .._core.base import BaseGenerativeModel, float_dtype as _float_dtype
 from .._core.exact import MAX_EXACT_UNITS
 from .._core.posterior import check_missing, check_n_sweeps
 from .._core.random import as_generator, check_seed_sequence, seed_for, spawn_generators
+from .._core.stopping import BurnInStop
 from . import _bounds, _defaults, _gibbs, _model, _train
 from ._evaluate import call_seed, log_marginal, map_chunks
 from ._impute import impute_over_samples
@@ -83,14 +84,23 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     n_iter : int or "auto", default="auto"
         Passes over the data: Gibbs iterations / VB sweeps (batch methods) or epochs
         of minibatches (streaming methods), per pre-training stage and again for the
-        global refinement. ``"auto"``: ``clip(240000 / n_samples, 60, 200)``.
+        global refinement. ``"auto"``: the fixed rule ``n0 = clip(240000 / n_samples,
+        60, 200)`` for the streaming methods and the pre-training stages. For Gibbs
+        (with ``burn_in="auto"``) and VB, until converged: burn-in (VB: training)
+        lasts until the pass's training figure (the mean log joint of the rows and
+        their sampled hidden units; VB's augmented bound) has not improved by a relative
+        1e-4 for 10 passes, but at least the fixed rule's burn-in (0.4 ``n0``; VB
+        ``n0``) and at most four times it; Gibbs then collects for 0.6 ``n0``
+        passes. On small data that converge in time this is the fixed rule. The
+        passes made are ``n_iter_``, why they stopped ``stopping_reason_``.
     batch_size : int, default=100
         Minibatch size of the streaming methods (at most: ``n`` rows are cut into
         ``ceil(n / batch_size)`` near-equal minibatches), and the rows a Gibbs
         iteration reads (densifies, for sparse input) at a time.
     burn_in : int or "auto", default="auto"
         Passes of the final phase discarded before collecting samples (Gibbs;
-        minibatch steps for DSGHMC). ``"auto"``: 40 % of the resolved ``n_iter``,
+        minibatch steps for DSGHMC). ``"auto"``: until the plateau with
+        ``n_iter="auto"`` (see ``n_iter``), else 40 % of the resolved ``n_iter``,
         and 40 minibatch steps for the DSGHMC options (stored in ``burn_in_``). The paper burns in 40 and collects 100 (Sec. 5):
         ``n_iter=140, burn_in=40``.
     n_posterior_samples : int, default=10
@@ -343,13 +353,39 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         self._n_seen = 0
         return sizes, pp, rng
 
+    def _stopper(self, X):
+        """``n_iter="auto"`` (Gibbs, VB): burn-in until the plateau (``_defaults.auto_plateau_plan``)."""
+        self._auto_plan = None
+        if (self.n_iter != "auto" or self.burn_in != "auto"
+                or self.inference not in _defaults.PLATEAU_INFERENCE):
+            return None
+        min_burn, max_burn, collect = _defaults.auto_plateau_plan(X.shape[0], self.inference)
+        key = "log_joint" if self.inference == "gibbs" else "bound"
+        stopper = BurnInStop(tol=_defaults.AUTO_TOL, patience=_defaults.AUTO_PATIENCE,
+                             min_burn=min_burn, max_burn=max_burn,
+                             collect=lambda burn: collect,
+                             figure=lambda est: est.history_[key][-1])
+        self._auto_plan = (stopper.max_passes(), collect)
+        return stopper
+
+    def _end_burn_in(self, ctx, burn_in):
+        """``n_iter="auto"``: samples are collected from here on, thinned to fit the collection."""
+        self.burn_in_ = burn_in
+        ctx["thin"] = max(1, self._auto_plan[1] // self.n_posterior_samples)
+
     def _n_passes(self):
-        return self._n_iter_resolved
+        plan = getattr(self, "_auto_plan", None)
+        return self._n_iter_resolved if plan is None else plan[0]
 
     def _initialize(self, X, *, fit):
+        if not fit:
+            self._auto_plan = None
         sizes, pp, rng = self._fresh_start(X, fit)
+        if self._auto_plan is not None:
+            # nothing is collected until the stopper ends burn-in (_end_burn_in)
+            self.burn_in_ = self._auto_plan[0]
         stages = len(sizes) if (fit and self.pretrain and len(sizes) > 1) else 0
-        self._total_passes = self._n_iter_resolved * (stages + 1)
+        self._total_passes = self._n_iter_resolved * stages + self._n_passes()
         D, L = X.shape[1], len(sizes)
         if fit and self.pretrain and L > 1:
             # Sec. 3.3: one single-layer SBN per stage on the previous stage's hidden
