@@ -220,13 +220,10 @@ def test_deep_lda_burns_in_on_held_out_perplexity(monkeypatch, capsys):
     np.testing.assert_array_equal(again.topics_[0], est.topics_[0])
 
 
-def test_deep_lda_small_data_use_the_training_figure():
-    from skdgm.deep_lda._defaults import AUTO_PATIENCE, AUTO_TOL
+def test_deep_lda_small_data_keep_the_fixed_rule():
+    from skdgm.deep_lda._defaults import resolve_n_iter
 
     X = np.random.default_rng(0).poisson(0.5, (60, 20))
     est = DeepLDA(n_components=(3,), batch_size=20, random_state=0).fit(X)
-    assert not hasattr(est, "validation_scores_")
-    figure = -np.log(est.history_["train_perplexity"])
-    burn = est.n_iter_ - 2                    # 3 updates a pass: 2 refill 5 samples
-    fired = first_plateau(figure[:burn], AUTO_TOL, AUTO_PATIENCE, start=10)
-    assert burn == (fired if fired is not None else 40)
+    assert not hasattr(est, "validation_scores_") and not hasattr(est, "stopping_reason_")
+    assert est.n_iter_ == resolve_n_iter("auto", "tlasgr", 60, 20) == 10

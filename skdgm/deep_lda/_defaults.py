@@ -7,8 +7,8 @@ batch Gibbs sampler ``AUTO_GIBBS_SWEEPS`` sweeps), then until the figure has not
 improved by a relative ``AUTO_TOL`` for ``AUTO_PATIENCE`` passes, at most
 ``AUTO_CAP_FACTOR`` times the fixed rule; then the passes that collect the kept
 global samples (:func:`collection_passes`). The figure is the held-out perplexity of
-``AUTO_VALIDATION_DOCS`` documents set aside from 5,000 documents on, else the
-training perplexity of the pass.
+at most ``AUTO_VALIDATION_DOCS`` documents set aside; below 5,000 documents (and for
+batch Gibbs) there is no slice to spare and the fixed rule applies.
 """
 
 import math
@@ -58,7 +58,7 @@ def collection_passes(n_posterior_samples, posterior_thin, sampler, n_samples, b
 
 
 def validation_docs(n_samples, sampler):
-    """Documents ``n_iter="auto"`` holds out for its figure (0: use the training figure)."""
+    """Documents ``n_iter="auto"`` holds out for its figure (0: the fixed rule applies)."""
     from .._core.stopping import AUTO_VALIDATION_MIN_ROWS
 
     if sampler == "gibbs" or n_samples < AUTO_VALIDATION_MIN_ROWS:
