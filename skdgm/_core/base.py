@@ -470,9 +470,12 @@ class BaseGenerativeModel(TransformerMixin, BaseEstimator):
         """What ends ``fit`` before ``_n_passes()``: a :mod:`skdgm._core.stopping` stopper or ``None``.
 
         Default: :class:`~skdgm._core.stopping.EarlyStopping` when the estimator's
-        early-stopping parameters ask for it on ``X``.
+        early-stopping parameters ask for it on ``X``; ``_early_stop_on`` records
+        whether they did, for the ``n_iter="auto"`` cap of ``_initialize``.
         """
-        return EarlyStopping.from_estimator(self, X)
+        stopper = EarlyStopping.from_estimator(self, X)
+        self._early_stop_on = stopper is not None
+        return stopper
 
     def _validation_score(self, X_val):
         """Held-out figure that early stopping maximises (default: :meth:`score`).

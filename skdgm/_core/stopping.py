@@ -218,7 +218,8 @@ class BurnInStop:
         ``figure(est)``: the training figure (higher is better) of the pass just
         made, read when no slice is held out.
 
-    The estimator's ``_end_burn_in(ctx, burn_in)`` is called once when burn-in ends.
+    The estimator's ``_end_burn_in(ctx, burn_in)``, if it has one, is called once
+    when burn-in ends.
     """
 
     def __init__(self, *, tol, patience, min_burn, max_burn, collect, X_val=None,
@@ -252,7 +253,9 @@ class BurnInStop:
             if (flat and self.passes >= self.min_burn) or self.passes >= self.max_burn:
                 self.burn_in = self.passes
                 self.stop_at = self.passes + int(self.collect(self.passes))
-                est._end_burn_in(ctx, self.burn_in)
+                hook = getattr(est, "_end_burn_in", None)
+                if hook is not None:
+                    hook(ctx, self.burn_in)
                 why = (self.plateau.reason() if flat else
                        f"the cap of {self.max_burn} burn-in passes")
                 self.message = (f"burn-in ended after {self.burn_in} passes ({why}); "

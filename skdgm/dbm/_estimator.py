@@ -527,18 +527,11 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         return rng
 
     def _resolve_n_iter(self, n_samples):
-        if self.n_iter == "auto":
-            passes = auto_passes(n_samples, self.batch_size, AUTO_UPDATES, AUTO_MIN_PASSES)
-            if getattr(self, "_early_stop_on", False):
-                # a cap: the validation slice's plateau ends the run
-                passes *= AUTO_EARLY_STOPPING_FACTOR
-            return passes
-        return int(self.n_iter)
-
-    def _stopper(self, X):
-        stopper = super()._stopper(X)
-        self._early_stop_on = stopper is not None
-        return stopper
+        if self.n_iter != "auto":
+            return int(self.n_iter)
+        # with early stopping on, a cap: the validation slice's plateau ends the run
+        factor = AUTO_EARLY_STOPPING_FACTOR if getattr(self, "_early_stop_on", False) else 1
+        return factor * auto_passes(n_samples, self.batch_size, AUTO_UPDATES, AUTO_MIN_PASSES)
 
     def _n_passes(self):
         return self._fit_passes

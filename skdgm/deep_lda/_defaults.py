@@ -18,9 +18,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core.base import N_JOBS_CONSTRAINT
 from .._core.random import RANDOM_STATE_CONSTRAINT
+from .._core.stopping import BurnInStop, held_out_split
 from .._core.schedules import Polynomial
 
-__all__ = ["OPTION_READS", "PARAMETER_CONSTRAINTS", "SAMPLER_DEFAULTS", "collection_passes",
+__all__ = ["AutoStopping", "OPTION_READS", "PARAMETER_CONSTRAINTS", "SAMPLER_DEFAULTS", "collection_passes",
            "resolve_n_iter", "step_schedule", "validation_docs"]
 
 # n_iter="auto": passes enough for about AUTO_UPDATES global updates, within
@@ -59,11 +60,55 @@ def collection_passes(n_posterior_samples, posterior_thin, sampler, n_samples, b
 
 def validation_docs(n_samples, sampler):
     """Documents ``n_iter="auto"`` holds out for its figure (0: the fixed rule applies)."""
-    from .._core.stopping import AUTO_VALIDATION_MIN_ROWS
+    from .._core import stopping   # read at call time (tests lower the threshold)
 
-    if sampler == "gibbs" or n_samples < AUTO_VALIDATION_MIN_ROWS:
+    if sampler == "gibbs" or n_samples < stopping.AUTO_VALIDATION_MIN_ROWS:
         return 0
     return min(AUTO_VALIDATION_DOCS, math.ceil(AUTO_VALIDATION_FRACTION * n_samples))
+
+
+class AutoStopping:
+    """DeepLDA's ``n_iter="auto"`` hooks of the training skeleton (mixed into the estimator).
+
+    From 5,000 documents on (:func:`validation_docs`), burn-in runs until the held-out
+    slice's perplexity plateaus (:class:`skdgm._core.stopping.BurnInStop`), between
+    the fixed rule's passes and ``AUTO_CAP_FACTOR`` times them, then
+    :func:`collection_passes` refill the kept samples; below, the fixed rule.
+    """
+
+    def _stopper(self, X):
+        # common random numbers: every pass's held-out figure uses the same streams
+        self._val_seed, self._auto_cap = self._eval_seed(5), None
+        n = X.shape[0]
+        n_val = validation_docs(n, self.sampler) if self.n_iter == "auto" else 0
+        if not n_val:
+            # small corpora (and batch Gibbs) keep the fixed rule: their training
+            # perplexity keeps falling as they overfit, and 1 % of 2,000 documents
+            # is too few to judge a plateau on
+            return None
+        val, rows = held_out_split(n, n_val, self.random_state)
+        n_train = n - n_val
+        floor = resolve_n_iter("auto", self.sampler, n_train, self.batch_size)
+        collect = collection_passes(self.n_posterior_samples, self.posterior_thin,
+                                    self.sampler, n_train, self.batch_size)
+        stopper = BurnInStop(tol=AUTO_TOL, patience=AUTO_PATIENCE, min_burn=floor,
+                             max_burn=AUTO_CAP_FACTOR * floor, collect=lambda burn: collect,
+                             X_val=X[val], rows=rows)
+        self._auto_cap = stopper.max_passes()
+        return stopper
+
+    def _validation_score(self, X_val):
+        """The held-out figure: ``-log`` point perplexity (the latest global sample).
+
+        Each document's words are split 80/20 as in ``score``; the local chains run
+        ``local_burn_in`` + ``local_samples`` sweeps on the same streams at every
+        pass, so that pass-to-pass changes are the model's, not sampling noise.
+        """
+        obs, held = self._split(X_val)
+        ll, cnt = self._heldout_loglik(obs, held, point=True, n_burn=int(self.local_burn_in),
+                                       n_collect=int(self.local_samples),
+                                       seed=self._val_seed)
+        return float(ll.sum() / max(1.0, float(cnt.sum())))
 
 
 #: Each sampler's ``(learning_rate, learning_decay)`` when left at ``None``: the

@@ -17,12 +17,10 @@ from .._core.base import (BaseGenerativeModel, check_binary, check_counts,
 from .._core.chains import chain_pool
 from .._core.posterior import check_missing, check_n_sweeps
 from .._core.random import as_generator, check_seed_sequence, seed_for
-from .._core.stopping import BurnInStop, held_out_split
 from . import _evaluate, _generate, _gibbs, _global, _train
 from ._local import MAX_TOTAL_COUNT, merge_chunks, round_counts
-from ._defaults import (AUTO_CAP_FACTOR, AUTO_PATIENCE, AUTO_TOL, OPTION_READS,
-                        PARAMETER_CONSTRAINTS, collection_passes, resolve_n_iter,
-                        step_schedule, validation_docs)
+from ._defaults import (OPTION_READS, PARAMETER_CONSTRAINTS, AutoStopping, resolve_n_iter,
+                        step_schedule)
 from ._evaluate import PassLog
 from ._posterior import theta_moments
 from ._impute import impute_over_samples, observed_counts
@@ -38,7 +36,7 @@ _CHUNK_DOCS = 100
 _MAX_HISTORY = 10_000
 
 
-class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
+class DeepLDA(AutoStopping, ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
     """Deep latent Dirichlet allocation (Poisson gamma belief network) by MCMC.
 
     The PGBN of Zhou et al. (2016a) in the deep-LDA form of Cong et al. (2017),
@@ -375,58 +373,13 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
             self._check_partial_fit_features(X)
         return X
 
-    def _stopper(self, X):
-        """``n_iter="auto"``: burn-in until the plateau, then collection (module ``_defaults``)."""
-        self._auto_cap = None
-        if self.n_iter != "auto":
-            return None
-        n = X.shape[0]
-        n_val = validation_docs(n, self.sampler)
-        if not n_val:
-            # small corpora (and batch Gibbs) keep the fixed rule: their training
-            # perplexity keeps falling as they overfit, and 1 % of 2,000 documents
-            # is too few to judge a plateau on
-            return None
-        val, rows = held_out_split(n, n_val, self.random_state)
-        n_train = n - n_val
-        floor = resolve_n_iter("auto", self.sampler, n_train, self.batch_size)
-        stopper = BurnInStop(
-            tol=AUTO_TOL, patience=AUTO_PATIENCE, min_burn=floor,
-            max_burn=AUTO_CAP_FACTOR * floor,
-            collect=lambda burn: collection_passes(self.n_posterior_samples,
-                                                   self.posterior_thin, self.sampler,
-                                                   n_train, self.batch_size),
-            X_val=X[val], rows=rows)
-        self._auto_cap = stopper.max_passes()
-        # common random numbers: every pass's held-out figure uses the same streams
-        self._val_seed = self._eval_seed(5)
-        return stopper
-
-    def _validation_score(self, X_val):
-        """``n_iter="auto"``'s held-out figure: ``-log`` point perplexity (latest sample).
-
-        Each document's words are split 80/20 as in :meth:`score`; the local chains
-        run ``local_burn_in`` + ``local_samples`` sweeps on the same streams at every
-        pass, so that pass-to-pass changes are the model's, not sampling noise.
-        """
-        obs, held = self._split(X_val)
-        burn, coll = self._sweeps()
-        seed = getattr(self, "_val_seed", None) or self._eval_seed(5)
-        ll, cnt = self._heldout_loglik(obs, held, point=True, n_burn=burn, n_collect=coll,
-                                       seed=seed)
-        return float(ll.sum() / max(1.0, float(cnt.sum())))
-
-    def _end_burn_in(self, ctx, burn_in):
-        """The kept samples (the latest ``n_posterior_samples``) come after it by construction."""
-
     def _initialize(self, X, *, fit):
         self._reset(X.shape[1], X)
         self._record_lengths(X)
         # passes of this fit (0: partial_fit, whose time left is unknown); under
         # n_iter="auto" the cap, which the stopper's plateau usually cuts short
-        cap = getattr(self, "_auto_cap", None) if fit else None
-        self._fit_passes = (cap if cap is not None else
-                            self._resolve_n_iter(X.shape[0]) if fit else 0)
+        cap = getattr(self, "_auto_cap", None)
+        self._fit_passes = (cap or self._resolve_n_iter(X.shape[0])) if fit else 0
         return {}
 
     def _resume(self, X):

@@ -19,11 +19,10 @@ from ._model import (
     GRBMParams,
     free_energy_rows,
 )
-from . import _bounds
+from . import _bounds, _defaults
 from ._impute import impute_over_states
 from ._posterior import hidden_moments
-from ._defaults import (AUTO_EARLY_STOPPING_FACTOR, OPTION_READS, PARAMETER_CONSTRAINTS,
-                        check_burn_in)
+from ._defaults import OPTION_READS, PARAMETER_CONSTRAINTS, check_burn_in
 from ._train import (TrainSettings, auto_passes, blas_limit, blas_shape, checked_cd_update,
                      draw_samples, init_params, learning_rate_at, log_partition_estimate,
                      pass_line, pass_metrics, recon_error, resolve_negative_phase)
@@ -463,15 +462,10 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel)
                              self.n_components)
                 if self.n_iter == "auto" else self.n_iter)
             if self.n_iter == "auto" and getattr(self, "_early_stop_on", False):
-                # a cap: the validation slice's plateau ends the run
-                self._passes_total *= AUTO_EARLY_STOPPING_FACTOR
+                # a cap: the validation slice's plateau ends the run first
+                self._passes_total *= _defaults.AUTO_EARLY_STOPPING_FACTOR
             self._lr_total = self._passes_total * n_batches
         self._call_start = (time.perf_counter(), 0)
-
-    def _stopper(self, X):
-        stopper = super()._stopper(X)
-        self._early_stop_on = stopper is not None
-        return stopper
 
     def _resolve_negative_phase(self):
         self.negative_phase_ = resolve_negative_phase(self.negative_phase,

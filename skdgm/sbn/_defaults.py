@@ -15,9 +15,10 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core.base import N_JOBS_CONSTRAINT
 from .._core.random import RANDOM_STATE_CONSTRAINT
+from .._core.stopping import BurnInStop
 from ._train import INFERENCE
 
-__all__ = ["AUTO_CAP_FACTOR", "AUTO_PATIENCE", "AUTO_TOL", "PAPER_PRESETS",
+__all__ = ["AUTO_CAP_FACTOR", "AutoStopping", "AUTO_PATIENCE", "AUTO_TOL", "PAPER_PRESETS",
            "PLATEAU_INFERENCE", "auto_plateau_plan", "resolve_burn_in", "resolve_n_components", "resolve_n_iter",
            "resolve_run_length", "resolve_sizes", "PARAMETER_CONSTRAINTS"]
 
@@ -96,6 +97,42 @@ def auto_plateau_plan(n_samples, inference):
         return n0, AUTO_CAP_FACTOR * n0, 0
     burn = resolve_burn_in(n0)
     return burn, AUTO_CAP_FACTOR * burn, n0 - burn
+
+
+class AutoStopping:
+    """BayesianSBN's ``n_iter="auto"`` hooks of the training skeleton (mixed into the estimator).
+
+    Gibbs and VB with ``n_iter="auto"`` (and ``burn_in="auto"``): burn-in until the
+    training figure plateaus (:class:`skdgm._core.stopping.BurnInStop`, bounds from
+    :func:`auto_plateau_plan`), then the fixed rule's collection.
+    """
+
+    def _stopper(self, X):
+        self._auto_plan = None
+        if (self.n_iter != "auto" or self.burn_in != "auto"
+                or self.inference not in PLATEAU_INFERENCE):
+            return None
+        min_burn, max_burn, collect = auto_plateau_plan(X.shape[0], self.inference)
+        key = "log_joint" if self.inference == "gibbs" else "bound"
+        stopper = BurnInStop(tol=AUTO_TOL, patience=AUTO_PATIENCE, min_burn=min_burn,
+                             max_burn=max_burn, collect=lambda burn: collect,
+                             figure=lambda est: est.history_[key][-1])
+        self._auto_plan = (stopper.max_passes(), collect)
+        return stopper
+
+    def _n_passes(self):
+        plan = getattr(self, "_auto_plan", None)
+        return self._n_iter_resolved if plan is None else plan[0]
+
+    def _hold_collection(self):
+        """Under the plateau rule nothing is collected until :meth:`_end_burn_in`."""
+        if getattr(self, "_auto_plan", None) is not None:
+            self.burn_in_ = self._auto_plan[0]
+
+    def _end_burn_in(self, ctx, burn_in):
+        """Samples are collected from here on, thinned to fit the collection."""
+        self.burn_in_ = burn_in
+        ctx["thin"] = max(1, self._auto_plan[1] // self.n_posterior_samples)
 
 
 def resolve_burn_in(n_iter, *, streaming_steps=False):

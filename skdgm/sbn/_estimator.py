@@ -26,7 +26,6 @@ from .._core.base import BaseGenerativeModel, float_dtype as _float_dtype
 from .._core.exact import MAX_EXACT_UNITS
 from .._core.posterior import check_missing, check_n_sweeps
 from .._core.random import as_generator, check_seed_sequence, seed_for, spawn_generators
-from .._core.stopping import BurnInStop
 from . import _bounds, _defaults, _gibbs, _model, _train
 from ._evaluate import call_seed, log_marginal, map_chunks
 from ._impute import impute_over_samples
@@ -51,7 +50,8 @@ def _streaming(est):
     return _INFERENCE[est.inference].streaming if est.inference in _INFERENCE else False
 
 
-class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
+class BayesianSBN(_defaults.AutoStopping, ClassNamePrefixFeaturesOutMixin,
+                  BaseGenerativeModel):
     """Deep sigmoid belief net with Bayesian inference (Gan, Henao, Carlson, Carin 2015).
 
     The generative model (Eq. 7-8): ``p(h^(L)_k = 1) = sigmoid(c^(L+1)_k)`` and
@@ -353,37 +353,9 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, BaseGenerativeModel):
         self._n_seen = 0
         return sizes, pp, rng
 
-    def _stopper(self, X):
-        """``n_iter="auto"`` (Gibbs, VB): burn-in until the plateau (``_defaults.auto_plateau_plan``)."""
-        self._auto_plan = None
-        if (self.n_iter != "auto" or self.burn_in != "auto"
-                or self.inference not in _defaults.PLATEAU_INFERENCE):
-            return None
-        min_burn, max_burn, collect = _defaults.auto_plateau_plan(X.shape[0], self.inference)
-        key = "log_joint" if self.inference == "gibbs" else "bound"
-        stopper = BurnInStop(tol=_defaults.AUTO_TOL, patience=_defaults.AUTO_PATIENCE,
-                             min_burn=min_burn, max_burn=max_burn,
-                             collect=lambda burn: collect,
-                             figure=lambda est: est.history_[key][-1])
-        self._auto_plan = (stopper.max_passes(), collect)
-        return stopper
-
-    def _end_burn_in(self, ctx, burn_in):
-        """``n_iter="auto"``: samples are collected from here on, thinned to fit the collection."""
-        self.burn_in_ = burn_in
-        ctx["thin"] = max(1, self._auto_plan[1] // self.n_posterior_samples)
-
-    def _n_passes(self):
-        plan = getattr(self, "_auto_plan", None)
-        return self._n_iter_resolved if plan is None else plan[0]
-
     def _initialize(self, X, *, fit):
-        if not fit:
-            self._auto_plan = None
         sizes, pp, rng = self._fresh_start(X, fit)
-        if self._auto_plan is not None:
-            # nothing is collected until the stopper ends burn-in (_end_burn_in)
-            self.burn_in_ = self._auto_plan[0]
+        self._hold_collection()
         stages = len(sizes) if (fit and self.pretrain and len(sizes) > 1) else 0
         self._total_passes = self._n_iter_resolved * stages + self._n_passes()
         D, L = X.shape[1], len(sizes)
