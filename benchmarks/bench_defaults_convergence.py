@@ -106,17 +106,16 @@ def longer(name, est):
     return type(est)(random_state=0, **params)
 
 
-def run(name, X, test, label):
-    import skdgm
-
-    est = getattr(skdgm, name)(random_state=0)
+def run(name, est, X, test, label, note=None):
+    """Fit ``est`` on ``X``, score it on ``test`` and print one line; returns the figure."""
     t = time.process_time()
     est.fit(X)
     fit_s = time.process_time() - t
     value, score_s = quality(name, est, test)
+    note = note or getattr(est, "stopping_reason_", "")
     print(f"{name:22s} {label:8s} {fit_s:9.1f} {est.n_iter_:6d} {value:12.3f} "
-          f"{score_s:11.2f}  {getattr(est, 'stopping_reason_', '')}", flush=True)
-    return est, value
+          f"{score_s:11.2f}  {note}", flush=True)
+    return value
 
 
 def main():
@@ -140,18 +139,15 @@ def main():
     unit = "perplexity" if name == "DeepLDA" else "mean log p"
     print(f"{'estimator':22s} {'run':8s} {'fit CPU-s':>9s} {'passes':>6s} {unit:>12s} "
           f"{'score/1k':>11s}  why it stopped")
-    est, value = run(name, X, test, "default")
+    import skdgm
+
+    est = getattr(skdgm, name)(random_state=0)
+    value = run(name, est, X, test, "default")
     if args.skip_long:
         return
-    import skdgm  # noqa: F401
-
     long_est = longer(name, est)
-    t = time.process_time()
-    long_est.fit(X)
-    fit_s = time.process_time() - t
-    long_value, score_s = quality(name, long_est, test)
-    print(f"{name:22s} {'4x':8s} {fit_s:9.1f} {long_est.n_iter_:6d} {long_value:12.3f} "
-          f"{score_s:11.2f}  {long_est.get_params()['n_iter']} passes fixed", flush=True)
+    long_value = run(name, long_est, X, test, "4x",
+                     f"{long_est.get_params()['n_iter']} passes fixed")
     if name == "DeepLDA":
         gap = 100 * (value / long_value - 1)
         print(f"# default perplexity is {gap:+.2f} % of the 4x run's (target: within 1 %)")
