@@ -23,7 +23,9 @@ Data (``--data-home`` / ``SKDGM_DATA``):
   rows transformed alike. Target: within 1 nat, fit <= 300 CPU-s.
 
 With ``--skip-long`` only the defaults run (the 1,000-row line of the user guide's
-"How long" table). Usage::
+"How long" table).
+
+Usage::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 5 python \\
         benchmarks/bench_defaults_convergence.py --only DeepLDA [--rows 1000 --skip-long]
