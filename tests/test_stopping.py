@@ -190,11 +190,15 @@ def test_sbn_collects_only_after_burn_in(sbn_fit):
             np.testing.assert_array_equal(wa, wb)
 
 
-def test_sbn_fixed_n_iter_keeps_the_fixed_rule():
+def test_sbn_fixed_n_iter_keeps_the_fixed_rule(sbn_fit):
     X = (np.random.default_rng(1).random((40, 8)) < 0.3).astype(float)
     est = BayesianSBN(n_components=3, n_iter=10, random_state=0).fit(X)
     assert est.n_iter_ == 10 and est.burn_in_ == 4
     assert not hasattr(est, "stopping_reason_")
+    # a refit with a fixed n_iter forgets the reason of an earlier auto fit
+    import copy
+    refit = copy.deepcopy(sbn_fit).set_params(n_iter=10).fit(X)
+    assert hasattr(sbn_fit, "stopping_reason_") and not hasattr(refit, "stopping_reason_")
 
 
 @pytest.mark.filterwarnings("ignore")
@@ -227,3 +231,13 @@ def test_deep_lda_small_data_keep_the_fixed_rule():
     est = DeepLDA(n_components=(3,), batch_size=20, random_state=0).fit(X)
     assert not hasattr(est, "validation_scores_") and not hasattr(est, "stopping_reason_")
     assert est.n_iter_ == resolve_n_iter("auto", "tlasgr", 60, 20) == 10
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_early_stopping_names_the_cap_when_it_never_fired():
+    X = _data("DBMCAST")
+    est = _dbm(n_iter=3, early_stopping=True, n_iter_no_change=50).fit(X)
+    assert est.n_iter_ == 3 and est.stopping_reason_ == "the cap of 3 passes"
+    # refitting until the plateau replaces the reason of the earlier fit
+    est.set_params(tol=1e9, n_iter_no_change=1).fit(X)
+    assert est.n_iter_ == 2 and est.stopping_reason_.startswith("no improvement")

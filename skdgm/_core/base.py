@@ -434,6 +434,7 @@ class BaseGenerativeModel(TransformerMixin, BaseEstimator):
         """
         X = self._validate_training_data(X, reset=True)
         stopper = self._stopper(X)
+        self.__dict__.pop("stopping_reason_", None)     # a reason of an earlier fit
         if stopper is not None:
             X = stopper.training_rows(X)
         ctx = self._initialize(X, fit=True)

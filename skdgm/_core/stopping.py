@@ -131,7 +131,7 @@ class EarlyStopping:
     def __init__(self, X_val, rows, *, tol, patience):
         self.X_val, self.rows = X_val, rows
         self.plateau = Plateau(tol, patience)
-        self.best_state = None
+        self.best_state, self.reason = None, None
 
     # read by tests and by the restore step
     @property
@@ -176,21 +176,21 @@ class EarlyStopping:
             print(f"[{type(est).__name__}] validation_score = {score:.4f} "
                   f"(best {self.best:.4f} at pass {self.best_pass})", flush=True)
         if done:
-            _say(est, self.plateau.reason())
+            self.reason = self.plateau.reason()
+            _say(est, self.reason)
         return done
 
     def finish(self, est):
         """Keep the best pass's parameters; the history and scores stay complete."""
         history, n_iter = est.history_, est.n_iter_
-        reason = getattr(est, "stopping_reason_", None)
         if self.best_state is not None and self.best_pass < len(self.scores):
             est.__dict__.update(self.best_state)
         est.history_ = history
         est.n_iter_ = n_iter
-        if reason is None:
+        if self.reason is None:
             _say(est, f"the cap of {n_iter} passes")
         else:
-            est.stopping_reason_ = reason
+            est.stopping_reason_ = self.reason
         est.validation_scores_ = list(self.scores)
         est.best_validation_score_ = self.best
         est.best_iter_ = self.best_pass
