@@ -85,7 +85,7 @@ def test_too_few_rows_is_a_clear_error_and_changes_nothing(name):
 def test_unused_parameters_warn(name):
     with pytest.warns(UserWarning, match="n_iter_no_change=3 has no effect with "
                                          "early_stopping=False"):
-        CHEAP[name](n_iter_no_change=3, n_iter=1).fit(data(name))
+        CHEAP[name](n_iter_no_change=3, n_iter=1, early_stopping=False).fit(data(name))
 
 
 @pytest.mark.filterwarnings("ignore")

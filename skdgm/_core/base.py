@@ -22,6 +22,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..exceptions import DivergenceError
 from .chains import chain_pool
+# early stopping lives in .stopping (issue 25); re-exported for the wings
+from .stopping import EARLY_STOPPING_CONSTRAINTS, EARLY_STOPPING_READS, EarlyStopping  # noqa: F401
 
 __all__ = [
     "DIVERGENCE_BOUND",
@@ -403,83 +405,6 @@ def map_row_chunks(func, X, chunk_size):
 #: Entries per key that ``history_`` keeps (the latest); estimators document it.
 HISTORY_CAP = 10_000
 
-#: The constraints of the early-stopping parameters, shared by all estimators.
-EARLY_STOPPING_CONSTRAINTS = {
-    "early_stopping": ["boolean"],
-    "validation_fraction": [Interval(numbers.Real, 0, 1, closed="neither")],
-    "n_iter_no_change": [Interval(numbers.Integral, 1, None, closed="left")],
-    "tol": [Interval(numbers.Real, 0, None, closed="left")],
-}
-
-#: ``_option_reads`` entry: the early-stopping parameters are read only when it is on.
-EARLY_STOPPING_READS = {"early_stopping": {
-    True: {"validation_fraction", "n_iter_no_change", "tol"}, False: set()}}
-
-class EarlyStopping:
-    """sklearn-style early stopping over the passes of ``fit`` (one per fit call).
-
-    The held-out rows are chosen from the estimator's ``random_state`` (an int or
-    a ``SeedSequence`` gives the same split every time) and never trained on.
-    """
-
-    def __init__(self, X_val, rows, *, tol, patience):
-        self.X_val, self.rows = X_val, rows
-        self.tol, self.patience = float(tol), int(patience)
-        self.best, self.best_pass, self.best_state = -np.inf, 0, None
-        self.scores, self.stale = [], 0
-
-    @classmethod
-    def from_estimator(cls, est, X):
-        if not getattr(est, "early_stopping", False):
-            return None
-        from .random import as_generator, seed_for
-
-        n = X.shape[0]
-        n_val = int(np.ceil(est.validation_fraction * n))
-        if n < 2 or n_val >= n:
-            raise ValueError(
-                f"early_stopping needs at least one training and one validation row: "
-                f"validation_fraction={est.validation_fraction} of {n} rows leaves "
-                f"{n - n_val} for training")
-        perm = as_generator(seed_for(est.random_state, 0xE5)).permutation(n)
-        val, train = np.sort(perm[:n_val]), np.sort(perm[n_val:])
-        return cls(X[val], train, tol=est.tol, patience=est.n_iter_no_change)
-
-    def training_rows(self, X):
-        return X[self.rows]
-
-    def after_pass(self, est):
-        """Score the held-out rows; ``True`` when training should stop."""
-        score = float(est._validation_score(self.X_val))
-        if not np.isfinite(score):
-            raise FloatingPointError(f"{type(est).__name__}: the validation score is "
-                                     f"{score} (early_stopping)")
-        self.scores.append(score)
-        est.history_.setdefault("validation_score", []).append(score)
-        if score > self.best + self.tol:
-            self.stale = 0
-        else:
-            self.stale += 1
-        if score > self.best:
-            self.best, self.best_pass = score, len(self.scores)
-            self.best_state = copy.deepcopy(est._early_stopping_state())
-        if getattr(est, "verbose", 0):
-            print(f"[{type(est).__name__}] validation_score = {score:.4f} "
-                  f"(best {self.best:.4f} at pass {self.best_pass})", flush=True)
-        return self.stale >= self.patience
-
-    def restore_best(self, est):
-        """Keep the best pass's parameters; the history and scores stay complete."""
-        history, n_iter = est.history_, est.n_iter_
-        if self.best_state is not None and self.best_pass < len(self.scores):
-            est.__dict__.update(self.best_state)
-        est.history_ = history
-        est.n_iter_ = n_iter
-        est.validation_scores_ = list(self.scores)
-        est.best_validation_score_ = self.best
-        est.best_iter_ = self.best_pass
-
-
 class BaseGenerativeModel(TransformerMixin, BaseEstimator):
     """Mixin of the plumbing every skdgm estimator shares, and the training contract.
 
@@ -551,16 +476,18 @@ class BaseGenerativeModel(TransformerMixin, BaseEstimator):
         self
         """
         X = self._validate_training_data(X, reset=True)
-        stopper = EarlyStopping.from_estimator(self, X)
+        stopper = self._stopper(X)
+        self.__dict__.pop("stopping_reason_", None)     # a reason of an earlier fit
         if stopper is not None:
             X = stopper.training_rows(X)
         ctx = self._initialize(X, fit=True)
+        # _n_passes is the cap; a stopper (n_iter="auto", early_stopping) ends sooner
         for _ in range(self._n_passes()):
             self._fit_pass(X, ctx)
-            if stopper is not None and stopper.after_pass(self):
+            if stopper is not None and stopper.after_pass(self, ctx):
                 break
         if stopper is not None:
-            stopper.restore_best(self)
+            stopper.finish(self)
         self._end_call(ctx)
         return self
 
@@ -582,6 +509,17 @@ class BaseGenerativeModel(TransformerMixin, BaseEstimator):
         self._partial_step(X, ctx)
         self._end_call(ctx)
         return self
+
+    def _stopper(self, X):
+        """What ends ``fit`` before ``_n_passes()``: a :mod:`skdgm._core.stopping` stopper or ``None``.
+
+        Default: :class:`~skdgm._core.stopping.EarlyStopping` when the estimator's
+        early-stopping parameters ask for it on ``X``; ``_early_stop_on`` records
+        whether they did, for the ``n_iter="auto"`` cap of ``_initialize``.
+        """
+        stopper = EarlyStopping.from_estimator(self, X)
+        self._early_stop_on = stopper is not None
+        return stopper
 
     def _validation_score(self, X_val):
         """Held-out figure that early stopping maximises (default: :meth:`score`).

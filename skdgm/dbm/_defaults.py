@@ -13,7 +13,7 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._core.base import EARLY_STOPPING_CONSTRAINTS, N_JOBS_CONSTRAINT
 from .._core.random import RANDOM_STATE_CONSTRAINT
 
-__all__ = ["AUTO_MIN_PASSES", "AUTO_PRETRAIN_UPDATES", "AUTO_UPDATES", "ELEMENT_CONSTRAINTS",
+__all__ = ["AUTO_EARLY_STOPPING_FACTOR", "AUTO_MIN_PASSES", "AUTO_PRETRAIN_UPDATES", "AUTO_UPDATES", "ELEMENT_CONSTRAINTS",
            "MF_STARTS",
            "OPTION_READS", "PARAMETER_CONSTRAINTS", "SAMPLERS", "auto_n_components",
            "auto_passes", "check_sizes"]
@@ -28,6 +28,10 @@ AUTO_H1_MIN, AUTO_H1_MAX = 16, 500
 # see doc/user_guide/dbm.rst, "Defaults".
 AUTO_UPDATES = 2400
 AUTO_MIN_PASSES = 5
+# With ``n_iter="auto"`` and early stopping on (``early_stopping="auto"`` from 5,000
+# rows), the passes are capped at this multiple of the fixed rule above and the
+# validation slice's plateau usually ends the run first (issue 25).
+AUTO_EARLY_STOPPING_FACTOR = 4
 # ``pretrain_n_iter="auto"``: CD-1 updates per RBM of the greedy stack.
 AUTO_PRETRAIN_UPDATES = 600
 

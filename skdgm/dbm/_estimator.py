@@ -23,8 +23,8 @@ from .._core.interop import InferenceDataMixin
 from .._core.posterior import IterateKeeper, check_missing, check_n_sweeps
 from . import _bounds, _tempering
 from ._impute import impute_over_states
-from ._defaults import (AUTO_MIN_PASSES, AUTO_PRETRAIN_UPDATES, AUTO_UPDATES,
-                        ELEMENT_CONSTRAINTS, MF_STARTS,
+from ._defaults import (AUTO_EARLY_STOPPING_FACTOR, AUTO_MIN_PASSES, AUTO_PRETRAIN_UPDATES,
+                        AUTO_UPDATES, ELEMENT_CONSTRAINTS, MF_STARTS,
                         OPTION_READS, PARAMETER_CONSTRAINTS, auto_n_components, auto_passes,
                         check_sizes)
 from ._posterior import inference_arrays, mean_field_inference
@@ -134,21 +134,24 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
         enough passes for 2,400 parameter updates and at least 5 passes, i.e.
         ``max(5, ceil(2400 / ceil(n_samples / batch_size)))`` (200 passes of
         1,200 rows, 5 passes of 60,000); ``n_iter_`` is the number made.
-    early_stopping : bool, default=False
+    early_stopping : bool or "auto", default="auto"
         Hold out ``validation_fraction`` of the rows given to :meth:`fit`, score
         them after every pass, stop when the score has not improved by more than
-        ``tol`` for ``n_iter_no_change`` passes, and keep the parameters of the best
-        pass (as :class:`~sklearn.neural_network.MLPClassifier`). The scores are in
-        ``validation_scores_`` and ``history_["validation_score"]``, the best in
-        ``best_validation_score_``. :meth:`partial_fit` ignores it.
+        a relative ``tol`` for ``n_iter_no_change`` passes, and keep the parameters
+        of the best pass (as :class:`~sklearn.neural_network.MLPClassifier`). The
+        scores are in ``validation_scores_`` and ``history_["validation_score"]``,
+        the best in ``best_validation_score_``, why training stopped in
+        ``stopping_reason_``. ``"auto"``: on when ``n_iter="auto"`` and ``fit`` gets
+        at least 5,000 rows; ``n_iter="auto"`` then caps the passes at four times
+        its fixed rule (:mod:`skdgm._core.stopping`). :meth:`partial_fit` ignores it.
     validation_fraction : float, default=0.1
         Fraction of the rows held out with ``early_stopping`` (at least one row
         each side).
     n_iter_no_change : int, default=10
         Passes without an improvement of more than ``tol`` before stopping.
     tol : float, default=1e-4
-        Improvement of the validation score (per-row mean, in nats) that counts
-        as progress.
+        Relative improvement of the validation score (per-row mean bound) that
+        counts as progress: ``score > best + tol * |best|``.
     pretrain : bool, default=True
         Greedy layer-wise RBM pre-training with doubled weights before joint
         training.
@@ -274,7 +277,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
                  n_chains=100, n_mean_field=5, n_mean_field_eval=100, mean_field_tol=1e-4,
                  mean_field_starts="best", learning_rate=0.05, fpcd_learning_rate=0.005,
                  fpcd_decay=0.95, batch_size=100, n_iter="auto",
-                 early_stopping=False, validation_fraction=0.1, n_iter_no_change=10, tol=1e-4,
+                 early_stopping="auto", validation_fraction=0.1, n_iter_no_change=10, tol=1e-4,
                  pretrain=True, pretrain_n_iter="auto", pretrain_learning_rate=0.05,
                  n_ais_betas=1000, n_ais_runs=100, ais_tol=0.5, n_posterior_samples=1,
                  random_state=None, verbose=0, n_jobs=None, binarize=None):
@@ -522,9 +525,11 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
         return rng
 
     def _resolve_n_iter(self, n_samples):
-        if self.n_iter == "auto":
-            return auto_passes(n_samples, self.batch_size, AUTO_UPDATES, AUTO_MIN_PASSES)
-        return int(self.n_iter)
+        if self.n_iter != "auto":
+            return int(self.n_iter)
+        # with early stopping on, a cap: the validation slice's plateau ends the run
+        factor = AUTO_EARLY_STOPPING_FACTOR if getattr(self, "_early_stop_on", False) else 1
+        return factor * auto_passes(n_samples, self.batch_size, AUTO_UPDATES, AUTO_MIN_PASSES)
 
     def _n_passes(self):
         return self._fit_passes

@@ -20,7 +20,8 @@ from .._core.posterior import check_missing, check_n_sweeps
 from .._core.random import as_generator, check_seed_sequence, seed_for
 from . import _evaluate, _generate, _gibbs, _global, _train
 from ._local import MAX_TOTAL_COUNT, merge_chunks
-from ._defaults import OPTION_READS, PARAMETER_CONSTRAINTS, resolve_n_iter, step_schedule
+from ._defaults import (OPTION_READS, PARAMETER_CONSTRAINTS, AutoStopping, resolve_n_iter,
+                        step_schedule)
 from ._evaluate import PassLog
 from ._posterior import inference_arrays, theta_moments
 from ._topics import TopicsMixin
@@ -40,7 +41,7 @@ _CHUNK_DOCS = 400
 _MAX_HISTORY = 10_000
 
 
-class DeepLDA(ClassNamePrefixFeaturesOutMixin, TopicsMixin, InferenceDataMixin,
+class DeepLDA(AutoStopping, ClassNamePrefixFeaturesOutMixin, TopicsMixin, InferenceDataMixin,
               BaseGenerativeModel):
     """Deep latent Dirichlet allocation (Poisson gamma belief network) by MCMC.
 
@@ -74,10 +75,16 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, TopicsMixin, InferenceDataMixin,
         corpus.
     n_iter : int or "auto", default="auto"
         Passes over the data in :meth:`fit` (sweeps for ``sampler="gibbs"``).
-        ``"auto"``: enough passes for about 500 global updates, at least 1 and
-        at most 10 (in minibatches of 200: 2,000 documents get 10 passes,
-        11,284 get 9, 100,000 get 1; 100 sweeps for ``sampler="gibbs"``). The
-        passes made are ``n_iter_``.
+        ``"auto"``: the fixed rule, enough passes for about 500 global updates,
+        1 to 10 passes (100 sweeps for ``sampler="gibbs"``), below 5,000
+        documents; from 5,000 documents on, until converged: 5 % of them (at
+        most 500) are set aside and their held-out perplexity (the latest
+        sample, 80/20 word split) is measured after every pass; burn-in ends
+        when it has not improved by a relative 1e-4 for 5 passes, but not
+        before the fixed rule's passes and at the latest after four times as
+        many; then the passes that refill the ``n_posterior_samples`` kept
+        samples (usually one) end training. The passes made are ``n_iter_``,
+        why it stopped ``stopping_reason_``.
     total_samples : int, optional
         Corpus size ``|X|`` for ``rho = |X| / |minibatch|`` in :meth:`partial_fit`;
         ``None`` means the size of the data given to :meth:`fit` (in ``fit``) and
@@ -153,6 +160,11 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, TopicsMixin, InferenceDataMixin,
         resolved), plus one per :meth:`partial_fit` call.
     n_updates_ : int
         Global updates made (minibatches, or Gibbs sweeps).
+    stopping_reason_ : str
+        With ``n_iter="auto"``: when burn-in ended and why (the plateau or the cap).
+    validation_scores_ : list of float
+        With ``n_iter="auto"`` on 5,000 documents or more: the held-out figure
+        (``-log`` perplexity) after each burn-in pass.
     n_features_in_ : int
     posterior_samples_ : list of (topics, r)
         The kept global samples, oldest first (see ``n_posterior_samples``).
@@ -390,8 +402,10 @@ class DeepLDA(ClassNamePrefixFeaturesOutMixin, TopicsMixin, InferenceDataMixin,
     def _initialize(self, X, *, fit):
         self._reset(X.shape[1], X)
         self._record_lengths(X)
-        # passes of this fit (0: partial_fit, whose time left is unknown)
-        self._fit_passes = self._resolve_n_iter(X.shape[0]) if fit else 0
+        # passes of this fit (0: partial_fit, whose time left is unknown); under
+        # n_iter="auto" the cap, which the stopper's plateau usually cuts short
+        cap = getattr(self, "_auto_cap", None)
+        self._fit_passes = (cap or self._resolve_n_iter(X.shape[0])) if fit else 0
         return {}
 
     def _resume(self, X):

@@ -20,7 +20,7 @@ from ._model import (
     GRBMParams,
     free_energy_rows,
 )
-from . import _bounds
+from . import _bounds, _defaults
 from ._impute import impute_over_states
 from ._posterior import hidden_moments, inference_arrays
 from ._defaults import OPTION_READS, PARAMETER_CONSTRAINTS, check_burn_in
@@ -172,21 +172,24 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
         features with the defaults, 600 passes on 1,000 rows of 2-D data, 3
         passes on 100,000 rows (see the user guide's "Defaults" section). The
         number run is ``n_iter_``.
-    early_stopping : bool, default=False
+    early_stopping : bool or "auto", default="auto"
         Hold out ``validation_fraction`` of the rows given to :meth:`fit`, score
         them after every pass, stop when the score has not improved by more than
-        ``tol`` for ``n_iter_no_change`` passes, and keep the parameters of the best
-        pass (as :class:`~sklearn.neural_network.MLPClassifier`). The scores are in
-        ``validation_scores_`` and ``history_["validation_score"]``, the best in
-        ``best_validation_score_``. :meth:`partial_fit` ignores it.
+        a relative ``tol`` for ``n_iter_no_change`` passes, and keep the parameters
+        of the best pass (as :class:`~sklearn.neural_network.MLPClassifier`). The
+        scores are in ``validation_scores_`` and ``history_["validation_score"]``,
+        the best in ``best_validation_score_``, why training stopped in
+        ``stopping_reason_``. ``"auto"``: on when ``n_iter="auto"`` and ``fit`` gets
+        at least 5,000 rows; ``n_iter="auto"`` then caps the passes at twice its
+        fixed rule (:mod:`skdgm._core.stopping`). :meth:`partial_fit` ignores it.
     validation_fraction : float, default=0.1
         Fraction of the rows held out with ``early_stopping`` (at least one row
         each side).
     n_iter_no_change : int, default=10
         Passes without an improvement of more than ``tol`` before stopping.
     tol : float, default=1e-4
-        Improvement of the validation score (per-row mean, in nats) that counts
-        as progress.
+        Relative improvement of the validation score (per-row mean log-likelihood)
+        that counts as progress: ``score > best + tol * |best|``.
     init_std : float or "auto", default=0.01
         Standard deviation of the initial weights; ``"auto"`` means
         ``1 / sqrt(n_features + n_components)``, the scale of the authors' code.
@@ -292,7 +295,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
                  langevin_steps=10, langevin_inner="closed_form", langevin_step_size=0.5,
                  objective="joint", optimizer="adam", learning_rate=0.01, clip_grad_norm=10.0,
                  batch_size=100,
-                 n_iter="auto", early_stopping=False,
+                 n_iter="auto", early_stopping="auto",
                  validation_fraction=0.1, n_iter_no_change=10, tol=1e-4, init_std=0.01, min_variance=1e-6, n_posterior_samples=1,
                  n_ais_runs=100, n_ais_betas=3000, ais_tol=0.5, random_state=None, verbose=0,
                  n_jobs=None):
@@ -458,6 +461,9 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
                 auto_passes(X.shape[0], X.shape[1], self.batch_size, self.cd_steps,
                              self.n_components)
                 if self.n_iter == "auto" else self.n_iter)
+            if self.n_iter == "auto" and getattr(self, "_early_stop_on", False):
+                # a cap: the validation slice's plateau ends the run first
+                self._passes_total *= _defaults.AUTO_EARLY_STOPPING_FACTOR
             self._lr_total = self._passes_total * n_batches
         self._call_start = (time.perf_counter(), 0)
 

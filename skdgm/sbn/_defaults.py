@@ -15,9 +15,12 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core.base import N_JOBS_CONSTRAINT
 from .._core.random import RANDOM_STATE_CONSTRAINT
+from .._core.stopping import BurnInStop
 from ._train import INFERENCE
 
-__all__ = ["PAPER_PRESETS", "auto_width_for_inference", "resolve_burn_in", "resolve_n_components", "resolve_n_iter",
+__all__ = ["AUTO_CAP_FACTOR", "AutoStopping", "AUTO_PATIENCE", "AUTO_TOL", "PAPER_PRESETS",
+           "PLATEAU_INFERENCE", "auto_plateau_plan", "auto_width_for_inference", "resolve_burn_in",
+           "resolve_n_components", "resolve_n_iter",
            "resolve_run_length", "resolve_sizes", "PARAMETER_CONSTRAINTS"]
 
 #: Below this many training rows the automatic width is the enumerable one.
@@ -69,6 +72,70 @@ def resolve_n_iter(n_samples):
     from 4,000 rows on, 60 passes, as each pass then holds more information.
     """
     return int(min(200, max(60, math.ceil(240_000 / max(1, n_samples)))))
+
+
+#: The plateau of ``n_iter="auto"`` (Gibbs and VB, issue 25): burn-in (VB: training)
+#: ends when the training figure of the pass (the mean log joint of the rows and their
+#: sampled hidden units; VB's bound) has not improved by a relative AUTO_TOL for
+#: AUTO_PATIENCE passes, not before the fixed rule's burn-in and at most AUTO_CAP_FACTOR
+#: times it.
+AUTO_TOL = 1e-4
+AUTO_PATIENCE = 10
+AUTO_CAP_FACTOR = 4
+#: The inferences whose ``n_iter="auto"`` runs until the plateau.
+PLATEAU_INFERENCE = ("gibbs", "vb")
+
+
+def auto_plateau_plan(n_samples, inference):
+    """``(min_burn, max_burn, collect)`` passes of ``n_iter="auto"`` for a batch inference.
+
+    Gibbs: burn-in from the fixed rule's 40 % of :func:`resolve_n_iter` up to
+    ``AUTO_CAP_FACTOR`` times that, then the fixed rule's 60 % collected (on small
+    data that converge by then, exactly the fixed rule). VB: its passes are all
+    "burn-in", from :func:`resolve_n_iter` up to ``AUTO_CAP_FACTOR`` times, nothing
+    collected.
+    """
+    n0 = resolve_n_iter(n_samples)
+    if inference == "vb":
+        return n0, AUTO_CAP_FACTOR * n0, 0
+    burn = resolve_burn_in(n0)
+    return burn, AUTO_CAP_FACTOR * burn, n0 - burn
+
+
+class AutoStopping:
+    """BayesianSBN's ``n_iter="auto"`` hooks of the training skeleton (mixed into the estimator).
+
+    Gibbs and VB with ``n_iter="auto"`` (and ``burn_in="auto"``): burn-in until the
+    training figure plateaus (:class:`skdgm._core.stopping.BurnInStop`, bounds from
+    :func:`auto_plateau_plan`), then the fixed rule's collection.
+    """
+
+    def _stopper(self, X):
+        self._auto_plan = None
+        if (self.n_iter != "auto" or self.burn_in != "auto"
+                or self.inference not in PLATEAU_INFERENCE):
+            return None
+        min_burn, max_burn, collect = auto_plateau_plan(X.shape[0], self.inference)
+        key = "log_joint" if self.inference == "gibbs" else "bound"
+        stopper = BurnInStop(tol=AUTO_TOL, patience=AUTO_PATIENCE, min_burn=min_burn,
+                             max_burn=max_burn, collect=lambda burn: collect,
+                             figure=lambda est: est.history_[key][-1])
+        self._auto_plan = (stopper.max_passes(), collect)
+        return stopper
+
+    def _n_passes(self):
+        plan = getattr(self, "_auto_plan", None)
+        return self._n_iter_resolved if plan is None else plan[0]
+
+    def _hold_collection(self):
+        """Under the plateau rule nothing is collected until :meth:`_end_burn_in`."""
+        if getattr(self, "_auto_plan", None) is not None:
+            self.burn_in_ = self._auto_plan[0]
+
+    def _end_burn_in(self, ctx, burn_in):
+        """Samples are collected from here on, thinned to fit the collection."""
+        self.burn_in_ = burn_in
+        ctx["thin"] = max(1, self._auto_plan[1] // self.n_posterior_samples)
 
 
 def resolve_burn_in(n_iter, *, streaming_steps=False):

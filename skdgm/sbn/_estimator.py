@@ -51,7 +51,8 @@ def _streaming(est):
     return _INFERENCE[est.inference].streaming if est.inference in _INFERENCE else False
 
 
-class BayesianSBN(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativeModel):
+class BayesianSBN(_defaults.AutoStopping, ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
+                  BaseGenerativeModel):
     """Deep sigmoid belief net with Bayesian inference (Gan, Henao, Carlson, Carin 2015).
 
     The generative model (Eq. 7-8): ``p(h^(L)_k = 1) = sigmoid(c^(L+1)_k)`` and
@@ -86,14 +87,23 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGener
     n_iter : int or "auto", default="auto"
         Passes over the data: Gibbs iterations / VB sweeps (batch methods) or epochs
         of minibatches (streaming methods), per pre-training stage and again for the
-        global refinement. ``"auto"``: ``clip(240000 / n_samples, 60, 200)``.
+        global refinement. ``"auto"``: the fixed rule ``n0 = clip(240000 / n_samples,
+        60, 200)`` for the streaming methods and the pre-training stages. For Gibbs
+        (with ``burn_in="auto"``) and VB, until converged: burn-in (VB: training)
+        lasts until the pass's training figure (the mean log joint of the rows and
+        their sampled hidden units; VB's augmented bound) has not improved by a relative
+        1e-4 for 10 passes, but at least the fixed rule's burn-in (0.4 ``n0``; VB
+        ``n0``) and at most four times it; Gibbs then collects for 0.6 ``n0``
+        passes. On small data that converge in time this is the fixed rule. The
+        passes made are ``n_iter_``, why they stopped ``stopping_reason_``.
     batch_size : int, default=100
         Minibatch size of the streaming methods (at most: ``n`` rows are cut into
         ``ceil(n / batch_size)`` near-equal minibatches), and the rows a Gibbs
         iteration reads (densifies, for sparse input) at a time.
     burn_in : int or "auto", default="auto"
         Passes of the final phase discarded before collecting samples (Gibbs;
-        minibatch steps for DSGHMC). ``"auto"``: 40 % of the resolved ``n_iter``,
+        minibatch steps for DSGHMC). ``"auto"``: until the plateau with
+        ``n_iter="auto"`` (see ``n_iter``), else 40 % of the resolved ``n_iter``,
         and 40 minibatch steps for the DSGHMC options (stored in ``burn_in_``). The paper burns in 40 and collects 100 (Sec. 5):
         ``n_iter=140, burn_in=40``.
     n_posterior_samples : int, default=10
@@ -347,13 +357,11 @@ class BayesianSBN(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGener
         self._n_seen = 0
         return sizes, pp, rng
 
-    def _n_passes(self):
-        return self._n_iter_resolved
-
     def _initialize(self, X, *, fit):
         sizes, pp, rng = self._fresh_start(X, fit)
+        self._hold_collection()
         stages = len(sizes) if (fit and self.pretrain and len(sizes) > 1) else 0
-        self._total_passes = self._n_iter_resolved * (stages + 1)
+        self._total_passes = self._n_iter_resolved * stages + self._n_passes()
         D, L = X.shape[1], len(sizes)
         if fit and self.pretrain and L > 1:
             # Sec. 3.3: one single-layer SBN per stage on the previous stage's hidden

@@ -1,0 +1,162 @@
+"""Do the ``n_iter="auto"`` defaults converge? Defaults against 4x longer, same seed (issue 25).
+
+Per estimator (one ``--only`` per invocation, so that each is its own niced process):
+``Estimator(random_state=0).fit(X)`` at its defaults, then the same estimator with the
+same seed trained for four times the passes the defaults made (``n_iter = 4 n_iter_``,
+the 4x run's burn-in for BayesianSBN four times the default's, early stopping off for
+the optimisers). Printed: fit CPU-seconds, passes and why ``"auto"`` stopped, the test
+figure, ``score_samples`` CPU-seconds per 1,000 rows, and the gap to the 4x run.
+
+Data (``--data-home`` / ``SKDGM_DATA``):
+
+* DeepLDA: the full 20 Newsgroups of the deep-LDA paper (11,284 training documents);
+  test figure: per-held-out-word perplexity of the 7,502 test documents
+  (``perplexity(test_observed, test_heldout)``). Target: within 1 %, default fit <= 120 CPU-s.
+  ``--rows n`` trains on a random ``n`` of the training documents instead.
+* DBMCAST, BayesianSBN: ``--rows`` (10,000) rows drawn from the 50,000 training images
+  of the fixed binarised MNIST; test: ``--test-rows`` (2,000; BayesianSBN 100, the same
+  rows for both runs) of its test images (the DBM's variational bound, the SBN's
+  log-likelihood, AIS above 16 units). Target: within 1 nat, fit <= 300 CPU-s.
+* GaussianBernoulliRBM: ``--rows`` MNIST training images, dequantised (``x + U(0, 1)``)
+  and standardised per pixel with the training rows' mean and std (pixels whose
+  grey-level std is at most 1 dropped, as in ``bench_defaults_scaling.py``); test
+  rows transformed alike. Target: within 1 nat, fit <= 300 CPU-s.
+
+With ``--skip-long`` only the defaults run (the 1,000-row line of the user guide's
+"How long" table).
+
+Usage::
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 5 python \\
+        benchmarks/bench_defaults_convergence.py --only DeepLDA [--rows 1000 --skip-long]
+
+Results: ``benchmarks/results/defaults_convergence_{deep_lda,dbm,sbn,grbm}.txt`` (and
+``..._1k.txt`` for ``--rows 1000 --skip-long``). CPU seconds of this process, one BLAS
+thread.
+"""
+
+import argparse
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _common  # noqa: E402
+from _common import header, shown  # noqa: E402
+
+NAMES = ("DeepLDA", "DBMCAST", "BayesianSBN", "GaussianBernoulliRBM")
+
+
+def load(name, home, n_rows, n_test):
+    """``(X_train, test, description)``; ``test`` is what :func:`quality` reads."""
+    from skdgm import datasets
+
+    rng = np.random.default_rng(0)
+    if name == "DeepLDA":
+        d = datasets.fetch_20newsgroups_bow(data_home=home, download_if_missing=False)
+        train = d.train
+        if n_rows < train.shape[0]:
+            train = train[np.sort(rng.choice(train.shape[0], n_rows, replace=False))]
+        return train, (d.test_observed, d.test_heldout), (
+            f"20 Newsgroups, {train.shape[0]} training documents, "
+            f"{d.test_observed.shape[0]} test documents, {d.train.shape[1]} words")
+    if name in ("DBMCAST", "BayesianSBN"):
+        tr = datasets.fetch_binarized_mnist(data_home=home, subset="train",
+                                            download_if_missing=False).data
+        te = datasets.fetch_binarized_mnist(data_home=home, subset="test",
+                                            download_if_missing=False).data
+        Xtr = np.asarray(tr, dtype=np.float64)[rng.choice(tr.shape[0], n_rows, replace=False)]
+        Xte = np.asarray(te, dtype=np.float64)[rng.choice(te.shape[0], n_test, replace=False)]
+        return Xtr, Xte, (f"binarised MNIST, {n_rows} training rows, {n_test} test rows")
+    tr, _ = datasets.fetch_mnist(data_home=home, subset="train", download_if_missing=False,
+                                 return_X_y=True)
+    te, _ = datasets.fetch_mnist(data_home=home, subset="test", download_if_missing=False,
+                                 return_X_y=True)
+    tr = np.asarray(tr, dtype=np.float64)[rng.choice(tr.shape[0], n_rows, replace=False)]
+    te = np.asarray(te, dtype=np.float64)[rng.choice(te.shape[0], n_test, replace=False)]
+    keep = tr.std(0) > 1.0
+    tr = tr[:, keep] + rng.random((tr.shape[0], int(keep.sum())))
+    te = te[:, keep] + rng.random((te.shape[0], int(keep.sum())))
+    mean, std = tr.mean(0), tr.std(0)
+    return ((tr - mean) / std, (te - mean) / std,
+            f"MNIST dequantised + standardised, {tr.shape[1]} pixels (std > 1), "
+            f"{n_rows} training rows, {n_test} test rows")
+
+
+def quality(name, est, test):
+    """``(figure, CPU-s per 1,000 rows or documents)``."""
+    t = time.process_time()
+    if name == "DeepLDA":
+        value = est.perplexity(*test)
+        n = test[0].shape[0]
+    else:
+        value = float(np.mean(est.score_samples(test)))
+        n = test.shape[0]
+    return value, (time.process_time() - t) * 1000 / n
+
+
+def longer(name, est):
+    """The same estimator, same seed, four times the passes the defaults made."""
+    params = {"n_iter": 4 * est.n_iter_}
+    if name == "BayesianSBN":
+        params["burn_in"] = 4 * est.burn_in_
+    if name in ("DBMCAST", "GaussianBernoulliRBM"):
+        params["early_stopping"] = False
+    return type(est)(random_state=0, **params)
+
+
+def run(name, est, X, test, label, note=None):
+    """Fit ``est`` on ``X``, score it on ``test`` and print one line; returns the figure."""
+    t = time.process_time()
+    est.fit(X)
+    fit_s = time.process_time() - t
+    value, score_s = quality(name, est, test)
+    note = note or getattr(est, "stopping_reason_", "")
+    print(f"{name:22s} {label:8s} {fit_s:9.1f} {est.n_iter_:6d} {value:12.3f} "
+          f"{score_s:11.2f}  {note}", flush=True)
+    return value
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", choices=NAMES, required=True)
+    ap.add_argument("--rows", type=int, default=None,
+                    help="training rows (default 10,000; DeepLDA: all 11,284 documents)")
+    ap.add_argument("--test-rows", type=int, default=None,
+                    help="test rows (default 2,000; BayesianSBN 100, whose AIS score "
+                         "costs about 0.7 CPU-s a row above 16 units)")
+    ap.add_argument("--skip-long", action="store_true", help="only the defaults")
+    _common.add_data_home_arg(ap)
+    args = ap.parse_args()
+    home = _common.data_home(args.data_home)
+    name = args.only
+    n_rows = args.rows or (10**9 if name == "DeepLDA" else 10_000)
+    n_test = args.test_rows or (100 if name == "BayesianSBN" else 2_000)
+    X, test, desc = load(name, home, n_rows, n_test)
+    header([f"data: {shown(home)}", f"# {name}: {desc}"])
+    warnings.simplefilter("ignore")
+    unit = "perplexity" if name == "DeepLDA" else "mean log p"
+    print(f"{'estimator':22s} {'run':8s} {'fit CPU-s':>9s} {'passes':>6s} {unit:>12s} "
+          f"{'score/1k':>11s}  why it stopped")
+    import skdgm
+
+    est = getattr(skdgm, name)(random_state=0)
+    value = run(name, est, X, test, "default")
+    if args.skip_long:
+        return
+    long_est = longer(name, est)
+    long_value = run(name, long_est, X, test, "4x",
+                     f"{long_est.get_params()['n_iter']} passes fixed")
+    if name == "DeepLDA":
+        gap = 100 * (value / long_value - 1)
+        print(f"# default perplexity is {gap:+.2f} % of the 4x run's (target: within 1 %)")
+    else:
+        print(f"# default is {long_value - value:+.3f} nats below the 4x run "
+              f"(target: within 1 nat)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,243 @@
+"""``n_iter="auto"`` runs until converged: the plateau rule of ``skdgm._core.stopping``
+and how each wing applies it (issue 25)."""
+
+import re
+
+import numpy as np
+import pytest
+
+from skdgm import BayesianSBN, DBMCAST, DeepLDA, GaussianBernoulliRBM
+from skdgm._core import stopping
+from skdgm._core.stopping import BurnInStop, EarlyStopping, Plateau
+
+
+def first_plateau(scores, tol, patience, start=1):
+    """The 1-based pass at which the rule fires, from pass ``start`` on (a plain replay)."""
+    best, stale = -np.inf, 0
+    for i, s in enumerate(scores, 1):
+        if not np.isfinite(best) or s > best + tol * abs(best):
+            stale = 0
+        else:
+            stale += 1
+        best = max(best, s)
+        if stale >= patience and i >= start:
+            return i
+    return None
+
+
+# ---------------------------------------------------------------- the rule itself
+def test_plateau_counts_passes_without_relative_progress():
+    p = Plateau(tol=0.01, patience=2)
+    # -100 -> -99.5: +0.5 < 0.01 * 100 = 1, no progress; -98.4 is +1.1 over the best
+    # (-99.5), more than 0.995, progress; then two passes without it (+0.4, +0.1)
+    out = [p.update(s) for s in (-100.0, -99.5, -98.4, -98.0, -97.9)]
+    assert out == [False, False, False, False, True]
+    assert p.best == -97.9 and p.best_pass == 5 and p.stale == 2
+
+
+def test_plateau_is_relative():
+    # the same absolute gain is progress on a small scale, none on a large one
+    small, large = Plateau(tol=1e-3, patience=1), Plateau(tol=1e-3, patience=1)
+    small.update(-1.0)
+    large.update(-1000.0)
+    assert not small.update(-0.99)      # +0.01 > 0.001
+    assert large.update(-999.99)        # +0.01 < 1.0
+
+
+def test_plateau_replay_agrees():
+    rng = np.random.default_rng(0)
+    scores = np.cumsum(rng.normal(0.2, 1.0, 200)) - 500
+    p = Plateau(tol=1e-3, patience=4)
+    fired = next(i for i, s in enumerate(scores, 1) if p.update(s))
+    assert fired == first_plateau(scores, 1e-3, 4)
+
+
+class _Fake:
+    """Scripted figures for BurnInStop, recording when burn-in ended."""
+
+    verbose = 0
+
+    def __init__(self, scores):
+        self.scores, self.i, self.ended, self.history_ = list(scores), 0, [], {}
+
+    def pass_(self):
+        self.history_.setdefault("fig", []).append(self.scores[self.i])
+        self.i += 1
+
+    def _end_burn_in(self, ctx, burn_in):
+        self.ended.append(burn_in)
+
+
+def _drive(stopper, est, cap=1000):
+    for n in range(1, cap + 1):
+        est.pass_()
+        if stopper.after_pass(est):
+            break
+    stopper.finish(est)
+    return n
+
+
+@pytest.mark.parametrize("min_burn, expected_burn", [(1, 5), (8, 8)])
+def test_burn_in_ends_at_the_plateau_not_before_min_burn(min_burn, expected_burn):
+    # rises for three passes, then flat: the rule fires at pass 3 + 2 = 5
+    scores = [-10, -9, -8] + [-8] * 30
+    est = _Fake(scores)
+    stopper = BurnInStop(tol=1e-3, patience=2, min_burn=min_burn, max_burn=20,
+                         collect=lambda b: b // 2, figure=lambda e: e.history_["fig"][-1])
+    n = _drive(stopper, est)
+    assert est.ended == [expected_burn]
+    assert n == expected_burn + expected_burn // 2
+    assert est.stopping_reason_.startswith(f"burn-in ended after {expected_burn} passes")
+
+
+def test_burn_in_is_capped():
+    est = _Fake(np.arange(100.0))                   # always improving
+    stopper = BurnInStop(tol=1e-3, patience=2, min_burn=2, max_burn=6,
+                         collect=lambda b: 3, figure=lambda e: e.history_["fig"][-1])
+    assert stopper.max_passes() == 9
+    assert _drive(stopper, est) == 9 and est.ended == [6]
+    assert "the cap of 6 burn-in passes" in est.stopping_reason_
+
+
+# ------------------------------------------------ GRBM and DBM: early stopping "auto"
+def _dbm(**kw):
+    return DBMCAST(**{**dict(n_components=(4, 3), n_chains=8, batch_size=20,
+                             pretrain_n_iter=1, n_temperatures=4, beta_min=0.6,
+                             swap_interval=3, random_state=0), **kw})
+
+
+def _grbm(**kw):
+    return GaussianBernoulliRBM(**{**dict(n_components=4, cd_steps=3, batch_size=20,
+                                          random_state=0), **kw})
+
+
+def _data(name, n=120, d=6):
+    rng = np.random.default_rng(0)
+    return ((rng.random((n, d)) < 0.3).astype(float) if name == "DBMCAST"
+            else rng.normal(size=(n, d)))
+
+
+@pytest.mark.parametrize("n_rows, n_iter, on", [(4999, "auto", False), (5000, "auto", True),
+                                                (5000, 12, False)])
+def test_auto_early_stopping_needs_auto_and_enough_rows(n_rows, n_iter, on):
+    est = _dbm(n_iter=n_iter)
+    assert est.early_stopping == "auto"
+    assert stopping.early_stopping_on(est, n_rows) is on
+    X = np.zeros((n_rows, 2))
+    assert (EarlyStopping.from_estimator(est, X) is not None) is on
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("make", [_dbm, _grbm], ids=["DBMCAST", "GaussianBernoulliRBM"])
+def test_auto_stops_on_the_validation_plateau(make, monkeypatch, capsys):
+    monkeypatch.setattr(stopping, "AUTO_VALIDATION_MIN_ROWS", 100)
+    name = make.__name__
+    X = _data("DBMCAST" if name == "_dbm" else "GRBM")
+    # with a huge tol no pass after the first is progress: n_iter_no_change + 1 passes
+    est = make(tol=1e9, n_iter_no_change=2, verbose=1).fit(X)
+    assert est.n_iter_ == 3 and len(est.validation_scores_) == 3
+    assert re.search(r"stopped: no improvement > tol=1e\+09 \(relative\) for 2 passes",
+                     capsys.readouterr().out)
+    # below the threshold "auto" trains the fixed rule's passes on every row
+    monkeypatch.setattr(stopping, "AUTO_VALIDATION_MIN_ROWS", 10**6)
+    est = make(n_iter=4, tol=1e9, n_iter_no_change=2).fit(X)
+    assert est.n_iter_ == 4 and not hasattr(est, "validation_scores_")
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_auto_cap_is_a_multiple_of_the_fixed_rule(monkeypatch):
+    from skdgm.dbm._defaults import AUTO_EARLY_STOPPING_FACTOR, AUTO_MIN_PASSES, AUTO_UPDATES
+    from skdgm.dbm._defaults import auto_passes
+
+    monkeypatch.setattr(stopping, "AUTO_VALIDATION_MIN_ROWS", 100)
+    X = _data("DBMCAST")
+    est = _dbm(batch_size=60, tol=1e9, n_iter_no_change=10**6)
+    stopper = est._stopper(X)
+    n_train = len(stopper.rows)
+    assert est._resolve_n_iter(n_train) == AUTO_EARLY_STOPPING_FACTOR * auto_passes(
+        n_train, 60, AUTO_UPDATES, AUTO_MIN_PASSES)
+
+
+# ----------------------------------------------- the posterior samplers: BurnInStop
+@pytest.fixture(scope="module")
+def sbn_fit():
+    X = (np.random.default_rng(1).random((60, 8)) < 0.3).astype(float)
+    return BayesianSBN(n_components=3, n_posterior_samples=4, random_state=0).fit(X)
+
+
+def test_sbn_burn_in_ends_where_the_log_joint_plateaus(sbn_fit):
+    from skdgm.sbn._defaults import AUTO_PATIENCE, AUTO_TOL, auto_plateau_plan
+
+    est = sbn_fit
+    min_burn, max_burn, collect = auto_plateau_plan(60, "gibbs")
+    assert (min_burn, collect) == (80, 120)     # the fixed rule's 40 % / 60 % of 200
+    lj = est.history_["log_joint"]
+    assert len(lj) == est.n_iter_ == est.burn_in_ + collect
+    fired = first_plateau(lj[:est.burn_in_], AUTO_TOL, AUTO_PATIENCE, start=min_burn)
+    assert est.burn_in_ == (fired if fired is not None else max_burn)
+    assert len(est.posterior_samples_) == 4
+
+
+def test_sbn_collects_only_after_burn_in(sbn_fit):
+    # the kept samples are the chain's draws after burn_in_: the same estimator with
+    # the resolved burn-in and passes fixed makes the same draws
+    est = sbn_fit
+    X = (np.random.default_rng(1).random((60, 8)) < 0.3).astype(float)
+    fixed = BayesianSBN(n_components=3, n_posterior_samples=4, random_state=0,
+                        n_iter=est.n_iter_, burn_in=est.burn_in_).fit(X)
+    for a, b in zip(est.posterior_samples_, fixed.posterior_samples_):
+        for wa, wb in zip(a.weights, b.weights):
+            np.testing.assert_array_equal(wa, wb)
+
+
+def test_sbn_fixed_n_iter_keeps_the_fixed_rule(sbn_fit):
+    X = (np.random.default_rng(1).random((40, 8)) < 0.3).astype(float)
+    est = BayesianSBN(n_components=3, n_iter=10, random_state=0).fit(X)
+    assert est.n_iter_ == 10 and est.burn_in_ == 4
+    assert not hasattr(est, "stopping_reason_")
+    # a refit with a fixed n_iter forgets the reason of an earlier auto fit
+    import copy
+    refit = copy.deepcopy(sbn_fit).set_params(n_iter=10).fit(X)
+    assert hasattr(sbn_fit, "stopping_reason_") and not hasattr(refit, "stopping_reason_")
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_deep_lda_burns_in_on_held_out_perplexity(monkeypatch, capsys):
+    from skdgm.deep_lda._defaults import AUTO_PATIENCE, AUTO_TOL, resolve_n_iter
+
+    monkeypatch.setattr(stopping, "AUTO_VALIDATION_MIN_ROWS", 100)
+    X = np.random.default_rng(0).poisson(0.5, (200, 20))
+    est = DeepLDA(n_components=(3,), batch_size=50, random_state=0, verbose=1).fit(X)
+    out = capsys.readouterr().out
+    scores = est.validation_scores_           # 10 held-out documents (5 %)
+    burn = len(scores)
+    floor = resolve_n_iter("auto", "tlasgr", 190, 50)
+    fired = first_plateau(scores, AUTO_TOL, AUTO_PATIENCE, start=floor)
+    assert burn == (fired if fired is not None else 4 * floor)
+    # 190 documents in minibatches of 50: 4 updates a pass, two passes refill the 5
+    # kept samples
+    assert est.n_iter_ == burn + 2
+    assert f"stopped: burn-in ended after {burn} passes" in out
+    # deterministic for an int seed, held-out figure included
+    again = DeepLDA(n_components=(3,), batch_size=50, random_state=0).fit(X)
+    assert again.validation_scores_ == scores
+    np.testing.assert_array_equal(again.topics_[0], est.topics_[0])
+
+
+def test_deep_lda_small_data_keep_the_fixed_rule():
+    from skdgm.deep_lda._defaults import resolve_n_iter
+
+    X = np.random.default_rng(0).poisson(0.5, (60, 20))
+    est = DeepLDA(n_components=(3,), batch_size=20, random_state=0).fit(X)
+    assert not hasattr(est, "validation_scores_") and not hasattr(est, "stopping_reason_")
+    assert est.n_iter_ == resolve_n_iter("auto", "tlasgr", 60, 20) == 10
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_early_stopping_names_the_cap_when_it_never_fired():
+    X = _data("DBMCAST")
+    est = _dbm(n_iter=3, early_stopping=True, n_iter_no_change=50).fit(X)
+    assert est.n_iter_ == 3 and est.stopping_reason_ == "the cap of 3 passes"
+    # refitting until the plateau replaces the reason of the earlier fit
+    est.set_params(tol=1e9, n_iter_no_change=1).fit(X)
+    assert est.n_iter_ == 2 and est.stopping_reason_.startswith("no improvement")
