@@ -17,6 +17,7 @@ import numbers
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core.base import N_JOBS_CONSTRAINT
+from .._core.blocks import RowBlocks
 from .._core.random import RANDOM_STATE_CONSTRAINT
 from .._core.stopping import BurnInStop, held_out_split
 from .._core.schedules import Polynomial
@@ -81,10 +82,11 @@ class AutoStopping:
         self._val_seed, self._auto_cap = self._eval_seed(5), None
         n = X.shape[0]
         n_val = validation_docs(n, self.sampler) if self.n_iter == "auto" else 0
-        if not n_val:
+        if not n_val or isinstance(X, RowBlocks):
             # small corpora (and batch Gibbs) keep the fixed rule: their training
             # perplexity keeps falling as they overfit, and 1 % of 2,000 documents
-            # is too few to judge a plateau on
+            # is too few to judge a plateau on. A dask array's rows stay on its
+            # workers, where a held-out slice would have to be scored: fixed rule too.
             return None
         val, rows = held_out_split(n, n_val, self.random_state)
         n_train = n - n_val
