@@ -18,7 +18,7 @@ thread, medians of alternating repeats):
    Skipped with a message when tomotopy is not installed (``pip install tomotopy``).
 
 5. ``transform`` again with the documents cut into other chunk sizes (``--chunk-docs``;
-   the estimator's ``_CHUNK_DOCS``, one local-sampler task per chunk), the figure
+   ``skdgm.deep_lda._runs.CHUNK_DOCS``, one local-sampler task per chunk), the figure
    behind its choice of 400.
 
 Each DeepLDA figure is printed with its ratio to the anchor; target >= 1.
@@ -36,7 +36,7 @@ import time
 import numpy as np
 
 from skdgm import DeepLDA
-from skdgm.deep_lda import _estimator
+from skdgm.deep_lda import _runs
 from skdgm.deep_lda._local import upward_downward
 
 from _common import header
@@ -88,17 +88,17 @@ def main():
     docs = _tomotopy_docs(Xb) if tp is not None else []
     batches = [Xb[i:i + 200] for i in range(0, Xb.shape[0], 200)]
     rates = {"transform": [], "partial_fit": [], "kernel": [], "tomotopy": []}
-    default_chunk = _estimator._CHUNK_DOCS
+    default_chunk = _runs.CHUNK_DOCS
     for c in args.chunk_docs:
         rates[c] = []
     for rep in range(args.repeats):     # alternate, so all see the same machine load
         t = _cpu(lambda: warm.transform(Xb))
         rates["transform"].append(tokens * sweeps / t)
         for c in args.chunk_docs:
-            _estimator._CHUNK_DOCS = c
+            _runs.CHUNK_DOCS = c
             t = _cpu(lambda: warm.transform(Xb))
             rates[c].append(tokens * sweeps / t)
-        _estimator._CHUNK_DOCS = default_chunk
+        _runs.CHUNK_DOCS = default_chunk
         model = DeepLDA(128, total_samples=X.shape[0], **params)
         model.partial_fit(batches[0])       # the first call draws the initial topics
         t = _cpu(lambda: [model.partial_fit(b) for b in batches[1:]])

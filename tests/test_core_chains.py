@@ -62,8 +62,8 @@ def test_pool_is_gone_after_the_block():
 
 def test_a_fit_makes_one_parallel(count_parallel, monkeypatch):
     from skdgm import DeepLDA
-    from skdgm.deep_lda import _estimator
-    monkeypatch.setattr(_estimator, "_CHUNK_DOCS", 10)     # 4 chunks of documents
+    from skdgm.deep_lda import _runs
+    monkeypatch.setattr(_runs, "CHUNK_DOCS", 10)     # 4 chunks of documents
     monkeypatch.setattr(chains, "MIN_PARALLEL_COST", 0.0)  # tiny work fans out too
     X = np.random.default_rng(0).poisson(1.0, size=(40, 12))
     model = DeepLDA(n_components=(3,), n_iter=3, batch_size=40, local_burn_in=2,

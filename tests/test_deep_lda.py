@@ -610,8 +610,8 @@ def test_memory_flat_over_many_partial_fit_calls():
 def fan_out(monkeypatch):
     """Small chunks, and no in-process shortcut for cheap calls: tiny data fans out."""
     from skdgm._core import chains
-    from skdgm.deep_lda import _estimator
-    monkeypatch.setattr(_estimator, "_CHUNK_DOCS", 50)
+    from skdgm.deep_lda import _runs
+    monkeypatch.setattr(_runs, "CHUNK_DOCS", 50)
     monkeypatch.setattr(chains, "MIN_PARALLEL_COST", 0.0)
 
 
@@ -650,9 +650,9 @@ def test_small_calls_stay_in_process(monkeypatch, count_parallel):
     from joblib import parallel_config
 
     from skdgm._core import chains
-    from skdgm.deep_lda import _estimator
+    from skdgm.deep_lda import _runs
     made = count_parallel
-    monkeypatch.setattr(_estimator, "_CHUNK_DOCS", 50)      # several tasks per call
+    monkeypatch.setattr(_runs, "CHUNK_DOCS", 50)      # several tasks per call
     X, _ = _pgbn_corpus(3, K=(3,), n_docs=200)
     params = dict(n_components=3, n_iter=1, batch_size=200, local_burn_in=2,
                   local_samples=2, random_state=0)
@@ -898,9 +898,9 @@ def test_gibbs_partial_fit_is_one_gibbs_sweep(monkeypatch):
     import copy
 
     from skdgm._core.chains import run_chains
-    from skdgm.deep_lda import _estimator, _gibbs
+    from skdgm.deep_lda import _gibbs, _runs
 
-    monkeypatch.setattr(_estimator, "_CHUNK_DOCS", 100)
+    monkeypatch.setattr(_runs, "CHUNK_DOCS", 100)
 
     X, _ = _pgbn_corpus(11, K=(4,), n_docs=230)        # three chunks of documents
     m = DeepLDA((4, 3), sampler="gibbs", random_state=0).partial_fit(X)

@@ -19,7 +19,8 @@ from .._core.interop import InferenceDataMixin
 from .._core.posterior import check_missing, check_n_sweeps
 from .._core.random import as_generator, check_seed_sequence, seed_for
 from . import _evaluate, _generate, _gibbs, _global, _train
-from ._local import MAX_TOTAL_COUNT, merge_chunks
+from ._local import MAX_TOTAL_COUNT
+from ._runs import LocalRuns
 from ._defaults import (OPTION_READS, PARAMETER_CONSTRAINTS, AutoStopping, resolve_n_iter,
                         step_schedule)
 from ._evaluate import PassLog
@@ -29,20 +30,13 @@ from ._impute import impute_over_samples, observed_counts
 
 __all__ = ["DeepLDA"]
 
-# Documents per local-sampler task. Fixed (never derived from n_jobs) so that the
-# streams, and so the results, are the same for every n_jobs and joblib backend.
-# Each sweep of a chunk pays some NumPy calls whatever its size, so larger chunks
-# run the public transform faster (bench_deep_lda_public.py compares chunk sizes),
-# and the 20 Newsgroups training set still makes 29 tasks for the workers.
-_CHUNK_DOCS = 400
-
 # history_ keeps the latest entries only, so a stream of partial_fit calls runs in
 # constant memory.
 _MAX_HISTORY = 10_000
 
 
-class DeepLDA(AutoStopping, ClassNamePrefixFeaturesOutMixin, TopicsMixin, InferenceDataMixin,
-              BaseGenerativeModel):
+class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMixin,
+              InferenceDataMixin, BaseGenerativeModel):
     """Deep latent Dirichlet allocation (Poisson gamma belief network) by MCMC.
 
     The PGBN of Zhou et al. (2016a) in the deep-LDA form of Cong et al. (2017),
@@ -241,33 +235,6 @@ class DeepLDA(AutoStopping, ClassNamePrefixFeaturesOutMixin, TopicsMixin, Infere
     def _schedule(self):
         return step_schedule(self.sampler, self.learning_rate, self.learning_offset,
                              self.learning_decay)
-
-    # ----------------------------------------------------------- local runs
-    def _local_priors(self):
-        """The priors and chunking every local run of this model shares."""
-        return dict(a0=self.a0, b0=self.b0, e0=self.e0, f0=self.f0, link=self.link,
-                    chunk_docs=_CHUNK_DOCS)
-
-    def _local(self, X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics,
-               thetas=None, keep_theta=True):
-        """Upward-downward sampling of every document, in fixed chunks through run_chains."""
-        return _train.run_local(X, seed_seq, phis, r, n_burn=n_burn, n_collect=n_collect,
-                                collect_topics=collect_topics, n_jobs=self.n_jobs,
-                                thetas=thetas, keep_theta=keep_theta, **self._local_priors())
-
-    def _merge(self, results):
-        return merge_chunks(results, self.n_features_in_)
-
-    def _over_samples(self, X, seed_seq, samples, *, n_burn, n_collect, what):
-        """Each chunk's chain carried over the kept global samples, one task per chunk."""
-        return _train.run_over_samples(X, seed_seq, samples, n_burn=n_burn, n_collect=n_collect,
-                                       what=what, n_jobs=self.n_jobs, **self._local_priors())
-
-    def _theta_sums(self, X, seed_seq, samples, *, n_burn, n_collect):
-        """Per kept sample, every document's ``theta^(1)`` summed over its collected sweeps."""
-        parts = self._over_samples(X, seed_seq, samples, n_burn=n_burn, n_collect=n_collect,
-                                   what="theta_sums")
-        return [np.vstack([p[i] for p in parts]) for i in range(len(samples))]
 
     # --------------------------------------------------------------- fitting
     def _reset(self, n_features, X=None):

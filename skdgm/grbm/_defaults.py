@@ -12,8 +12,9 @@ from sklearn.utils._param_validation import Interval, StrOptions
 from .._core.base import EARLY_STOPPING_CONSTRAINTS, N_JOBS_CONSTRAINT
 from .._core.random import RANDOM_STATE_CONSTRAINT
 from ._samplers import SAMPLERS
+from ._train import auto_passes
 
-__all__ = ["AUTO_EARLY_STOPPING_FACTOR", "OPTION_READS", "PARAMETER_CONSTRAINTS",
+__all__ = ["AUTO_EARLY_STOPPING_FACTOR", "OPTION_READS", "PARAMETER_CONSTRAINTS", "resolve_fit_passes",
            "check_burn_in"]
 
 #: With ``n_iter="auto"`` and early stopping on (``early_stopping="auto"`` from 5,000
@@ -77,3 +78,13 @@ def check_burn_in(burn_in, cd_steps, negative_phase):
         raise ValueError(
             f"burn_in ({burn_in}) must be 0 with negative_phase='annealed': its "
             f"negative statistics are the final, importance-weighted states")
+
+
+def resolve_fit_passes(n_iter, shape, batch_size, cd_steps, n_components, *, early_stopping):
+    """Passes of ``fit``: ``n_iter``, or for ``"auto"`` the fixed rule (:func:`auto_passes`),
+    which becomes a cap ``AUTO_EARLY_STOPPING_FACTOR`` times longer while early stopping
+    is on: the validation slice's plateau then ends the run first."""
+    if n_iter != "auto":
+        return n_iter
+    passes = auto_passes(shape[0], shape[1], batch_size, cd_steps, n_components)
+    return passes * AUTO_EARLY_STOPPING_FACTOR if early_stopping else passes

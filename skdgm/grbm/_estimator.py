@@ -24,7 +24,7 @@ from . import _bounds, _defaults
 from ._impute import impute_over_states
 from ._posterior import hidden_moments, inference_arrays
 from ._defaults import OPTION_READS, PARAMETER_CONSTRAINTS, check_burn_in
-from ._train import (TrainSettings, auto_passes, blas_limit, blas_shape, checked_cd_update,
+from ._train import (TrainSettings, blas_limit, blas_shape, checked_cd_update,
                      draw_samples, init_params, learning_rate_at, log_partition_estimate,
                      pass_line, pass_metrics, recon_error, resolve_negative_phase)
 
@@ -457,13 +457,9 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
         if fit:
             # the cosine schedule spans the whole fit
             n_batches = -(-X.shape[0] // min(self.batch_size, X.shape[0]))
-            self._passes_total = (
-                auto_passes(X.shape[0], X.shape[1], self.batch_size, self.cd_steps,
-                             self.n_components)
-                if self.n_iter == "auto" else self.n_iter)
-            if self.n_iter == "auto" and getattr(self, "_early_stop_on", False):
-                # a cap: the validation slice's plateau ends the run first
-                self._passes_total *= _defaults.AUTO_EARLY_STOPPING_FACTOR
+            self._passes_total = _defaults.resolve_fit_passes(
+                self.n_iter, X.shape, self.batch_size, self.cd_steps, self.n_components,
+                early_stopping=getattr(self, "_early_stop_on", False))
             self._lr_total = self._passes_total * n_batches
         self._call_start = (time.perf_counter(), 0)
 

@@ -1,0 +1,50 @@
+"""DeepLDA's local runs as the estimator calls them (mixed into :class:`~skdgm.DeepLDA`).
+
+Every local sampling of the model (training minibatches, ``transform``, scores,
+``impute``) goes through these methods, which add the model's priors, the fixed
+chunking and ``n_jobs`` to the module-level kernels of :mod:`._train`.
+"""
+
+import numpy as np
+
+from . import _train
+from ._local import merge_chunks
+
+__all__ = ["CHUNK_DOCS", "LocalRuns"]
+
+# Documents per local-sampler task. Fixed (never derived from n_jobs) so that the
+# streams, and so the results, are the same for every n_jobs and joblib backend.
+# Each sweep of a chunk pays some NumPy calls whatever its size, so larger chunks
+# run the public transform faster (bench_deep_lda_public.py compares chunk sizes),
+# and the 20 Newsgroups training set still makes 29 tasks for the workers.
+CHUNK_DOCS = 400
+
+
+class LocalRuns:
+    """The local-run hooks of :class:`~skdgm.DeepLDA` (priors, chunks, ``n_jobs``)."""
+
+    def _local_priors(self):
+        """The priors and chunking every local run of this model shares."""
+        return dict(a0=self.a0, b0=self.b0, e0=self.e0, f0=self.f0, link=self.link,
+                    chunk_docs=CHUNK_DOCS)
+
+    def _local(self, X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics,
+               thetas=None, keep_theta=True):
+        """Upward-downward sampling of every document, in fixed chunks through run_chains."""
+        return _train.run_local(X, seed_seq, phis, r, n_burn=n_burn, n_collect=n_collect,
+                                collect_topics=collect_topics, n_jobs=self.n_jobs,
+                                thetas=thetas, keep_theta=keep_theta, **self._local_priors())
+
+    def _merge(self, results):
+        return merge_chunks(results, self.n_features_in_)
+
+    def _over_samples(self, X, seed_seq, samples, *, n_burn, n_collect, what):
+        """Each chunk's chain carried over the kept global samples, one task per chunk."""
+        return _train.run_over_samples(X, seed_seq, samples, n_burn=n_burn, n_collect=n_collect,
+                                       what=what, n_jobs=self.n_jobs, **self._local_priors())
+
+    def _theta_sums(self, X, seed_seq, samples, *, n_burn, n_collect):
+        """Per kept sample, every document's ``theta^(1)`` summed over its collected sweeps."""
+        parts = self._over_samples(X, seed_seq, samples, n_burn=n_burn, n_collect=n_collect,
+                                   what="theta_sums")
+        return [np.vstack([p[i] for p in parts]) for i in range(len(samples))]
