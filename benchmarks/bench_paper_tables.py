@@ -513,7 +513,7 @@ def _command(argv):
             skip = "=" not in tok and name != "--resume"
             continue
         out.append(tok)
-    script = os.path.relpath(os.path.abspath(sys.argv[0]), _common.HERE.parent)
+    script = os.path.relpath(os.path.abspath(__file__), _common.HERE.parent)
     return " ".join(["python", script] + out)
 
 
