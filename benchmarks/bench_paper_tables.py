@@ -470,7 +470,8 @@ class FARow(Row):
         lp = est.score_samples(data["test"])
         se = float(lp.std(ddof=1) / np.sqrt(len(lp)))
         return dict(ours=float(lp.mean()), ours_se=se, lines=[
-            f"FactorAnalysis({est.n_components}) test log p on {len(lp)} images (exact): "
+            f"FactorAnalysis({est.n_components}) test log p on {len(lp)} images, "
+            f"{data['kept_pixels']} pixels (exact): "
             f"{lp.mean():.3f}, s.e. over images {se:.3f}"])
 
 
