@@ -144,10 +144,10 @@ def load_mnist_standardised(home, args):
         # a density on integer grey levels is unbounded: spread each level over [x, x+1)
         return X + np.random.default_rng(seed).random(X.shape, dtype=np.float32)
 
-    Ztr, Zte, _, _, keep = standardise_pixels(get("train", args.n_train, 0),
-                                              get("test", args.n_test, 1))
+    Ztr, Zte, mean, std, keep = standardise_pixels(get("train", args.n_train, 0),
+                                                   get("test", args.n_test, 1))
     return dict(train=Ztr, test=Zte, curve=_curve_subset(Zte, args.curve_n_test),
-                kept_pixels=int(keep.sum()))
+                kept_pixels=int(keep.sum()), keep=keep, mean=mean, std=std)
 
 
 def _curve_subset(X, n):
@@ -176,12 +176,13 @@ class Row:
     max_steps = None      # the paper's schedule, when it has one (in chunks)
     load = staticmethod(load_binarized_mnist)
 
-    def __init__(self, name, args):
+    def __init__(self, name, args, overrides=None):
         self.name, self.args = name, args
+        self.overrides = args.overrides if overrides is None else overrides
 
     def params(self):
         """The estimator's hyper-parameters: the row's, then ``--set`` overrides."""
-        return {**self.base_params(), **self.args.overrides}
+        return {**self.base_params(), **self.overrides}
 
     def config(self):
         sizes = self.params()["n_components"]
@@ -288,7 +289,8 @@ class SBNRow(Row):
         # rest of the budget buys (at most the paper's: 40 VB sweeps, 40 + 100 Gibbs).
         if "probe_cpu" not in prog:
             t = time.process_time()
-            self.make(n_iter=1, burn_in=0, pretrain=False).fit(X)
+            self.make(n_iter=1, pretrain=False,
+                      **({"burn_in": 0} if self.option == "gibbs" else {})).fit(X)
             prog["probe_cpu"] = time.process_time() - t
             return None
         left = self.args.budget_hours * 3600 - prog["train_cpu"]
@@ -417,7 +419,7 @@ class GRBMRow(Row):
                  f"{lp.mean():.3f} (log Z {log_z:.3f}, AIS s.e. {se:.3f}; s.e. over images "
                  f"{lp.std(ddof=1) / np.sqrt(len(lp)):.3f}) "
                  f"[{time.process_time() - t:.0f} CPU-s of this process]"]
-        fa = FARow("fa_mnist", self.args)
+        fa = FARow("fa_mnist", self.args, overrides={})   # --set is the GRBM's
         t = time.process_time()
         fa_est = fa.step(None, data, {})
         fa_cpu = time.process_time() - t
@@ -436,16 +438,18 @@ class GRBMRow(Row):
             import matplotlib.pyplot as plt
         except ImportError:
             return "matplotlib not installed: no sample gallery"
-        # the kept pixels only: the grid shows the standardised values, clipped to +-3
-        side = int(np.ceil(np.sqrt(S.shape[1])))
-        img = np.zeros((64, side * side), np.float32)
-        img[:, :S.shape[1]] = np.clip(S, -3, 3)
-        img = img.reshape(8, 8, side, side).transpose(0, 2, 1, 3).reshape(8 * side, 8 * side)
+        # back to grey levels; the dropped pixels at their training mean
+        keep, mean, std = data["keep"], data["mean"], data["std"]
+        full = np.tile(mean.astype(np.float32), (64, 1))
+        full[:, keep] = S * std[keep] + mean[keep]
+        img = np.clip(full, 0, 256).reshape(8, 8, 28, 28).transpose(0, 2, 1, 3)
+        img = img.reshape(224, 224)
         fig, ax = plt.subplots(figsize=(6, 6))
         ax.imshow(img, cmap="gray")
         ax.set_axis_off()
         fig.savefig(out, dpi=80)
-        return f"samples from noise ({self.args.sample_steps} steps): {shown(out)}"
+        return (f"samples from noise ({self.args.sample_steps} steps): "
+                f"{os.path.relpath(out, RESULTS.parent.parent)}")
 
 
 class FARow(Row):
