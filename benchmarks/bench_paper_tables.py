@@ -59,8 +59,8 @@ Usage (one row; the others alike; ``B`` as in ``benchmarks/README.md``)::
     SKDGM_DATA=/path/to/data nohup env OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 19 \\
         python benchmarks/bench_paper_tables.py --row deep_lda_tlasgr \\
         > /work/paper_runs/deep_lda_tlasgr.log 2>&1 &
-    # after an interruption, the same command with --resume; how far each row is:
-    python benchmarks/bench_paper_tables.py --status
+    # after an interruption, the same command with --resume; how far each run is:
+    python benchmarks/bench_paper_tables.py --status > benchmarks/results/paper_runs_status.txt
     SKDGM_DATA=/path/to/data B benchmarks/bench_paper_tables.py --row fa_mnist
 
 Each finished row appends its line to ``results/paper_tables.csv`` and writes
@@ -763,20 +763,27 @@ def parse_args(argv=None):
 
 
 def status(root):
-    """One line per row with a checkpoint under ``root``: steps, CPU-hours, last figure."""
-    for path in sorted(Path(root).glob("*/progress.json")):
+    """How far each run under ``root`` is, from its last checkpoint: steps, training
+    CPU-hours, the learning curve so far and the final figure once there is one."""
+    paths = sorted(Path(root).glob("*/progress.json"))
+    if not paths:
+        print("no checkpoints yet")
+    for path in paths:
         p = json.loads(path.read_text())
-        last = p["curve"][-1] if p["curve"] else None
         fin = p.get("final") or {}
-        print(f"{path.parent.name:17s} steps {p['steps']:6d}  training "
-              f"{p['train_cpu'] / 3600:6.3f} CPU-h  sessions {p['sessions']}  last curve "
-              f"point {'-' if last is None else format(last['figure'], '.3f')}  final "
-              f"{'-' if not fin else format(fin['ours'], '.3f')}")
+        print(f"{path.parent.name}: {p['steps']} steps, {p['train_cpu'] / 3600:.3f} training "
+              f"CPU-hours, {p['sessions']} session(s), commits {', '.join(p['commits'])}; "
+              f"final: {'not yet' if not fin else format(fin['ours'], '.3f')}")
+        print(f"  run: {p['command']}")
+        print(f"  {'CPU-hours':>9s} {'steps':>7s} {'figure':>10s}")
+        for c in p["curve"]:
+            print(f"  {c['train_cpu_hours']:9.3f} {c['steps']:7d} {c['figure']:10.3f}")
 
 
 def main(argv=None):
     args = parse_args(argv)
     if args.status:
+        header(["checkpoints: the --checkpoint-dir root (default: the project's paper_runs)"])
         return status(args.checkpoint_dir or DEFAULT_CHECKPOINTS)
     args.home = data_home(args.data_home)
     header([f"data: {shown(args.home)}"])
