@@ -2,8 +2,9 @@
 
 Each row trains one model of the five papers on the paper's data, in chunks, under a
 CPU budget (``--budget-hours``, at most 3 CPU-hours of training, ``time.process_time``
-of this process), then evaluates it with the issue's protocol and appends one line to
-``benchmarks/results/paper_tables.csv`` (columns :data:`COLUMNS`) and writes
+of this process), then evaluates it with the issue's protocol and writes its line in
+``benchmarks/results/paper_tables.csv`` (columns :data:`COLUMNS`; a re-run replaces
+the model's earlier line) and writes
 ``benchmarks/results/paper_<row>.txt`` (the ``_common.py`` header, the settings, the
 learning curve and the final figures).
 
@@ -63,7 +64,7 @@ Usage (one row; the others alike; ``B`` as in ``benchmarks/README.md``)::
     python benchmarks/bench_paper_tables.py --status > benchmarks/results/paper_runs_status.txt
     SKDGM_DATA=/path/to/data B benchmarks/bench_paper_tables.py --row fa_mnist
 
-Each finished row appends its line to ``results/paper_tables.csv`` and writes
+Each finished row writes its line in ``results/paper_tables.csv`` and writes
 ``results/paper_<row>.txt``; the figures quoted in the docs come from those files.
 """
 
@@ -535,19 +536,29 @@ def _csv_row(row, res, train_cpu_hours, command="", commit=""):
                 command=command, commit=commit)
 
 
-def append_csv(path, rows):
+KEY = ("estimator", "dataset", "config", "metric")
+
+
+def update_csv(path, rows):
+    """Add ``rows`` to the table at ``path``, replacing earlier lines of the same model
+    (same estimator, dataset, config and metric): one line per model, the latest run's."""
     path = Path(path)
-    new = not path.exists() or path.stat().st_size == 0
-    if not new:
+    old = []
+    if path.exists() and path.stat().st_size:
         with open(path, newline="") as f:
-            first = next(csv.reader(f), None)
-        if first != COLUMNS:
+            old = list(csv.reader(f))
+        if old[0] != COLUMNS:
             raise ValueError(f"{path.name} does not start with the columns {COLUMNS}")
-    with open(path, "a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
-        if new:
+        old = [dict(zip(COLUMNS, r)) for r in old[1:]]
+    keys = {tuple(r[k] for k in KEY) for r in rows}
+    kept = [r for r in old if tuple(r[k] for k in KEY) not in keys]
+
+    def write(tmp):
+        with open(tmp, "w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
             w.writeheader()
-        w.writerows(rows)
+            w.writerows(kept + list(rows))
+    _atomic_write(path, write)
 
 
 def _atomic_write(path, write):
@@ -657,7 +668,7 @@ def run(args):
     for line in res["lines"]:
         _log(line)
     if not prog.get("reported"):
-        append_csv(args.csv, rows)
+        update_csv(args.csv, rows)
         _write_results(args, row, prog)
         prog["reported"] = True
         save_checkpoint(ckdir, est, prog)

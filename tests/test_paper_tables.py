@@ -129,13 +129,26 @@ def test_budget_is_capped_at_three_cpu_hours():
         mod.parse_args(["--row", "fa_mnist", "--budget-hours", "3.5"])
 
 
-def test_append_csv_refuses_a_file_with_other_columns(tmp_path):
+def test_update_csv_keeps_one_line_per_model_and_refuses_other_columns(tmp_path):
     mod = _bench_module()
     assert mod.COLUMNS == COLUMNS
     path = tmp_path / "t.csv"
+
+    def line(est, config, ours):
+        return dict(zip(COLUMNS, [est, "mnist", config, "test_log_p", ours, "", "", "",
+                                  "1.0", "python benchmarks/bench_paper_tables.py", "abc"]))
+
+    mod.update_csv(path, [line("A", "64", "-1.0"), line("B", "64", "-2.0")])
+    mod.update_csv(path, [line("A", "64", "-0.5"), line("A", "32", "-3.0")])
+    rows = _csv(path)
+    assert rows[0] == COLUMNS
+    # A 64 replaced by the later run, B kept, A 32 added
+    assert [(r[0], r[2], r[4]) for r in rows[1:]] == [("B", "64", "-2.0"), ("A", "64", "-0.5"),
+                                                       ("A", "32", "-3.0")]
     path.write_text("a,b\n1,2\n")
     with pytest.raises(ValueError, match="columns"):
-        mod.append_csv(path, [])
+        mod.update_csv(path, [])
+    assert path.read_text() == "a,b\n1,2\n"
 
 
 def test_committed_table_has_exactly_the_columns():
