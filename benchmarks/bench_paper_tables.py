@@ -622,7 +622,6 @@ def run(args):
     session_cpu = 0.0
 
     def checkpoint():
-        nonlocal est
         t = time.process_time()
         fig, text = row.curve_point(est, data, args)
         prog["curve"].append(dict(train_cpu_hours=prog["train_cpu"] / 3600,
