@@ -46,6 +46,19 @@ VARIANTS = [("gibbs", False), ("langevin", False), ("langevin", True),
             ("gibbs_langevin", False), ("gibbs_langevin", True)]
 
 
+def standardise_pixels(Xtr, Xte, min_std=1.0):
+    """Per-pixel z-scores with the training mean and sd, pixels of sd <= ``min_std`` dropped.
+
+    Returns ``(Ztr, Zte, mean, std, keep)``; see the module docstring for why the
+    near-constant pixels are dropped.
+    """
+    mean, std = Xtr.mean(0), Xtr.std(0)
+    keep = std > min_std
+    Ztr = ((Xtr - mean) / np.where(keep, std, 1))[:, keep]
+    Zte = ((Xte - mean) / np.where(keep, std, 1))[:, keep]
+    return Ztr, Zte, mean, std, keep
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n-train", type=int, default=10000)
@@ -61,10 +74,7 @@ def main():
                       return_X_y=True)[0][: args.n_train].astype(np.float32)
     Xte = fetch_mnist(data_home=home, subset="test", download_if_missing=False,
                       return_X_y=True)[0][: args.n_test].astype(np.float32)
-    mean, std = Xtr.mean(0), Xtr.std(0)
-    keep = std > 1.0
-    Ztr = ((Xtr - mean) / np.where(keep, std, 1))[:, keep]
-    Zte = ((Xte - mean) / np.where(keep, std, 1))[:, keep]
+    Ztr, Zte, mean, std, keep = standardise_pixels(Xtr, Xte)
     print(f"MNIST subset: {Ztr.shape[0]} train, {Zte.shape[0]} test, "
           f"{keep.sum()} of 784 pixels kept (std > 1 grey level)")
     base = -0.5 * keep.sum() * np.log(2 * np.pi)

@@ -4,7 +4,10 @@ Fast checks of files only (no benchmark runs):
 
 * every committed file in ``benchmarks/results/`` starts with ``# command:`` and
   holds ``# commit:`` and ``# cpu:`` lines (the header of ``benchmarks/_common.py``)
-  and no absolute path of the machine that made it;
+  and no absolute path of the machine that made it; a ``.csv`` table (a header row of
+  column names, which a ``#`` line would break for CSV readers) instead names its
+  ``command`` and ``commit`` on every row, each row's own results file holding the
+  full header;
 * every ``benchmarks/bench_*.py`` has a ``Usage`` line in its module docstring;
 * every results file is named in ``benchmarks/README.md``.
 
@@ -79,9 +82,36 @@ def header_problems(text):
     return problems
 
 
+def csv_problems(text):
+    """What is missing or wrong in a results table (empty list: nothing)."""
+    import csv
+    import io
+
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows:
+        return ["is empty"]
+    problems = []
+    for key in ("command", "commit"):
+        if key not in rows[0]:
+            problems.append(f'has no "{key}" column')
+        else:
+            i = rows[0].index(key)
+            empty = [n for n, r in enumerate(rows[1:], 2) if len(r) <= i or not r[i].strip()]
+            if empty:
+                problems.append(f'empty "{key}" on line {empty[0]}')
+    if any(len(r) != len(rows[0]) for r in rows[1:]):
+        problems.append("rows of another length than the header")
+    leaked = MACHINE_PATH.search(text)
+    if leaked:
+        line = text[:leaked.start()].count("\n") + 1
+        problems.append(f"machine path {leaked.group(0)!r} on line {line}")
+    return problems
+
+
 @pytest.mark.parametrize("path", _params(_results_files()))
 def test_results_file_has_header_and_no_machine_path(path):
-    problems = header_problems(path.read_text(errors="replace"))
+    check = csv_problems if path.suffix == ".csv" else header_problems
+    problems = check(path.read_text(errors="replace"))
     assert not problems, f"{path.name}: " + "; ".join(problems)
 
 
@@ -119,3 +149,16 @@ def test_pending_names_exist():
 def test_header_problems_finds_each_defect(text, expected):
     # the checker itself must be able to fail
     assert header_problems(text) == expected
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("a,command,commit\n1,python b.py,abc\n", []),
+    ("a,commit\n1,abc\n", ['has no "command" column']),
+    ("a,command,commit\n1,python b.py,\n", ['empty "commit" on line 2']),
+    ("a,command,commit\n1,python b.py\n", ['empty "commit" on line 2',
+                                             "rows of another length than the header"]),
+    ("a,command,commit\n1,python b.py --x /home/me,abc\n",
+     ["machine path '/home/' on line 2"]),
+])
+def test_csv_problems_finds_each_defect(text, expected):
+    assert csv_problems(text) == expected

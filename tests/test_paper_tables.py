@@ -1,0 +1,167 @@
+"""The paper-scale runner's checkpoint and resume machinery (issue 24).
+
+``benchmarks/bench_paper_tables.py`` trains for hours across sessions; what must hold
+is that a run stopped at a checkpoint (or killed after one) and resumed ends exactly
+where an uninterrupted run ends, and that its table has exactly the issue's columns.
+The runs here use a cheap row (a 10-unit DSGHMC-Gibbs SBN on 300 images, a few AIS
+temperatures) and deterministic checkpoints every two chunks.
+"""
+
+import csv
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import joblib
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = ROOT / "benchmarks"
+SCRIPT = BENCH / "bench_paper_tables.py"
+DATA = ROOT.parent / "shared" / "data"
+COLUMNS = ["estimator", "dataset", "config", "metric", "ours", "ours_se", "paper",
+           "paper_source", "train_cpu_hours", "command", "commit"]
+
+pytestmark = pytest.mark.skipif(not SCRIPT.is_file(), reason="no benchmarks/ folder here")
+needs_data = pytest.mark.skipif(not any(DATA.glob("binarized_mnist*.npz")),
+                                reason="binarized MNIST not in ../shared/data")
+
+TINY = ["--row", "sbn_dsghmc_gibbs", "--n-train", "300", "--n-test", "20", "--chunk", "100",
+        "--max-steps", "6", "--checkpoint-steps", "2", "--curve-n-test", "5",
+        "--curve-ais-betas", "5", "--curve-ais-runs", "2", "--final-ais-betas", "10",
+        "--final-ais-runs", "2", "--set", "n_components=(10,)"]
+
+
+def _bench_module():
+    sys.path.insert(0, str(BENCH))
+    try:
+        spec = importlib.util.spec_from_file_location("bench_paper_tables", SCRIPT)
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+def _run(tmp, name, *extra, check=True):
+    env = {**os.environ, "SKDGM_DATA": str(DATA), "OMP_NUM_THREADS": "1",
+           "OPENBLAS_NUM_THREADS": "1"}
+    out = subprocess.run(
+        [sys.executable, str(SCRIPT), *TINY, "--checkpoint-dir", str(tmp / name),
+         "--csv", str(tmp / f"{name}.csv"), "--results-file", str(tmp / f"{name}.txt"),
+         *extra], capture_output=True, text=True, env=env, cwd=ROOT)
+    if check:
+        assert out.returncode == 0, out.stderr[-3000:]
+    return out
+
+
+def _state(tmp, name):
+    return joblib.load(tmp / name / "state.joblib")
+
+
+def _csv(path):
+    with open(path, newline="") as f:
+        return list(csv.reader(f))
+
+
+@needs_data
+def test_resume_continues_where_it_stopped_and_matches_an_uninterrupted_run(tmp_path):
+    _run(tmp_path, "whole")
+    # stopped at the checkpoint of step 4, i.e. an interrupted session
+    stopped = _run(tmp_path, "split", "--stop-after-steps", "3")
+    assert "stopping at step 4" in stopped.stdout
+    mid = _state(tmp_path, "split")["prog"]
+    assert mid["steps"] == 4 and mid["final"] is None and len(mid["curve"]) == 2
+    assert not (tmp_path / "split.csv").exists()
+    # without --resume the checkpoint is not overwritten by accident
+    refused = _run(tmp_path, "split", check=False)
+    assert refused.returncode != 0 and "--resume" in refused.stderr
+    resumed = _run(tmp_path, "split", "--resume")
+    assert "resumed at step 4" in resumed.stdout
+
+    whole, split = _state(tmp_path, "whole"), _state(tmp_path, "split")
+    assert split["prog"]["sessions"] == 2 and split["prog"]["steps"] == 6
+    # the same learning curve and final figure, to the last bit
+    assert ([c["figure"] for c in split["prog"]["curve"]]
+            == [c["figure"] for c in whole["prog"]["curve"]])
+    assert [c["steps"] for c in whole["prog"]["curve"]] == [2, 4, 6]
+    assert split["prog"]["final"]["ours"] == whole["prog"]["final"]["ours"]
+    # and the same model: its draws from a fixed seed agree exactly
+    np.testing.assert_array_equal(split["est"].sample(5, random_state=0),
+                                  whole["est"].sample(5, random_state=0))
+
+    a, b = _csv(tmp_path / "whole.csv"), _csv(tmp_path / "split.csv")
+    assert a[0] == b[0] == COLUMNS
+    assert len(a) == len(b) == 2
+    skip = {COLUMNS.index("train_cpu_hours")}   # CPU time is measured, not replayed
+    assert [v for i, v in enumerate(a[1]) if i not in skip] == \
+        [v for i, v in enumerate(b[1]) if i not in skip]
+    row = dict(zip(COLUMNS, a[1]))
+    assert row["dataset"] == "binarized_mnist" and row["config"] == "10 dsghmc_gibbs"
+    assert row["metric"] == "test_log_p" and float(row["paper"]) == -102.9
+    # the recorded command makes the run; the flags of one process are not part of it
+    assert row["command"].startswith("python benchmarks/bench_paper_tables.py --row")
+    assert "--checkpoint-dir" not in row["command"] and "--csv" not in row["command"]
+    assert "--resume" not in b[1][COLUMNS.index("command")]
+
+
+@needs_data
+def test_resume_refuses_other_settings(tmp_path):
+    _run(tmp_path, "r", "--stop-after-steps", "1")
+    other = _run(tmp_path, "r", "--resume", "--n-train", "200", check=False)
+    assert other.returncode != 0 and "other settings" in other.stderr
+
+
+def test_command_drops_process_flags():
+    mod = _bench_module()
+    cmd = mod._command(["--row", "dbm_cast", "--resume", "--stop-after-hours", "1",
+                        "--checkpoint-dir=/x", "--eval-jobs", "2", "--set", "n_chains=50"])
+    assert cmd.endswith("bench_paper_tables.py --row dbm_cast --set n_chains=50")
+
+
+def test_budget_is_capped_at_three_cpu_hours():
+    mod = _bench_module()
+    assert mod.parse_args(["--row", "fa_mnist"]).budget_hours == 3.0
+    with pytest.raises(SystemExit):
+        mod.parse_args(["--row", "fa_mnist", "--budget-hours", "3.5"])
+
+
+def test_update_csv_keeps_one_line_per_model_and_refuses_other_columns(tmp_path):
+    mod = _bench_module()
+    assert mod.COLUMNS == COLUMNS
+    path = tmp_path / "t.csv"
+
+    def line(est, config, ours):
+        return dict(zip(COLUMNS, [est, "mnist", config, "test_log_p", ours, "", "", "",
+                                  "1.0", "python benchmarks/bench_paper_tables.py", "abc"]))
+
+    mod.update_csv(path, [line("A", "64", "-1.0"), line("B", "64", "-2.0")])
+    mod.update_csv(path, [line("A", "64", "-0.5"), line("A", "32", "-3.0")])
+    rows = _csv(path)
+    assert rows[0] == COLUMNS
+    # A 64 replaced by the later run, B kept, A 32 added
+    assert [(r[0], r[2], r[4]) for r in rows[1:]] == [("B", "64", "-2.0"), ("A", "64", "-0.5"),
+                                                       ("A", "32", "-3.0")]
+    path.write_text("a,b\n1,2\n")
+    with pytest.raises(ValueError, match="columns"):
+        mod.update_csv(path, [])
+    assert path.read_text() == "a,b\n1,2\n"
+
+
+def test_committed_table_has_exactly_the_columns():
+    path = BENCH / "results" / "paper_tables.csv"
+    if not path.is_file():
+        pytest.skip("no paper_tables.csv committed yet")
+    rows = _csv(path)
+    assert rows[0] == COLUMNS
+    for r in rows[1:]:
+        assert len(r) == len(COLUMNS)
+        d = dict(zip(COLUMNS, r))
+        assert d["dataset"] in {"binarized_mnist", "20news", "mnist"}
+        assert d["metric"] in {"test_bound", "test_log_p", "perplexity"}
+        assert d["command"].startswith("python benchmarks/bench_paper_tables.py")
+        assert d["commit"] and "dirty" not in d["commit"]
+        float(d["ours"])
