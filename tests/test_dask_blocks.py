@@ -239,3 +239,20 @@ def test_a_worker_killed_mid_fit_changes_nothing(process_cluster, monkeypatch, a
         assert victim not in client.run(os.getpid).values()
     assert len(calls) == est.n_updates_ == 36
     assert _same(reference, est)
+
+
+def test_auto_n_iter_on_a_dask_array_keeps_the_fixed_rule():
+    # From 5,000 documents an in-memory fit holds out a slice and stops on its
+    # plateau; a dask array's rows stay on the workers, so its fit runs the fixed
+    # rule's passes instead of gathering a held-out slice.
+    from skdgm.deep_lda._defaults import resolve_n_iter
+
+    X = np.random.default_rng(0).poisson(0.3, (5000, 10))
+    X[X.sum(axis=1) == 0, 0] = 1
+    params = dict(n_components=(3,), batch_size=1000, local_burn_in=1, local_samples=1,
+                  random_state=0)
+    est = DeepLDA(**params).fit(da.from_array(X, chunks=(2500, 10)))
+    assert est.n_iter_ == resolve_n_iter("auto", "tlasgr", 5000, 1000)
+    assert getattr(est, "stopping_reason_", None) is None
+    in_memory = DeepLDA(**params).fit(X)
+    assert "burn-in ended" in in_memory.stopping_reason_
