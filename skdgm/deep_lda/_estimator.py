@@ -71,8 +71,8 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
         Passes over the data in :meth:`fit` (sweeps for ``sampler="gibbs"``).
         ``"auto"``: the fixed rule, enough passes for about 500 global updates,
         1 to 10 passes (100 sweeps for ``sampler="gibbs"``), below 5,000
-        documents; from 5,000 documents on, until converged: 5 % of them (at
-        most 500) are set aside and their held-out perplexity (the latest
+        documents and on a dask array; from 5,000 documents on (in memory),
+        until converged: 5 % of them (at most 500) are set aside and their held-out perplexity (the latest
         sample, 80/20 word split) is measured after every pass; burn-in ends
         when it has not improved by a relative 1e-4 for 5 passes, but not
         before the fixed rule's passes and at the latest after four times as
