@@ -17,8 +17,11 @@ few contiguous batches (:data:`BATCHES_PER_WORKER` per worker), each one pickled
 message, so shared arguments (the topics of a DeepLDA model, megabytes) are
 serialised, hashed and memory-mapped once per batch rather than once per task; and
 a call whose caller-estimated ``cost`` is below :data:`MIN_PARALLEL_COST` CPU
-seconds runs in-process, where a dispatch would take longer than the work. Neither
-rule touches a stream: every task keeps its own seed, so results are those of
+seconds runs in-process, where a dispatch would take longer than the work. The
+batches are few, so all of them are handed to joblib at once (``pre_dispatch="all"``):
+its feeder thread serialises the later ones while the workers run the first, instead
+of after each completion, which left a worker idle between batches. Neither rule
+touches a stream: every task keeps its own seed, so results are those of
 ``n_jobs=1``.
 """
 
@@ -56,7 +59,8 @@ class _Pool:
 
     def get(self):
         if self._parallel is None:
-            self._parallel = self._stack.enter_context(Parallel(n_jobs=self.n_jobs))
+            self._parallel = self._stack.enter_context(
+                Parallel(n_jobs=self.n_jobs, pre_dispatch="all"))
             self.n_created += 1
         return self._parallel
 
@@ -179,7 +183,7 @@ def run_chains(func, tasks, *, random_state=None, seeds=None, n_jobs=None, cost=
     # A call made while the pool is running (a task that itself fans out) cannot
     # re-enter the same Parallel: it gets its own.
     if pool is None or pool.busy or pool.n_jobs != n_jobs:
-        batches = Parallel(n_jobs=n_jobs)(calls)
+        batches = Parallel(n_jobs=n_jobs, pre_dispatch="all")(calls)
     else:
         pool.busy = True
         try:
