@@ -21,11 +21,20 @@ Workloads: DeepLDA(128) on 20 Newsgroups (topics from one pass over 2,000
 documents, five kept global samples), and GaussianBernoulliRBM(64) on
 scikit-learn's digits (standardised pixels) with AIS for ``log Z``.
 
+``--timeline`` instead dissects one ``n_jobs=2`` DeepLDA ``transform`` of the
+whole training set: the very tasks and arguments ``run_chains`` sends, through
+``joblib.Parallel`` with joblib's default ``pre_dispatch="2*n_jobs"`` and with the
+``"all"`` that ``run_chains`` uses, printing for each batch the worker, its start
+and end (seconds after the call), the CPU inside the batch, and the idle time of
+the workers between batches and after the last one.
+
 Usage::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \\
         python benchmarks/bench_parallel.py [--repeats 5] [--quick] \\
         | tee benchmarks/results/parallel.txt
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
+        python benchmarks/bench_parallel.py --timeline > benchmarks/results/parallel_timeline.txt
 """
 
 import argparse
@@ -155,13 +164,89 @@ def grbm_rows(args):
             log_z, args.repeats)
 
 
+def _timed_batch(func, tasks, seeds, kwargs):
+    from skdgm._core.chains import _call_batch
+    w, c = time.time(), time.process_time()
+    out = _call_batch(func, tasks, seeds, kwargs)
+    return os.getpid(), w, time.time(), time.process_time() - c, out
+
+
+def timeline(args):
+    """Where the wall clock of an ``n_jobs=2`` transform goes, batch by batch."""
+    from joblib import Parallel, delayed
+
+    import skdgm.deep_lda._train as train
+    from skdgm._core import chains
+
+    X, _, _, _ = load_20news(args.data_home)
+    X = X.tocsr()
+    model = DeepLDA(128, n_iter=1, random_state=0, n_jobs=1).fit(X[:2000])
+    seen = {}
+    real = train.run_chains
+
+    def spy(func, tasks, **kw):
+        seen.update(func=func, tasks=tasks, kw=kw)
+        return real(func, tasks, **kw)
+
+    train.run_chains = spy
+    try:
+        model.transform(X)
+    finally:
+        train.run_chains = real
+    func, tasks, kw = seen["func"], seen["tasks"], dict(seen["kw"])
+    seeds = kw.pop("seeds")
+    kw.pop("n_jobs"), kw.pop("cost")
+    groups = chains.even_chunks(len(tasks), chains.BATCHES_PER_WORKER * 2)
+    c = time.process_time()
+    for g in groups:
+        chains._call_batch(func, tasks[g], seeds[g], kw)
+    serial = time.process_time() - c
+    print(f"DeepLDA(128).transform of {X.shape[0]:,} documents: {len(tasks)} chunks in "
+          f"{len(groups)} batches; in-process CPU of the batches {serial:.3f} s\n")
+    rows = {}
+    for rep in range(args.repeats + 1):
+        for pre in ("2*n_jobs", "all"):
+            t = time.time()
+            res = Parallel(n_jobs=2, pre_dispatch=pre)(
+                delayed(_timed_batch)(func, tasks[g], seeds[g], kw) for g in groups)
+            wall = time.time() - t
+            if rep == 0:
+                continue                     # untimed: workers up
+            per = {}
+            for pid, a, b, cpu, _ in res:
+                per.setdefault(pid, []).append((a - t, b - t, cpu))
+            gaps = sum(x[0] - (y[1] if y else 0.0) for spans in per.values()
+                       for y, x in zip([None] + sorted(spans)[:-1], sorted(spans)))
+            tail = wall - max(b for spans in per.values() for _, b, _ in spans)
+            rows.setdefault(pre, []).append((wall, gaps, tail))
+            if rep == 1:
+                print(f"pre_dispatch={pre!r}, repeat 1 (worker, start s, end s, CPU s):")
+                for k, pid in enumerate(sorted(per)):
+                    print("  worker", k, " ".join(f"[{a:.3f} {b:.3f} {c:.3f}]"
+                                                  for a, b, c in sorted(per[pid])))
+    print(f"\nmedians of {args.repeats} repeats")
+    print(f"{'pre_dispatch':<14} {'wall s':>8} {'idle before/between batches s':>30} "
+          f"{'after last s':>12} {'speed-up vs in-process CPU':>27}")
+    for pre, vals in rows.items():
+        w, g, t = (float(np.median([v[i] for v in vals])) for i in range(3))
+        print(f"{pre!r:<14} {w:8.3f} {g:30.3f} {t:12.3f} {serial / w:26.2f}x")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="smaller sizes (a smoke test)")
     ap.add_argument("--only", nargs="*", default=["deep_lda", "grbm"])
     ap.add_argument("--data-home", default=None)
+    ap.add_argument("--timeline", action="store_true",
+                    help="dissect one n_jobs=2 transform batch by batch instead")
     args = ap.parse_args()
+    if args.timeline:
+        header([f"cores: {os.cpu_count()}; load average at start: "
+                f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"])
+        timeline(args)
+        print(f"\nload average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        return
     header([f"cores: {os.cpu_count()}; load average at start: "
             f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"])
     print(f"wall-clock medians of {args.repeats} alternating repeats; loky backend\n")
