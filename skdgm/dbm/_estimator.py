@@ -424,8 +424,14 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Binary data (or thresholded by ``binarize``).
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            Binary data (or thresholded by ``binarize``). A ``dask.array.Array``
+            chunked by rows (dense or CSR blocks) is never gathered: its blocks
+            are checked where they live and each minibatch's mean-field positive
+            phase runs there, on the workers when a ``dask.distributed`` client is
+            active; the persistent chains and the update stay on the client (see
+            :ref:`dask_array_fit`). It needs ``pretrain=False`` (the greedy stack
+            trains in memory); ``early_stopping=True`` is refused there.
         y : Ignored
 
         Returns
@@ -467,8 +473,10 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The next binary rows (same number of features as before).
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            The next binary rows (same number of features as before); a dask
+            array chunked by rows is trained on where its blocks live, as in
+            :meth:`fit`.
         y : Ignored
 
         Returns

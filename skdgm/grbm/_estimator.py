@@ -364,9 +364,14 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
             Real-valued data (standardise it first, as the paper does); a CSR
-            matrix is densified one minibatch at a time.
+            matrix is densified one minibatch at a time. A ``dask.array.Array``
+            chunked by rows is never gathered: its blocks are checked where they
+            live and each minibatch's positive phase runs there, on the workers
+            when a ``dask.distributed`` client is active; the negative phase and
+            the update stay on the client (see :ref:`dask_array_fit`;
+            ``early_stopping=True`` is refused and ``"auto"`` stays off there).
         y : Ignored
 
         Returns
@@ -407,8 +412,9 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The next rows (same number of features as before).
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            The next rows (same number of features as before); a dask array
+            chunked by rows is trained on where its blocks live, as in :meth:`fit`.
         y : Ignored
 
         Returns
