@@ -16,10 +16,6 @@ update stay on the client. What "the same" means here:
   in-memory fit and within the spread of in-memory fits over seeds.
 """
 
-import os
-import signal
-import tracemalloc
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -27,8 +23,11 @@ import scipy.sparse as sp
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
+from _dask_fits import (client_peak, fit_killing_a_worker,  # noqa: E402
+                        fits_without_and_with_workers, process_cluster,  # noqa: F401
+                        thread_cluster)  # noqa: F401 - fixtures
 from skdgm import DBMCAST, GaussianBernoulliRBM  # noqa: E402
-from skdgm._core.blocks import RowBlocks, float_blocks  # noqa: E402
+from skdgm._core.blocks import float_blocks  # noqa: E402
 from skdgm._core.stopping import EarlyStopping  # noqa: E402
 
 GRBM = dict(n_components=6, n_iter=3, batch_size=40, cd_steps=5, random_state=1)
@@ -71,13 +70,6 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module")
-def thread_cluster():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster:
-        yield cluster
-
-
 # --------------------------------------------------------------- same answer
 @pytest.mark.parametrize("cls, params, data", CASES)
 def test_one_block_is_the_in_memory_fit_bit_for_bit(cls, params, data):
@@ -105,18 +97,11 @@ def test_the_joint_objective_samples_per_block_so_it_is_another_chain():
 def test_blocks_decide_the_answer_not_workers_or_client(cls, params, data, thread_cluster):
     X = data()
     Xd = _dask(X, 50)                      # 7 blocks; minibatches span several
-    local = cls(**params).fit(Xd)
-    with distributed.Client(thread_cluster) as client:
-        two = cls(**params).fit(Xd)
-        assert len(client.scheduler_info()["workers"]) == 2
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster:
-        with distributed.Client(cluster):
-            one = cls(**params).fit(Xd)
-            later = cls(**params).fit(Xd[:160]).partial_fit(Xd[160:])
-    assert _same(local, two) and _same(local, one)
-    assert _same(cls(**params).fit(Xd[:160]).partial_fit(Xd[160:]), later)
-    assert not _same(local, cls(**params).fit(_dask(X, 90)))      # other blocks
+    local, two, one = fits_without_and_with_workers(
+        thread_cluster, lambda: cls(**params).fit(Xd),
+        lambda: cls(**params).fit(Xd[:160]).partial_fit(Xd[160:]))
+    assert all(_same(local[0], f[0]) and _same(local[1], f[1]) for f in (two, one))
+    assert not _same(local[0], cls(**params).fit(_dask(X, 90)))      # other blocks
 
 
 def test_dbm_sparse_blocks_train_as_dense_ones():
@@ -235,13 +220,6 @@ def _make_binary_block(block_id, n_rows, d):
     return (np.random.default_rng(block_id[0]).random((n_rows, d)) < 0.2).astype(np.float64)
 
 
-@pytest.fixture(scope="module")
-def process_cluster():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:
-        yield cluster
-
-
 @pytest.mark.parametrize("cls, params, make, n", [
     # The GRBM's negative chains are batch_size rows, and its sampler's temporaries
     # several times that (about 6 MB at 250 x 750): twice the rows, so that the
@@ -267,13 +245,7 @@ def test_the_client_never_holds_the_data(process_cluster, cls, params, make, n):
     Xd = da.map_blocks(make, n_rows=rows, d=d, chunks=((rows,) * (n // rows), (d,)),
                        dtype=np.float64)
     est = cls(**params)
-    with distributed.Client(process_cluster):
-        tracemalloc.start()
-        try:
-            est.fit(Xd)
-            _, peak = tracemalloc.get_traced_memory()
-        finally:
-            tracemalloc.stop()
+    peak = client_peak(lambda: est.fit(Xd), process_cluster)
     assert est.n_updates_ == n // params["batch_size"]
     assert peak < Xd.nbytes / 4, (peak, Xd.nbytes)
     print(f"client peak {peak / 1e6:.1f} MB for {Xd.nbytes / 1e6:.0f} MB of data")
@@ -290,24 +262,7 @@ def test_a_worker_killed_mid_fit_changes_nothing(process_cluster, monkeypatch, c
     # from their lineage and its tasks re-run with the seeds they carry
     Xd = _dask(data(n=640), 80)
     reference = cls(**params).fit(Xd)            # no client: blocks computed locally
-    with distributed.Client(process_cluster) as client:
-        client.wait_for_workers(2, timeout=60)
-        pids = client.run(os.getpid)
-        victim = pids[sorted(pids)[-1]]
-        calls = []
-        map_rows = RowBlocks.map_rows
-
-        def map_rows_then_kill(self, *args, **kwargs):
-            out = map_rows(self, *args, **kwargs)
-            calls.append(1)
-            if len(calls) == 5:
-                os.kill(victim, signal.SIGKILL)
-            return out
-
-        monkeypatch.setattr(RowBlocks, "map_rows", map_rows_then_kill)
-        est = cls(**params).fit(Xd)
-        monkeypatch.undo()
-        client.wait_for_workers(2, timeout=60)
-        assert victim not in client.run(os.getpid).values()
-    assert est.n_updates_ == 32 and len(calls) >= 32
+    est, calls = fit_killing_a_worker(lambda: cls(**params).fit(Xd), process_cluster,
+                                      monkeypatch, 5)
+    assert est.n_updates_ == 32 and calls >= 32     # (+1 per pass: the GRBM's recon figure)
     assert _same(reference, est)
