@@ -1,8 +1,9 @@
 """Shared by the dask-array fit tests of every wing (tests/test_dask_*_blocks.py, issue 28).
 
-Fixtures for a two-worker cluster of threads and one of processes, and the three
+Fixtures for a two-worker cluster of threads and one of processes, and the
 experiments every wing's dask path must pass: the same fit with no client, one
-worker or two; the client's peak memory during a fit; a worker killed mid-fit.
+worker or two; bad blocks rejected with or without a client; the client's peak
+memory during a fit; a worker killed mid-fit.
 Import the fixtures by name into a test module to use them.
 """
 
@@ -43,6 +44,19 @@ def fits_without_and_with_workers(thread_cluster, *fits):
         with distributed.Client(cluster):
             one = [fit() for fit in fits]
     return local, two, one
+
+
+def assert_every_call_raises(calls, X, message, cluster=None):
+    """Every ``call(X)`` raises a ``ValueError`` matching ``message``, with a client of
+    ``cluster`` active when one is given (the blocks then are checked on its workers)."""
+    client = distributed.Client(cluster) if cluster is not None else None
+    try:
+        for call in calls:
+            with pytest.raises(ValueError, match=message):
+                call(X)
+    finally:
+        if client is not None:
+            client.close()
 
 
 def client_peak(fit, cluster):

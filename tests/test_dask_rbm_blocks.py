@@ -23,7 +23,8 @@ import scipy.sparse as sp
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
-from _dask_fits import (client_peak, fit_killing_a_worker,  # noqa: E402
+from _dask_fits import (assert_every_call_raises, client_peak,  # noqa: E402
+                        fit_killing_a_worker,
                         fits_without_and_with_workers, process_cluster,  # noqa: F401
                         thread_cluster)  # noqa: F401 - fixtures
 from skdgm import DBMCAST, GaussianBernoulliRBM  # noqa: E402
@@ -153,14 +154,8 @@ def test_a_bad_entry_in_one_block_raises_and_changes_nothing(cls, params, data, 
     X_bad = X.copy()
     X_bad[300, 7] = bad                    # in the last of four blocks
     Xd = _dask(X_bad, 80)
-    client = distributed.Client(thread_cluster) if with_client else None
-    try:
-        for call in (est.fit, est.partial_fit, cls(**params).fit):
-            with pytest.raises(ValueError, match=message):
-                call(Xd)
-    finally:
-        if client is not None:
-            client.close()
+    assert_every_call_raises((est.fit, est.partial_fit, cls(**params).fit), Xd, message,
+                             thread_cluster if with_client else None)
     assert all(np.array_equal(a, b) for a, b in zip(before, _params(est)))
     assert est.n_updates_ == n_updates
 
