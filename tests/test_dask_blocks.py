@@ -8,10 +8,6 @@ that bad entries are caught where they live with the in-memory messages, that th
 client never holds the data, and that a worker lost mid-fit changes nothing.
 """
 
-import os
-import signal
-import tracemalloc
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -19,6 +15,10 @@ import scipy.sparse as sp
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
+from _dask_fits import (assert_every_call_raises, client_peak,  # noqa: E402
+                        fit_killing_a_worker,
+                        fits_without_and_with_workers, process_cluster,  # noqa: F401
+                        thread_cluster)  # noqa: F401 - fixtures
 from skdgm import DeepLDA  # noqa: E402
 from skdgm._core.blocks import RowBlocks  # noqa: E402
 
@@ -45,13 +45,6 @@ def _dask(X, rows, sparse=True):
     return da.from_array(X.toarray(), chunks=(rows, X.shape[1]))
 
 
-@pytest.fixture(scope="module")
-def thread_cluster():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster:
-        yield cluster
-
-
 # --------------------------------------------------------------- same answer
 def test_one_block_is_the_in_memory_fit_bit_for_bit():
     X = _counts()
@@ -75,20 +68,13 @@ def test_partial_fit_with_blocks_aligned_to_minibatches_is_the_in_memory_stream(
 def test_blocks_decide_the_answer_not_workers_or_client(thread_cluster):
     X = _counts()
     Xd = _dask(X, 50)                      # 8 blocks, minibatches span several
-    local = DeepLDA(**CHEAP).fit(Xd)
-    with distributed.Client(thread_cluster) as client:
-        two = DeepLDA(**CHEAP).fit(Xd)
-        assert len(client.scheduler_info()["workers"]) == 2
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
-                                  dashboard_address=None) as cluster:
-        with distributed.Client(cluster):
-            one = DeepLDA(**CHEAP).fit(Xd)
-            later = DeepLDA(**CHEAP).fit(Xd[:180]).partial_fit(Xd[180:])
-    assert _same(local, two) and _same(local, one)
-    assert _same(DeepLDA(**CHEAP).fit(Xd[:180]).partial_fit(Xd[180:]), later)
+    local, two, one = fits_without_and_with_workers(
+        thread_cluster, lambda: DeepLDA(**CHEAP).fit(Xd),
+        lambda: DeepLDA(**CHEAP).fit(Xd[:180]).partial_fit(Xd[180:]))
+    assert all(_same(local[0], f[0]) and _same(local[1], f[1]) for f in (two, one))
     # and a fit over other blocks is another (valid) chain
     other = DeepLDA(**CHEAP).fit(_dask(X, 90))
-    assert not _same(local, other)
+    assert not _same(local[0], other)
 
 
 def _n_rows(block):
@@ -142,14 +128,8 @@ def test_a_bad_entry_in_one_block_raises_and_changes_nothing(bad, message, with_
     X_bad = X.copy()
     X_bad[300, 7] = bad                    # in the last of four blocks
     Xd = da.from_array(X_bad, chunks=(90, X.shape[1]))
-    client = distributed.Client(thread_cluster) if with_client else None
-    try:
-        for call in (est.fit, est.partial_fit, DeepLDA(**CHEAP).fit):
-            with pytest.raises(ValueError, match=message):
-                call(Xd)
-    finally:
-        if client is not None:
-            client.close()
+    assert_every_call_raises((est.fit, est.partial_fit, DeepLDA(**CHEAP).fit), Xd, message,
+                             thread_cluster if with_client else None)
     assert all(np.array_equal(a, b) for a, b in zip(topics, est.topics_))
     assert est.n_updates_ == before["n_updates_"] and est.n_iter_ == before["n_iter_"]
 
@@ -183,13 +163,6 @@ def _make_block(block_id, n_rows, V):
     return rng.poisson(0.05, (n_rows, V)).astype(np.float64)
 
 
-@pytest.fixture(scope="module")
-def process_cluster():
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                  dashboard_address=None) as cluster:
-        yield cluster
-
-
 def test_the_client_never_holds_the_data(process_cluster):
     # 48 MB of counts made on the workers (never on the client)
     n, V, rows = 8_000, 750, 1_000
@@ -197,13 +170,7 @@ def test_the_client_never_holds_the_data(process_cluster):
                        dtype=np.float64)
     est = DeepLDA(n_components=(5,), n_iter=1, batch_size=2_000, local_burn_in=1,
                   local_samples=1, random_state=0)
-    with distributed.Client(process_cluster):
-        tracemalloc.start()
-        try:
-            est.fit(Xd)
-            _, peak = tracemalloc.get_traced_memory()
-        finally:
-            tracemalloc.stop()
+    peak = client_peak(lambda: est.fit(Xd), process_cluster)
     assert est.n_updates_ == 4
     assert peak < Xd.nbytes / 4, (peak, Xd.nbytes)
     print(f"client peak {peak / 1e6:.1f} MB for {Xd.nbytes / 1e6:.0f} MB of data")
@@ -219,25 +186,9 @@ def test_a_worker_killed_mid_fit_changes_nothing(process_cluster, monkeypatch, a
     Xd = _dask(X, 150)
     params = dict(CHEAP, n_iter=3, batch_size=100, local_burn_in=4, local_samples=4)
     reference = DeepLDA(**params).fit(Xd)            # no client: blocks computed locally
-    with distributed.Client(process_cluster) as client:
-        pids = client.run(os.getpid)
-        victim = pids[sorted(pids)[-1]]
-        calls = []
-        map_rows = RowBlocks.map_rows
-
-        def map_rows_then_kill(self, *args, **kwargs):
-            out = map_rows(self, *args, **kwargs)
-            calls.append(1)
-            if len(calls) == after_update:
-                os.kill(victim, signal.SIGKILL)
-            return out
-
-        monkeypatch.setattr(RowBlocks, "map_rows", map_rows_then_kill)
-        est = DeepLDA(**params).fit(Xd)
-        monkeypatch.undo()
-        client.wait_for_workers(2, timeout=60)
-        assert victim not in client.run(os.getpid).values()
-    assert len(calls) == est.n_updates_ == 36
+    est, calls = fit_killing_a_worker(lambda: DeepLDA(**params).fit(Xd), process_cluster,
+                                      monkeypatch, after_update)
+    assert calls == est.n_updates_ == 36
     assert _same(reference, est)
 
 

@@ -31,6 +31,7 @@ __all__ = [
     "N_JOBS_CONSTRAINT",
     "BaseGenerativeModel",
     "binarize_input",
+    "binary_hint",
     "check_binary",
     "check_counts",
     "check_finite_params",
@@ -64,6 +65,14 @@ def check_binary(X, *, allow_nan=False, what="this estimator", hint=None):
             + (hint or "Binarise first, e.g. with sklearn.preprocessing.Binarizer.")
         )
     return X
+
+
+def binary_hint(estimator):
+    """The advice ending a non-binary-data message: ``binarize`` when the estimator has it."""
+    if "binarize" in estimator.get_params(deep=False):
+        return ("Pass binarize=<threshold> (e.g. binarize=0.5) to threshold it, "
+                "or binarise first with sklearn.preprocessing.Binarizer.")
+    return None
 
 
 def binarize_input(X, threshold, *, allow_nan=False):
@@ -630,11 +639,8 @@ class BaseGenerativeModel(TransformerMixin, BaseEstimator):
             threshold = getattr(self, "binarize", None)
             if threshold is not None:
                 X = binarize_input(X, threshold, allow_nan=allow_nan)
-            hint = None
-            if "binarize" in self.get_params(deep=False):
-                hint = ("Pass binarize=<threshold> (e.g. binarize=0.5) to threshold it, "
-                        "or binarise first with sklearn.preprocessing.Binarizer.")
-            check_binary(X, allow_nan=allow_nan, what=type(self).__name__, hint=hint)
+            check_binary(X, allow_nan=allow_nan, what=type(self).__name__,
+                         hint=binary_hint(self))
         if counts:
             check_counts(X, what=type(self).__name__)
         return X

@@ -29,7 +29,9 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["RowBlocks", "RowSelection", "active_client", "check_dask_rows", "is_dask_array"]
+__all__ = ["RowBlocks", "RowSelection", "active_client", "block_seeds", "check_dask_rows",
+           "column_means", "float_blocks", "gather_rows", "is_dask_array", "max_abs",
+           "prepare_float_block", "sum_parts"]
 
 
 def is_dask_array(X):
@@ -118,10 +120,13 @@ class RowBlocks:
         ``summarize(prepared_block) -> object``: what the caller needs to know of
         each block once (lengths, totals); kept in ``summaries`` in block order.
     client : distributed.Client or None
+    dtype : numpy.dtype, optional
+        The prepared blocks' dtype, for callers that size parameters from it.
 
     Attributes
     ----------
     shape : tuple of int
+    dtype : numpy.dtype or None
     offsets : ndarray of int
         First row of every block, and the row count at the end.
     summaries : list
@@ -129,8 +134,9 @@ class RowBlocks:
         Non-zero entries of the prepared blocks.
     """
 
-    def __init__(self, X, prepare, summarize, *, client=None):
+    def __init__(self, X, prepare, summarize, *, client=None, dtype=None):
         self.shape = tuple(int(s) for s in X.shape)
+        self.dtype = None if dtype is None else np.dtype(dtype)
         self.offsets = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
         self.client = client
         self._prepare = prepare
@@ -157,6 +163,10 @@ class RowBlocks:
                     for b in range(self.n_blocks)]
         self.nnz = sum(n for n, _ in both)
         self.summaries = [s for _, s in both]
+
+    @property
+    def size(self):
+        return self.shape[0] * self.shape[1]
 
     @property
     def n_blocks(self):
@@ -281,3 +291,104 @@ class RowSelection:
         if not self._sorted():
             raise ValueError("a minibatch's rows must be increasing")
         return self.blocks.map_rows(func, self.rows, shared, extras)
+
+
+# ------------------------------------------------- real and binary rows (GRBM, DBM)
+# The binary and Gaussian models train on dense minibatches of real (or 0/1) rows:
+# their blocks are checked as ``validate_data`` checks in-memory input, summarised
+# by what the models read of the whole data (the largest magnitude, the column
+# sums), and densified one task's rows at a time.
+
+def prepare_float_block(X, *, dtype, what, binary=False, binarize=None, hint=None):
+    """One block checked where it lives, with the in-memory ``ValueError``s.
+
+    Finite and numeric (scikit-learn's ``check_array``, naming ``what``), then
+    with ``binary`` thresholded at ``binarize`` (when not ``None``) and checked
+    for 0/1 entries; CSR stays CSR. Returned in ``dtype``.
+    """
+    from sklearn.utils.validation import check_array
+
+    from .base import binarize_input, check_binary
+
+    X = check_array(X, accept_sparse="csr", dtype=(np.float64, np.float32),
+                    ensure_min_samples=0, estimator=what)
+    if binary:
+        if binarize is not None:
+            X = binarize_input(X, binarize)
+        check_binary(X, what=what, hint=hint)
+    return X.astype(dtype, copy=False)
+
+
+def float_summary(X):
+    """What the client keeps of a prepared real block: rows, column sums (in the
+    block's dtype, as ``X.mean(axis=0)`` sums) and the largest magnitude."""
+    if sp.issparse(X):
+        col = np.asarray(X.sum(axis=0)).ravel()
+        big = float(abs(X).max()) if X.nnz else 0.0
+    else:
+        col = X.sum(axis=0)
+        big = float(np.max(np.abs(X))) if X.size else 0.0
+    return {"n": X.shape[0], "col_sum": col, "max_abs": big}
+
+
+def float_blocks(estimator, X, *, reset, model_dtype=None, binary=False):
+    """A row-chunked dask array of real (``binary``: 0/1) rows as :class:`RowBlocks`.
+
+    The client-side checks of :func:`check_dask_rows`, then every block checked
+    (:func:`prepare_float_block`, the estimator's ``binarize`` applied) and
+    summarised (:func:`float_summary`) where it lives. The dtype follows
+    in-memory validation: float32 input trains a float32 model, anything else
+    float64; a fitted model's ``model_dtype`` wins when ``reset`` is false.
+    """
+    from .base import binary_hint
+
+    check_dask_rows(estimator, X, reset=reset)
+    if not reset and model_dtype is not None:
+        dtype = np.dtype(model_dtype)
+    else:
+        dtype = np.dtype(np.float32 if X.dtype == np.float32 else np.float64)
+    name = type(estimator).__name__
+    prepare = partial(prepare_float_block, dtype=dtype, what=name, binary=binary,
+                      binarize=getattr(estimator, "binarize", None) if binary else None,
+                      hint=binary_hint(estimator) if binary else None)
+    return RowBlocks(X, prepare, float_summary, client=active_client(), dtype=dtype)
+
+
+def sum_parts(parts):
+    """The sum of equally shaped per-block results, in block order (the first one
+    itself when there is one block, so one block reproduces the in-memory sums)."""
+    total = parts[0]
+    for p in parts[1:]:
+        total = total + p
+    return total
+
+
+def max_abs(X):
+    """The largest magnitude of ``X``'s entries (of a :class:`RowBlocks`' from its summaries)."""
+    if isinstance(X, RowBlocks):
+        return max(s["max_abs"] for s in X.summaries)
+    return float(np.max(np.abs(X)))
+
+
+def column_means(X):
+    """``X.mean(axis=0)`` as a 1-D array (a :class:`RowBlocks`' from its column sums)."""
+    if isinstance(X, RowBlocks):
+        return sum_parts([s["col_sum"] for s in X.summaries]) / X.shape[0]
+    return np.asarray(X.mean(axis=0)).ravel()
+
+
+def gather_rows(X, rows):
+    """The rows ``rows`` (any order, repeats allowed) of ``X`` as a dense array:
+    gathered from a :class:`RowBlocks` (for the few rows a start needs)."""
+    if isinstance(X, RowBlocks):
+        out = X.take(rows)
+    else:
+        out = X[rows]
+    return out.toarray() if sp.issparse(out) else out
+
+
+def block_seeds(rng):
+    """``extras`` for :meth:`RowSelection.map`: one ``SeedSequence`` per block, in
+    block order, spawned from entropy drawn from ``rng`` (one draw per minibatch)."""
+    root = np.random.SeedSequence([int(x) for x in rng.integers(0, 2**63, size=2)])
+    return lambda parts: root.spawn(len(parts))

@@ -148,8 +148,23 @@ class EarlyStopping:
 
     @classmethod
     def from_estimator(cls, est, X):
-        """The stopper ``est``'s early-stopping parameters ask for on ``X``, or ``None``."""
+        """The stopper ``est``'s early-stopping parameters ask for on ``X``, or ``None``.
+
+        A dask array's rows stay on its workers (:mod:`skdgm._core.blocks`): no
+        validation slice is gathered, ``"auto"`` stays off (``n_iter="auto"`` then
+        runs its fixed rule) and ``early_stopping=True`` is refused.
+        """
+        from .blocks import RowBlocks
+
         n = X.shape[0]
+        if isinstance(X, RowBlocks):
+            if getattr(est, "early_stopping", False) is True:
+                raise ValueError(
+                    f"{type(est).__name__}(early_stopping=True) holds out a validation "
+                    f"slice on the client, which a dask array's fit never gathers; use "
+                    f"early_stopping=False (or 'auto') with a dask array, or fit "
+                    f"in memory")
+            return None
         if not early_stopping_on(est, n):
             return None
         n_val = int(np.ceil(est.validation_fraction * n))

@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_is_fitted
 from .._core.base import (DIVERGENCE_BOUND, EARLY_STOPPING_READS, HISTORY_CAP,
                           BaseGenerativeModel,
                           float_dtype as _float_dtype)
+from .._core.blocks import float_blocks, is_dask_array
 from .._core.random import as_generator, check_seed_sequence, seed_for, spawn_seeds
 from .._core.interop import InferenceDataMixin
 from .._core.posterior import IterateKeeper, check_missing, check_n_sweeps
@@ -29,7 +30,7 @@ from ._defaults import (AUTO_EARLY_STOPPING_FACTOR, AUTO_MIN_PASSES, AUTO_PRETRA
                         check_sizes)
 from ._posterior import inference_arrays, mean_field_inference
 from ._train import (init_params, initial_chain_layers, pretrain_verbose, rate_schedule,
-                     sa_pass, time_left)
+                     record_arrays, sa_pass, time_left)
 
 __all__ = ["DBMCAST"]
 
@@ -410,9 +411,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
                       trace_window=_RHAT_WINDOW, name=type(self).__name__,
                       divergence_bound=DIVERGENCE_BOUND)
         self.coefs_, self.intercepts_, self.n_updates_ = res.coefs, res.intercepts, res.n_updates
-        for k, v in res.arrays.items():
-            self.sampler_history_.setdefault(k, []).append(v)
-            del self.sampler_history_[k][:-HISTORY_CAP]
+        record_arrays(self.sampler_history_, res.arrays, HISTORY_CAP)
         self._log_iteration(**res.metrics, time_left=self._time_left())
 
     def _time_left(self):
@@ -425,8 +424,14 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            Binary data (or thresholded by ``binarize``).
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            Binary data (or thresholded by ``binarize``). A ``dask.array.Array``
+            chunked by rows (dense or CSR blocks) is never gathered: its blocks
+            are checked where they live and each minibatch's mean-field positive
+            phase runs there, on the workers when a ``dask.distributed`` client is
+            active; the persistent chains and the update stay on the client (see
+            :ref:`dask_array_fit`). It needs ``pretrain=False`` (the greedy stack
+            trains in memory); ``early_stopping=True`` is refused there.
         y : Ignored
 
         Returns
@@ -468,8 +473,10 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The next binary rows (same number of features as before).
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            The next binary rows (same number of features as before); a dask
+            array chunked by rows is trained on where its blocks live, as in
+            :meth:`fit`.
         y : Ignored
 
         Returns
@@ -508,6 +515,9 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
 
     def _validate_training_data(self, X, *, reset):
         self._check_params()
+        if is_dask_array(X):    # checked where its blocks live, never gathered
+            return float_blocks(self, X, reset=reset, binary=True,
+                                model_dtype=None if reset else self.coefs_[0].dtype)
         # With reset=False, validation names a changed feature count
         # ("X has 3 features, but DBMCAST is expecting 4 features as input").
         return self._validate(X, reset=reset)

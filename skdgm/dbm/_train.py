@@ -17,17 +17,20 @@ from typing import NamedTuple
 import numpy as np
 from scipy.special import expit, logit
 
+import scipy.sparse as sp
+
 from .._core.base import check_finite_params, dense_rows, iter_minibatches
+from .._core.blocks import RowBlocks, RowSelection, column_means, gather_rows, sum_parts
 from .._core.diagnostics import ess_bulk, rhat
 from .._core.mcmc import bernoulli
 from .._core.numerics import softplus
 from .._core.schedules import InverseTime, make_schedule
 from . import _model
 
-__all__ = ["PassResult", "SAUpdate", "energy_diagnostics", "init_params",
-           "initial_chain_layers", "pretrain_recon_error", "pretrain_rbm", "pretrain_stack",
-           "pretrain_verbose", "rate_schedule", "reconstruction_error", "sa_pass", "sa_update",
-           "split_sampler_stats", "time_left"]
+__all__ = ["PassResult", "PositiveSums", "SAUpdate", "energy_diagnostics", "init_params",
+           "initial_chain_layers", "positive_block", "pretrain_recon_error", "pretrain_rbm",
+           "pretrain_stack", "pretrain_verbose", "rate_schedule", "reconstruction_error",
+           "record_arrays", "sa_pass", "sa_update", "split_sampler_stats", "time_left"]
 
 
 def reconstruction_error(V, mu_h, W, b_v):
@@ -74,6 +77,11 @@ def pretrain_stack(X, sizes, *, n_epochs, learning_rate, batch_size, rng, report
     layer, a middle layer's the average of the two RBMs it belongs to.
     ``report(l, data, W, b_v, b_h, up, down)`` is called after each RBM (verbose).
     """
+    if isinstance(X, RowBlocks):
+        raise ValueError(
+            "DBMCAST(pretrain=True) trains its greedy stack of RBMs in memory and cannot "
+            "pre-train on a dask array; use pretrain=False with a dask array, or fit an "
+            "in-memory sample first and continue with partial_fit on the dask array")
     L = len(sizes)
     data = X
     coefs, bottoms, tops = [], [], []
@@ -100,7 +108,7 @@ class SAUpdate(NamedTuple):
     coefs: list                 # candidate W_l
     intercepts: list            # candidate b_l
     grads: tuple                # (gW, gb), for samplers that adapt to them (FPCD)
-    mean_field: object          # the positive phase's MeanFieldResult
+    mean_field: tuple           # positive phase: rows unconverged, rows started at zeros
     negative: list              # the chains' states after their step
     bound: float                # summed unnormalised bound of the batch, or NaN
     recon: float                # summed reconstruction error, or NaN
@@ -114,7 +122,9 @@ def sa_update(coefs, intercepts, V, chains, rng, *, learning_rate, n_mean_field,
     ----------
     coefs, intercepts : list of ndarray
         The current parameters (not modified).
-    V : ndarray of shape (batch, n_features)
+    V : ndarray of shape (batch, n_features) or RowSelection
+        The minibatch, or a dask array's minibatch: its blocks run
+        :func:`positive_block` where they live and return sums.
     chains : object with ``step(coefs, intercepts, rng) -> layers``
         The persistent negative-phase sampler (``_tempering``); advanced here.
     rng : numpy.random.Generator
@@ -130,23 +140,70 @@ def sa_update(coefs, intercepts, V, chains, rng, *, learning_rate, n_mean_field,
     -------
     SAUpdate
     """
-    mf = _model.mean_field(V, coefs, intercepts, n_mean_field, mean_field_tol,
-                           starts=starts, return_info=True)
-    mus = mf.mus
-    recon = (reconstruction_error(V, mus[1], coefs[0], intercepts[0]) if monitor
-             else float("nan"))
+    shared = dict(coefs=coefs, intercepts=intercepts, n_mean_field=n_mean_field,
+                  mean_field_tol=mean_field_tol, starts=starts, monitor=monitor)
+    if isinstance(V, RowSelection):      # a dask array's minibatch, summed from its blocks
+        parts = V.map(positive_block, shared, lambda parts: [None] * len(parts))
+        pos, mus = PositiveSums(
+            *([sum_parts([p[i][l] for p in parts]) for l in range(len(parts[0][i]))]
+              for i in range(2)),
+            *(sum_parts([p[i] for p in parts]) for i in range(2, 7))), None
+    else:
+        pos, mus = positive_block(V, shared, None, keep=True)
     neg = chains.step(coefs, intercepts, rng)
     nb, nc = V.shape[0], neg[0].shape[0]
-    gW = [mus[l].T @ mus[l + 1] / nb - neg[l].T @ neg[l + 1] / nc
-          for l in range(len(coefs))]
-    gb = [mu.mean(axis=0) - x.mean(axis=0) for mu, x in zip(mus, neg)]
+    gW = [pos.pairs[l] / nb - neg[l].T @ neg[l + 1] / nc for l in range(len(coefs))]
+    # (in memory the means exactly as before: np.mean's division may round otherwise)
+    gb = [(s / nb if mus is None else m.mean(axis=0)) - x.mean(axis=0)
+          for s, m, x in zip(pos.sums, mus or pos.sums, neg)]
     with np.errstate(over="ignore", invalid="ignore"):  # the caller checks finiteness
         new_W = [W + learning_rate * g for W, g in zip(coefs, gW)]
         new_b = [b + learning_rate * g for b, g in zip(intercepts, gb)]
     bound = float("nan")
-    if monitor:
+    if monitor and isinstance(V, RowSelection):
+        # the energy is bilinear in the means: the batch's sum is read off the
+        # sums the blocks returned, under the new parameters
+        bound = float(sum(np.sum(W * P, dtype=np.float64) for W, P in zip(new_W, pos.pairs))
+                      + sum(b @ s for b, s in zip(new_b, pos.sums)) + pos.entropy)
+    elif monitor:
         bound = float(np.sum(_model.lower_bound_unnormalised(mus, new_W, new_b)))
-    return SAUpdate(new_W, new_b, (gW, gb), mf, neg, bound, recon)
+    return SAUpdate(new_W, new_b, (gW, gb), (pos.n_unconverged, pos.n_zeros_start), neg,
+                    bound, pos.recon if monitor else float("nan"))
+
+
+class PositiveSums(NamedTuple):
+    """The positive phase of a minibatch (or a block's rows of it), as sums over rows."""
+
+    pairs: list                 # sum_n mu_l mu_{l+1}^T per weight matrix
+    sums: list                  # sum_n mu_l per layer (the data itself for l = 0)
+    entropy: float              # sum_n of the hidden layers' Bernoulli entropies (monitor)
+    recon: float                # summed reconstruction error (monitor)
+    n_rows: int
+    n_unconverged: int          # rows whose mean-field stopped at n_mean_field sweeps
+    n_zeros_start: int          # rows whose best start was "zeros"
+
+
+def positive_block(V, shared, _seed, *, keep=False):
+    """Mean-field positive phase (Salakhutdinov 2010, Sec. 2.1) of rows ``V``, as sums.
+
+    The per-row part of :func:`sa_update`, run where a dask array's block lives
+    (:mod:`skdgm._core.blocks`); deterministic, so it takes no seed. With
+    ``keep`` (in memory) the means are returned too, for the bound.
+    """
+    V = V.toarray() if sp.issparse(V) else V
+    coefs, intercepts, monitor = shared["coefs"], shared["intercepts"], shared["monitor"]
+    mf = _model.mean_field(V, coefs, intercepts, shared["n_mean_field"],
+                           shared["mean_field_tol"], starts=shared["starts"], return_info=True)
+    mus = mf.mus
+    recon = (reconstruction_error(V, mus[1], coefs[0], intercepts[0]) if monitor
+             else float("nan"))
+    entropy = (float(sum(np.sum(_model._entropy(mu)) for mu in mus[1:]))
+               if monitor and not keep else 0.0)
+    pos = PositiveSums([mus[l].T @ mus[l + 1] for l in range(len(coefs))],
+                       [mu.sum(axis=0) for mu in mus], entropy, recon, V.shape[0],
+                       int(np.count_nonzero(~mf.converged)),
+                       int(np.count_nonzero(np.asarray(shared["starts"])[mf.start] == "zeros")))
+    return (pos, mus) if keep else pos
 
 
 def init_params(X, sizes, rng):
@@ -162,7 +219,7 @@ def init_params(X, sizes, rng):
     dtype = X.dtype
     coefs = [rng.normal(0.0, 0.01, (a, b)).astype(dtype)
              for a, b in zip(all_sizes[:-1], all_sizes[1:])]
-    base_visible = logit(np.clip(np.asarray(X.mean(axis=0)).ravel(), 1e-3, 1 - 1e-3))
+    base_visible = logit(np.clip(column_means(X), 1e-3, 1 - 1e-3))
     intercepts = [base_visible.astype(dtype)] + [np.zeros(s, dtype=dtype) for s in sizes]
     return coefs, intercepts, base_visible
 
@@ -174,7 +231,7 @@ def initial_chain_layers(X, n_chains, coefs, intercepts, rng):
     layer a Bernoulli draw from the mean-field means of the current parameters.
     """
     rows = rng.integers(0, X.shape[0], n_chains)
-    start = dense_rows(X, rows)
+    start = gather_rows(X, rows)     # a dask array's few rows are gathered
     mus = _model.mean_field_init(start, coefs, intercepts)
     return [start.copy()] + [bernoulli(m, rng, dtype=start.dtype) for m in mus[1:]]
 
@@ -329,9 +386,8 @@ def sa_pass(X, coefs, intercepts, chains, rng, *, lr_schedule, n_updates, batch_
                         learning_rate=float(lr_schedule(n_updates)),
                         n_mean_field=n_mean_field, mean_field_tol=mean_field_tol,
                         starts=starts, monitor=monitor)
-        mf = res.mean_field
-        unconv += np.count_nonzero(~mf.converged)
-        from_zeros += np.count_nonzero(np.asarray(starts)[mf.start] == "zeros")
+        unconv += res.mean_field[0]
+        from_zeros += res.mean_field[1]
         n_mf += V.shape[0]
         if energy_trace is not None:
             energy_trace.append(_model.energy(res.negative, coefs, intercepts))
@@ -353,6 +409,13 @@ def sa_pass(X, coefs, intercepts, chains, rng, *, lr_schedule, n_updates, batch_
                    learning_rate=lr, mean_field_unconverged=float(unconv / n_mf),
                    mean_field_zeros_start=float(from_zeros / n_mf), **stats)
     return PassResult(coefs, intercepts, n_updates, metrics, arrays)
+
+
+def record_arrays(history, arrays, cap):
+    """Append a pass's per-pass arrays to ``sampler_history_``, keeping the latest ``cap``."""
+    for k, v in arrays.items():
+        history.setdefault(k, []).append(v)
+        del history[k][:-cap]
 
 
 def time_left(t_start, done, total):

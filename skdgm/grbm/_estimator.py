@@ -12,6 +12,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .._core.base import (DIVERGENCE_BOUND, EARLY_STOPPING_READS, BaseGenerativeModel,
                           check_finite_params, dense_rows, float_dtype as _float_dtype,
                           iter_minibatches, map_row_chunks)
+from .._core.blocks import float_blocks, is_dask_array, max_abs
 from .._core.random import as_generator, check_seed_sequence, seed_for, spawn_seeds
 from .._core.interop import InferenceDataMixin
 from .._core.posterior import IterateKeeper, check_missing, check_n_sweeps
@@ -363,9 +364,14 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
             Real-valued data (standardise it first, as the paper does); a CSR
-            matrix is densified one minibatch at a time.
+            matrix is densified one minibatch at a time. A ``dask.array.Array``
+            chunked by rows is never gathered: its blocks are checked where they
+            live and each minibatch's positive phase runs there, on the workers
+            when a ``dask.distributed`` client is active; the negative phase and
+            the update stay on the client (see :ref:`dask_array_fit`;
+            ``early_stopping=True`` is refused and ``"auto"`` stays off there).
         y : Ignored
 
         Returns
@@ -406,8 +412,9 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The next rows (same number of features as before).
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            The next rows (same number of features as before); a dask array
+            chunked by rows is trained on where its blocks live, as in :meth:`fit`.
         y : Ignored
 
         Returns
@@ -447,6 +454,9 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
 
     def _validate_training_data(self, X, *, reset):
         self._check_hyper()
+        if is_dask_array(X):    # checked where its blocks live, never gathered
+            return float_blocks(self, X, reset=reset,
+                                model_dtype=None if reset else self.components_.dtype)
         X = self._validate_input(X, reset=reset, accept_sparse="csr")
         return X if reset else X.astype(self.components_.dtype, copy=False)
 
@@ -515,7 +525,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
         # The scale of the data seen so far, against which runaway growth of the
         # parameters is judged (mean_ and W live in the data's units).
         if X.size:
-            self._x_scale = max(getattr(self, "_x_scale", 0.0), float(np.max(np.abs(X))))
+            self._x_scale = max(getattr(self, "_x_scale", 0.0), max_abs(X))
         rng = as_generator(spawn_seeds(self._seed_seq, 1)[0])
         norms, ess, lls, n_acc, n_prop = [], [], [], 0, 0
         for idx in iter_minibatches(X.shape[0], self.batch_size, rng):
@@ -537,11 +547,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
             n_acc=n_acc, n_prop=n_prop, ess=ess))
 
     def _settings(self, n_steps):
-        return TrainSettings(
-            self.sampler, self.cd_steps, self.burn_in, self.objective, self.negative_phase_,
-            self.langevin_step_size, self.langevin_steps, self.langevin_inner,
-            bool(self.metropolis_adjust), self._adjust_after(n_steps), self.optimizer,
-            self.clip_grad_norm, self.min_variance)
+        return TrainSettings.of(self, self._adjust_after(n_steps))
 
     def _update(self, V, rng):
         """One modified-CD update (``_train.checked_cd_update``), committed if finite."""

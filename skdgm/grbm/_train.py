@@ -12,8 +12,11 @@ import time
 from typing import NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
 from threadpoolctl import ThreadpoolController
 
+from .._core.blocks import RowSelection, block_seeds, sum_parts
+from .._core.random import as_generator
 from .._core.ais import annealed_importance_sampling, beta_schedule, log_mean_exp
 from .._core.mcmc import normalised_weights
 from .._core.optim import Adam, sq_diff_sum_of
@@ -34,6 +37,8 @@ __all__ = [
     "learning_rate_at",
     "log_partition_estimate",
     "modified_cd_update",
+    "positive_block",
+    "positive_phase",
     "pass_line",
     "pass_metrics",
     "recon_error",
@@ -113,6 +118,14 @@ class TrainSettings(NamedTuple):
     clip_grad_norm: float
     min_variance: float
 
+    @classmethod
+    def of(cls, est, adjust_after):
+        """An estimator's settings (``negative_phase_`` resolved), ``adjust_after`` given."""
+        return cls(est.sampler, est.cd_steps, est.burn_in, est.objective,
+                   est.negative_phase_, est.langevin_step_size, est.langevin_steps,
+                   est.langevin_inner, bool(est.metropolis_adjust), adjust_after,
+                   est.optimizer, est.clip_grad_norm, est.min_variance)
+
 
 class UpdateResult(NamedTuple):
     """Candidate parameters of one update and its figures (nothing committed yet)."""
@@ -137,7 +150,68 @@ def anneal(params, v0, n_steps, rng, settings, metropolis_adjust):
         inner=settings.langevin_inner, metropolis_adjust=metropolis_adjust)
 
 
-def _negative_phase(params, V, a_pos, rng, s):
+def positive_block(V, shared, seed):
+    """The positive phase on one block's rows of a minibatch (Alg. 3 l. 3-5, Alg. 4 l. 3-4).
+
+    The per-row part of an update, run where a dask array's block lives
+    (:mod:`skdgm._core.blocks`): the unnormalised sums of Eqs. (14)-(17) (or
+    33-36 with ``p(h | v)``), the free energies' sum when ``shared["annealed"]``
+    (for the annealed phase's progress figure) and, with ``shared["recon"]``, the
+    squared error of ``mu + W^T p(h | v)``. Sampled hidden units come from
+    ``seed``, this block's own stream. O(parameters) bytes travel back.
+    """
+    params = shared["params"]
+    V = V.toarray() if sp.issparse(V) else V
+    a = hidden_activation(V, params)
+    p = sigmoid(a)
+    h = bernoulli(p, as_generator(seed)) if shared["objective"] == "joint" else p
+    acc = StatsAccumulator(params).add(V, h)
+    fe = float(np.sum(free_energy(V, params, a))) if shared["annealed"] else 0.0
+    sq = (float(np.sum((V - params.mu - p @ params.W) ** 2, dtype=np.float64))
+          if shared["recon"] else 0.0)
+    return (acc.W, acc.b, acc.mu, acc.log_var), acc.n, fe, sq
+
+
+def _block_pass(params, V, shared, extras):
+    parts = V.map(positive_block, dict(shared, params=params), extras)
+    acc = StatsAccumulator(params)
+    acc.W, acc.b, acc.mu, acc.log_var = (sum_parts([p[0][i] for p in parts])
+                                         for i in range(4))
+    acc.n = float(sum(p[1] for p in parts))
+    return acc, sum(p[2] for p in parts), sum(p[3] for p in parts)
+
+
+def positive_phase(params, V, rng, objective, annealed):
+    """Positive statistics of the minibatch ``V`` (Alg. 3 l. 3-5, Alg. 4 l. 3-4).
+
+    ``V`` is an array, or the :class:`~skdgm._core.blocks.RowSelection` of a dask
+    array's minibatch, whose statistics are summed from its blocks'
+    :func:`positive_block` (the sampled hidden units then come from one stream
+    per block, seeded from one draw of ``rng``: the same answer for any number of
+    workers, though not the in-memory draws).
+
+    Returns
+    -------
+    pos : GRBMParams-shaped tuple
+        The averaged statistics.
+    p_pos : ndarray or None
+        ``p(h | v)`` of the rows (``None`` for a dask minibatch).
+    mean_free_energy : callable
+        ``() -> float``, the rows' mean free energy (the annealed figure's).
+    """
+    if isinstance(V, RowSelection):
+        extras = block_seeds(rng) if objective == "joint" else (lambda parts: [None] * len(parts))
+        acc, fe, _ = _block_pass(params, V, dict(objective=objective, annealed=annealed,
+                                                 recon=False), extras)
+        return acc.mean(), None, lambda: fe / V.shape[0]
+    a_pos = hidden_activation(V, params)
+    p_pos = sigmoid(a_pos)
+    h_pos = bernoulli(p_pos, rng) if objective == "joint" else p_pos
+    pos = StatsAccumulator(params).add(V, h_pos).mean()
+    return pos, p_pos, lambda: float(np.mean(free_energy(V, params, a_pos)))
+
+
+def _negative_phase(params, V, mean_free_energy, rng, s):
     """Negative statistics from ``N(0, I)`` noise (modified CD, Alg. 3-4 l. 6-8)."""
     dtype = params.W.dtype
     v0 = standard_normal(V.shape, dtype, rng)
@@ -161,7 +235,7 @@ def _negative_phase(params, V, a_pos, rng, s):
     # progress figure, not a score.
     N, M = V.shape[1], params.W.shape[0]
     log_z = 0.5 * N * np.log(2.0 * np.pi) + M * np.log(2.0) + log_mean_exp(res.log_weights)
-    loglik = float(-np.mean(free_energy(V, params, a_pos)) - log_z)
+    loglik = float(-mean_free_energy() - log_z)
     p_neg = sigmoid(hidden_activation(res.v, params))
     h_neg = bernoulli(p_neg, rng) if s.objective == "joint" else p_neg
     neg.add(res.v, h_neg, weights=w.astype(dtype))
@@ -175,8 +249,9 @@ def modified_cd_update(params, V, rng, settings, *, learning_rate, adam=None):
     ----------
     params : GRBMParams
         The current parameters (not modified).
-    V : ndarray of shape (batch, n_features)
-        The minibatch, in the parameters' dtype.
+    V : ndarray of shape (batch, n_features) or RowSelection
+        The minibatch, in the parameters' dtype, or a dask array's minibatch
+        (:func:`positive_phase`).
     rng : numpy.random.Generator
     settings : TrainSettings
     learning_rate : float
@@ -195,12 +270,9 @@ def modified_cd_update(params, V, rng, settings, *, learning_rate, adam=None):
     s = settings
     W = params.W
     dtype = W.dtype
-    # Positive phase from the data (Alg. 3 l. 3-5, Alg. 4 l. 3-4).
-    a_pos = hidden_activation(V, params)
-    p_pos = sigmoid(a_pos)
-    h_pos = bernoulli(p_pos, rng) if s.objective == "joint" else p_pos
-    pos = StatsAccumulator(params).add(V, h_pos).mean()
-    neg_acc, res, ess, loglik = _negative_phase(params, V, a_pos, rng, s)
+    pos, p_pos, mean_fe = positive_phase(params, V, rng, s.objective,
+                                         s.negative_phase == "annealed")
+    neg_acc, res, ess, loglik = _negative_phase(params, V, mean_fe, rng, s)
     neg = neg_acc.mean()
     # The gradient of the mean log-likelihood (Eq. 13 / 18) is pos - neg; its
     # norm and the clipped step are taken in float64 by fused passes, never as
@@ -302,7 +374,15 @@ def init_params(n_features, n_components, init_std, dtype, rng):
 
 
 def recon_error(V, params, p_pos):
-    """Mean squared error of the mean-field reconstruction ``mu + W^T p(h | v)`` of ``V``."""
+    """Mean squared error of the mean-field reconstruction ``mu + W^T p(h | v)`` of ``V``.
+
+    For a dask array's minibatch (``p_pos`` is ``None``) summed from its blocks,
+    with ``p(h | v)`` under ``params`` too.
+    """
+    if isinstance(V, RowSelection):
+        _, _, sq = _block_pass(params, V, dict(objective="marginal", annealed=False,
+                                               recon=True), lambda parts: [None] * len(parts))
+        return sq / V.shape[0] / V.shape[1]
     return float(np.mean((V - params.mu - p_pos @ params.W) ** 2))
 
 

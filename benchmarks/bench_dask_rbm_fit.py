@@ -1,0 +1,95 @@
+"""GaussianBernoulliRBM and DBMCAST trained on dask arrays: quality against in memory (issue 28).
+
+Cheap sizes with exact log-likelihoods (16 hidden units in the enumerated layer):
+scikit-learn's digits, split 1,500 / 297 rows, standardised for the GRBM and
+binarised at 8 (of 16) for the DBM. Each estimator is fitted on the training rows
+in memory and as a dask array of 8 row blocks (no client: the blocks path gives the
+same fit with any number of workers, ``tests/test_dask_rbm_blocks.py``), seeds
+0-2, same settings; the held-out mean ``log p(v)`` is exact. The dask GRBM fit
+(``objective="joint"``) samples its positive-phase hidden units from one stream per
+block, and several blocks sum in another order, so it is another chain of the same
+algorithm: the issue's target is the held-out figure within 1 nat. The CPU seconds
+of each fit are printed as a side figure (the no-client path computes each block's
+rows through dask at every update).
+
+Usage (about 2-4 minutes of one core)::
+
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
+        python benchmarks/bench_dask_rbm_fit.py > benchmarks/results/dask_rbm_fit.txt
+"""
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from _common import header  # noqa: E402
+
+
+def _data():
+    from sklearn.datasets import load_digits
+
+    X = load_digits().data
+    order = np.random.default_rng(0).permutation(X.shape[0])
+    train, test = X[order[:1500]], X[order[1500:]]
+    mean, std = train.mean(axis=0), train.std(axis=0) + 1e-8
+    gauss = ((train - mean) / std, (test - mean) / std)
+    binary = ((train > 8).astype(np.float64), (test > 8).astype(np.float64))
+    return gauss, binary
+
+
+def _fit_score(make, X_fit, X_test):
+    t = time.process_time()
+    est = make().fit(X_fit)
+    cpu = time.process_time() - t
+    return float(est.score(X_test)), cpu
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
+    parser.add_argument("--n-iter", type=int, default=30)
+    parser.add_argument("--blocks", type=int, default=8)
+    args = parser.parse_args()
+    header([f"seeds {args.seeds}, {args.n_iter} passes, {args.blocks} row blocks, no client"])
+
+    import dask.array as da
+
+    from skdgm import DBMCAST, GaussianBernoulliRBM
+
+    (g_train, g_test), (b_train, b_test) = _data()
+    rows = -(-g_train.shape[0] // args.blocks)
+    models = {
+        "GaussianBernoulliRBM(16), standardised digits": (
+            lambda s: GaussianBernoulliRBM(n_components=16, n_iter=args.n_iter,
+                                           batch_size=100, random_state=s),
+            g_train, g_test),
+        "DBMCAST((16, 16), pretrain=False), binarised digits": (
+            lambda s: DBMCAST(n_components=(16, 16), n_iter=args.n_iter, batch_size=100,
+                              pretrain=False, random_state=s),
+            b_train, b_test),
+    }
+    print(f"{'model':54s} {'seed':>4s} {'in memory':>10s} {'dask':>10s} {'diff':>7s} "
+          f"{'CPU mem':>8s} {'CPU dask':>8s}")
+    for name, (make, X, X_test) in models.items():
+        Xd = da.from_array(X, chunks=(rows, X.shape[1]))
+        mem, dsk = [], []
+        for s in args.seeds:
+            m, cm = _fit_score(lambda: make(s), X, X_test)
+            d, cd = _fit_score(lambda: make(s), Xd, X_test)
+            mem.append(m)
+            dsk.append(d)
+            print(f"{name:54s} {s:4d} {m:10.3f} {d:10.3f} {d - m:+7.3f} {cm:8.1f} {cd:8.1f}",
+                  flush=True)
+        mem, dsk = np.array(mem), np.array(dsk)
+        print(f"{name:54s} mean {mem.mean():10.3f} {dsk.mean():10.3f} "
+              f"{dsk.mean() - mem.mean():+7.3f}   (in-memory seed range "
+              f"{mem.max() - mem.min():.3f}; largest |diff| {np.abs(dsk - mem).max():.3f}, "
+              f"target < 1 nat)", flush=True)
+
+
+if __name__ == "__main__":
+    main()

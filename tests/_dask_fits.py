@@ -1,0 +1,103 @@
+"""Shared by the dask-array fit tests of every wing (tests/test_dask_*_blocks.py, issue 28).
+
+Fixtures for a two-worker cluster of threads and one of processes, and the
+experiments every wing's dask path must pass: the same fit with no client, one
+worker or two; bad blocks rejected with or without a client; the client's peak
+memory during a fit; a worker killed mid-fit.
+Import the fixtures by name into a test module to use them.
+"""
+
+import os
+import signal
+import tracemalloc
+
+import pytest
+
+distributed = pytest.importorskip("distributed")
+
+from skdgm._core.blocks import RowBlocks  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def thread_cluster():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="module")
+def process_cluster():
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster:
+        yield cluster
+
+
+def fits_without_and_with_workers(thread_cluster, *fits):
+    """Every ``fit()`` run with no client, on ``thread_cluster``'s two workers and on
+    a one-worker cluster: ``(local, two, one)``, each a list in the order of ``fits``."""
+    local = [fit() for fit in fits]
+    with distributed.Client(thread_cluster) as client:
+        two = [fit() for fit in fits]
+        assert len(client.scheduler_info()["workers"]) == 2
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        with distributed.Client(cluster):
+            one = [fit() for fit in fits]
+    return local, two, one
+
+
+def assert_every_call_raises(calls, X, message, cluster=None):
+    """Every ``call(X)`` raises a ``ValueError`` matching ``message``, with a client of
+    ``cluster`` active when one is given (the blocks then are checked on its workers)."""
+    client = distributed.Client(cluster) if cluster is not None else None
+    try:
+        for call in calls:
+            with pytest.raises(ValueError, match=message):
+                call(X)
+    finally:
+        if client is not None:
+            client.close()
+
+
+def client_peak(fit, cluster):
+    """``fit()`` with a client of ``cluster`` active; the client's peak traced bytes."""
+    with distributed.Client(cluster):
+        tracemalloc.start()
+        try:
+            fit()
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+    return peak
+
+
+def fit_killing_a_worker(fit, cluster, monkeypatch, after_update):
+    """``fit()`` on ``cluster``, one worker process SIGKILLed after ``after_update``
+    calls of :meth:`RowBlocks.map_rows`, the harshest moment (the next update's
+    parameters and tasks go out while the scheduler has not noticed yet).
+
+    Returns ``(estimator, map_rows calls)`` once the cluster has its two workers back
+    (and the victim is checked gone).
+    """
+    with distributed.Client(cluster) as client:
+        client.wait_for_workers(2, timeout=60)
+        pids = client.run(os.getpid)
+        victim = pids[sorted(pids)[-1]]
+        calls = []
+        map_rows = RowBlocks.map_rows
+
+        def map_rows_then_kill(self, *args, **kwargs):
+            out = map_rows(self, *args, **kwargs)
+            calls.append(1)
+            if len(calls) == after_update:
+                os.kill(victim, signal.SIGKILL)
+            return out
+
+        monkeypatch.setattr(RowBlocks, "map_rows", map_rows_then_kill)
+        try:
+            est = fit()
+        finally:
+            monkeypatch.undo()
+        client.wait_for_workers(2, timeout=60)
+        assert victim not in client.run(os.getpid).values()
+    return est, len(calls)
