@@ -120,3 +120,12 @@ def test_estimator_default_route_and_n_jobs():
     np.testing.assert_array_equal(se, direct[1])
     np.testing.assert_array_equal(sbn.set_params(n_jobs=2).score_samples(X), lp)
     np.testing.assert_array_equal(sbn.score_samples(X), lp)      # re-seeded each call
+
+
+def test_wide_models_route_to_warm_ais():
+    rng = np.random.default_rng(9)
+    X = (rng.random((30, 12)) < 0.3).astype(float)
+    sbn = BayesianSBN(n_components=_stratified.STRATIFIED_MAX_UNITS + 1, n_iter=2,
+                      random_state=0).fit(X)
+    np.testing.assert_array_equal(sbn.score_samples(X[:5]),
+                                  sbn.score_samples(X[:5], method="warm_ais"))

@@ -599,17 +599,18 @@ class BayesianSBN(_defaults.AutoStopping, ClassNamePrefixFeaturesOutMixin, Infer
             Binary data; a CSR matrix is densified ``batch_size`` rows at a time.
         method : {None, "stratified", "warm_ais", "ais", "is"}, default=None
             ``None``: exact by enumeration when the hidden layers hold at most 16
-            units, else ``"stratified"`` (``"ais"`` for an autoregressive model).
+            units, else ``"stratified"`` up to 64 units and ``"warm_ais"`` above
+            (``"ais"`` for an autoregressive model).
             ``"stratified"``: per row, 4 to 32 collapsed Gibbs chains (fewer for
             wider nets; 8 sweeps each, the first 4 with the likelihood tempered)
             start from the prior; the distinct states they visit are summed
             exactly, and 64 importance draws from a mixture of the chains'
             factorised conditionals estimate the rest of ``p(x)``, vectorised
-            over rows: about 15-20 CPU-ms per row at 784-40 and 784-200,
-            unbiased for ``p(x)`` whatever the chains found (see the user guide).
-            ``"warm_ais"``: per row, 3 short Gibbs chains fit a factorised
-            Bernoulli proposal ``q(h | x)``, then 3 to 16 AIS runs anneal from
-            ``q`` to the posterior through 15 temperatures (the previous default).
+            over rows: about 20 CPU-ms per row at 784-40, unbiased for ``p(x)``
+            whatever the chains found (see the user guide). ``"warm_ais"``: per
+            row, 3 short Gibbs chains fit a factorised Bernoulli proposal
+            ``q(h | x)``, then 3 to 16 AIS runs anneal from ``q`` to the posterior
+            through 15 temperatures (about 20 CPU-ms per row at 784-200).
             ``"ais"``: annealed importance
             sampling from the prior (``n_ais_runs`` chains per point,
             ``n_ais_betas`` temperatures, Pólya-Gamma augmented sweeps as

@@ -26,7 +26,7 @@ from .._core.numerics import softplus
 from .._core.random import as_generator, seed_for
 from . import _gibbs, _model
 from ._dsghmc import gibbs_sweep_fast, log_marginal_is
-from ._stratified import STRATIFIED, log_marginal_stratified, stratified_chains
+from ._stratified import STRATIFIED, STRATIFIED_MAX_UNITS, log_marginal_stratified, stratified_chains
 
 __all__ = ["WARM_AIS", "WARM_AIS_UNIT_SWEEPS", "call_seed", "check_method", "fit_proposal", "log_marginal", "log_marginal_warm_ais",
            "map_chunks", "warm_ais_runs"]
@@ -58,8 +58,10 @@ def log_marginal(params, X, seed, *, method=None, n_betas, n_runs, n_jobs=None,
     method : {None, "stratified", "warm_ais", "ais", "is"}, default=None
         ``None``: exact when enumerable, else ``"stratified"``
         (:func:`._stratified.log_marginal_stratified` with
-        :data:`._stratified.STRATIFIED`), or ``"ais"`` for an autoregressive model
-        (whose sweeps have no fast kernel). ``"warm_ais"``:
+        :data:`._stratified.STRATIFIED`) up to
+        :data:`._stratified.STRATIFIED_MAX_UNITS` hidden units and ``"warm_ais"``
+        above, or ``"ais"`` for an autoregressive model (whose sweeps have no fast
+        kernel). ``"warm_ais"``:
         :func:`log_marginal_warm_ais` with :data:`WARM_AIS`.
     n_betas : int or callable
         Temperatures of ``"ais"`` (from the prior); a callable ``n_betas()`` is
@@ -82,7 +84,8 @@ def log_marginal(params, X, seed, *, method=None, n_betas, n_runs, n_jobs=None,
         lp = _model.log_marginal_exact(params, X)
         return lp, np.zeros_like(lp)
     if method is None and params.lateral is None:
-        method = "stratified"
+        units = sum(map(len, params.biases[1:]))
+        method = "stratified" if units <= STRATIFIED_MAX_UNITS else "warm_ais"
     if method == "stratified" and params.n_hidden_layers:
         return log_marginal_stratified(params, X, seed, n_chains=stratified_chains(params),
                                        **STRATIFIED)

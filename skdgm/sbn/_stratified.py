@@ -30,7 +30,7 @@ from .._core.random import as_generator, seed_for
 from . import _model
 from ._dsghmc import gibbs_sweep_fast
 
-__all__ = ["STRATIFIED", "STRATIFIED_UNIT_SWEEPS", "log_marginal_stratified",
+__all__ = ["STRATIFIED", "STRATIFIED_MAX_UNITS", "STRATIFIED_UNIT_SWEEPS", "log_marginal_stratified",
            "stratified_chains"]
 
 #: Defaults of ``method="stratified"`` (measured in ``benchmarks/bench_scoring_cost.py``):
@@ -41,6 +41,13 @@ __all__ = ["STRATIFIED", "STRATIFIED_UNIT_SWEEPS", "log_marginal_stratified",
 #: (:func:`stratified_chains`).
 STRATIFIED = {"n_warm": 4, "beta_start": 0.4, "n_sweeps": 4, "n_samples": 64, "floor": 1e-3,
               "chunk_rows": 64}
+#: The default route's widest model: above it ``score_samples`` uses ``"warm_ais"``.
+#: A narrow net trained by Gibbs (the default model: 40 units at 10,000 MNIST rows)
+#: has a sharp posterior whose mass a few hundred visited states hold; a wide one
+#: trained by VB (200 units) spreads its mass over far more states than chains
+#: visit, and there AIS from a fitted proposal was the more precise at the same cost
+#: (``benchmarks/bench_scoring_cost.py``; widths between 40 and 200 not measured).
+STRATIFIED_MAX_UNITS = 64
 #: Hidden-unit sweeps per row that :func:`stratified_chains` spreads over the chains.
 STRATIFIED_UNIT_SWEEPS = 6400
 # purpose keys of the chains' and the draws' streams
