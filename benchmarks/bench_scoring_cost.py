@@ -5,11 +5,11 @@ standard error, the seed-to-seed spread (two seeds on the same rows, the median
 of ``|a - b| / sqrt(2)``: the noise a per-row s.e. should report) and
 the error of the mean ``log p`` of
 
-* ``method="stratified"`` (the default above 16 hidden units since issue 25's
+* ``method="stratified"`` (the default for 17-64 hidden units since issue 25's
   second session: the distinct states of short tempered Gibbs chains summed
   exactly, importance draws for the rest),
-* ``method="warm_ais"`` (the previous default, now above 64 units: AIS from a per-row proposal fitted
-  by a short Gibbs chain, few temperatures),
+* ``method="warm_ais"`` (the previous default, now above 64 units: AIS from a
+  per-row proposal fitted by a short Gibbs chain, few temperatures),
 * ``method="ais"`` at the estimator's defaults (AIS from the prior, 100
   temperatures x 10 runs, the default before that),
 
