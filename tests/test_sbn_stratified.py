@@ -14,17 +14,9 @@ import pytest
 
 from skdgm import BayesianSBN
 from skdgm.sbn import _evaluate, _model, _stratified
+from test_sbn_scoring import _model_and_rows   # a random SBN and rows drawn from it
 
 DEFAULTS = _stratified.STRATIFIED
-
-
-def _model_and_rows(sizes, n_rows, seed, n_features=20, scale=1.5):
-    rng = np.random.default_rng(seed)
-    params = _model.init_params(n_features, sizes, rng, scale=scale)
-    for b in params.biases:
-        b[...] = rng.normal(0.0, 1.0, b.shape)
-    X = _model.sample_ancestral(params, n_rows, rng)[0]
-    return params, X
 
 
 def _run(params, X, seed, **settings):
