@@ -606,7 +606,7 @@ class BayesianSBN(_defaults.AutoStopping, ClassNamePrefixFeaturesOutMixin, Infer
             start from the prior; the distinct states they visit are summed
             exactly, and 64 importance draws from a mixture of the chains'
             factorised conditionals estimate the rest of ``p(x)``, vectorised
-            over rows: about 20 CPU-ms per row at 784-40, unbiased for ``p(x)``
+            over rows: about 15 CPU-ms per row at 784-40, unbiased for ``p(x)``
             whatever the chains found (see the user guide). ``"warm_ais"``: per
             row, 3 short Gibbs chains fit a factorised Bernoulli proposal
             ``q(h | x)``, then 3 to 16 AIS runs anneal from ``q`` to the posterior

@@ -1,14 +1,14 @@
 """``log p(x)`` of an SBN: the states Gibbs chains visit, summed exactly, plus importance
 sampling of the rest (``score_samples(method="stratified")``, issue 25).
 
-A trained SBN's posterior ``p(h | x)`` is sharp and many-moded (weights of norm ~20
-on MNIST: one flip moves ``log p(x | h)`` by tens of nats), so ``p(x)`` sits on a
-few hundred configurations, each a local mode that a single-site sampler or a few
-annealing temperatures rarely leave. Split the sum over ``h`` in two strata:
+A trained SBN's posterior ``p(h | x)`` is sharp and many-moded (large weights: one
+flip moves ``log p(x | h)`` by many nats), so ``p(x)`` sits on a modest number of
+configurations, each a local mode that a single-site sampler or a few annealing
+temperatures rarely leave. Split the sum over ``h`` in two strata:
 
 * ``U``, the distinct configurations that ``n_chains`` collapsed Gibbs chains per
-  row (started from the prior, ``n_sweeps`` sweeps each) visit: their
-  ``p(x, h)`` is summed exactly;
+  row (started from the prior, ``n_warm`` tempered sweeps then ``n_sweeps`` at
+  ``beta = 1``) visit: their ``p(x, h)`` is summed exactly;
 * the rest, estimated by importance sampling from a mixture ``q`` of the factorised
   Bernoulli laws the chains' sweeps computed (each unit's probability at its
   update, one component per chain and sweep, kept inside ``[floor, 1 - floor]``);
@@ -19,8 +19,9 @@ annealing temperatures rarely leave. Split the sum over ``h`` in two strata:
 ``p_hat`` is unbiased for ``p(x)`` whatever the chains found (``q`` reaches every
 state), and ``log p_hat`` is a stochastic lower bound; the first term alone is a
 hard lower bound. The reported standard error is the delta-method error of the
-second term, ``sd(w) / (sqrt(S) p_hat)``: it measures the sampling noise, not the
-mass of modes no chain and no draw reached.
+second term, ``sd(w) / (sqrt(S) p_hat)``, combined with a leave-one-chain-out
+jackknife over the chains (:func:`log_marginal_stratified`): it measures the
+noise, not the mass of modes no chain and no draw reached.
 """
 
 import numpy as np
@@ -59,7 +60,7 @@ def stratified_chains(params):
 
     A sweep costs in proportion to the hidden units, so a fixed budget of
     :data:`STRATIFIED_UNIT_SWEEPS` unit-sweeps per row keeps the cost per row near
-    constant: 32 chains at 16 units, 20 at 40, 4 at 200. More chains rather than
+    constant: 32 chains up to 25 units, 20 at 40, 4 at 200. More chains rather than
     longer ones: each starts from its own prior draw and finds its own modes, and
     the jackknife over chains needs several.
     """
@@ -76,7 +77,7 @@ def _pack(states, rows):
 
 
 def _log_joint_rows(params, XW, Xc, states, rows):
-    """``log p(x_r, h)`` for states ``(N, K_total)`` of rows ``rows`` (indices into ``XW``).
+    """``log p(x_r, h)`` (Eq. 7) for states ``(N, K_total)`` of rows ``rows`` (indices into ``XW``).
 
     ``sum_d x_d a_d`` is ``(x W)_r . h_1 + x_r . c`` (``XW``, ``Xc`` precomputed per
     row): no ``(N, D)`` copy of the data, only the softplus of ``a``.
@@ -184,7 +185,8 @@ def log_marginal_stratified(params, X, seed, *, n_chains, n_warm, beta_start, n_
         from two children of ``seed`` keyed by ``j``: a row's estimate depends on the
         rows of its chunk, never on ``n_jobs``.
     n_chains : int
-        Collapsed Gibbs chains per row, each from its own prior draw (at least 2).
+        Collapsed Gibbs chains per row (Du et al. 2018, Eq. 15: the C kernel of
+        :func:`._dsghmc.gibbs_sweep_fast`), each from its own prior draw (at least 2).
     n_warm, beta_start : int, float
         Sweeps at inverse temperatures ``linspace(beta_start, 1, n_warm + 1)[:-1]``
         (the visible likelihood tempered) before the ``n_sweeps`` at ``beta = 1``;
