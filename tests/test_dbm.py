@@ -564,11 +564,14 @@ def test_mean_field_default_sizes_not_beaten_by_zero_start():
     zero_bound = M.lower_bound_unnormalised(mus, W, b)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        lb = est.score_samples(V) + est.log_partition_
+        lb = est.score_samples(V, bound="tight") + est.log_partition_
+        fast = est.score_samples(V) + est.log_partition_
         H = est.transform(V)
     # the estimator's default is not beaten by the zero start (it was by 289-295 nats
     # on every row) ...
     assert np.all(lb >= zero_bound - 1e-9)
+    # the default fast bound (3 sweeps from each start) sits just below it (issue 25)
+    assert np.all(fast <= lb + 1e-6) and np.all(fast >= zero_bound - 1e-3)
     np.testing.assert_allclose(H, np.hstack(mus[1:]), atol=1e-3)
     # ... nor by the doubled start, whose bad fixed point is reproduced here
     doubled = M.mean_field(V, W, b, 100, 1e-4, starts=("doubled",), return_info=True)
@@ -610,10 +613,11 @@ def test_mean_field_warns_when_not_converged():
                  pretrain_learning_rate=0.3).fit(X)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        ok = est.score_samples(X)
+        ok = est.score_samples(X, bound="tight")
+        est.score_samples(X)        # the fast bound never warns: any Q gives a bound
     est.set_params(n_mean_field_eval=1)
     with pytest.warns(ConvergenceWarning, match=r"did not converge for \d+ of 300 rows"):
-        rough = est.score_samples(X)
+        rough = est.score_samples(X, bound="tight")
     with pytest.warns(ConvergenceWarning, match="n_mean_field_eval=1"):
         est.transform(X)
     # one sweep has not reached the fixed point the default finds

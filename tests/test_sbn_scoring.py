@@ -107,16 +107,20 @@ def test_score_samples_routes_and_reproducibility():
     X = (rng.random((120, 15)) < 0.3).astype(float)
     sbn = BayesianSBN(n_components=20, n_iter=4, random_state=0).fit(X)
     lp, se = sbn.score_samples(X[:10], return_std=True)
-    lp2, se2 = sbn.score_samples(X[:10], method="warm_ais", return_std=True)
+    lp2, se2 = sbn.score_samples(X[:10], method="stratified", return_std=True)
     np.testing.assert_array_equal(lp, lp2)          # the default route above 16 units
+    np.testing.assert_array_equal(se, se2)
     assert np.all(se > 0) and np.all(lp < 0)
     # the same answer with two workers (the runs' split never depends on n_jobs)
     np.testing.assert_array_equal(sbn.set_params(n_jobs=2).score_samples(X[:10]), lp)
-    with pytest.raises(ValueError, match="method must be None, 'warm_ais'"):
+    warm = sbn.score_samples(X[:10], method="warm_ais")
+    assert np.all(np.abs(warm - lp) < 5.0) and not np.array_equal(warm, lp)
+    with pytest.raises(ValueError, match="method must be None, 'stratified', 'warm_ais'"):
         sbn.score_samples(X, method="exact")
     ar = BayesianSBN(n_components=3, autoregressive=True, n_iter=2, random_state=0).fit(X)
-    with pytest.raises(ValueError, match="autoregressive=False"):
-        ar.score_samples(X, method="warm_ais")
+    for method in ("warm_ais", "stratified"):
+        with pytest.raises(ValueError, match="autoregressive=False"):
+            ar.score_samples(X, method=method)
 
 
 def test_sweep_probabilities_are_the_exact_conditionals():

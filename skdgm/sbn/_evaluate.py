@@ -1,7 +1,9 @@
 """``log p(x)`` of an SBN by the route ``BayesianSBN.score_samples`` picks.
 
 Exact by enumerating the hidden layers when they hold at most ``MAX_EXACT_UNITS``
-units (Eq. 7-8 summed over every ``h``); else annealed importance sampling from a
+units (Eq. 7-8 summed over every ``h``); else, by default, the states short Gibbs
+chains visit summed exactly plus importance sampling of the rest
+(:func:`._stratified.log_marginal_stratified`); or annealed importance sampling from a
 per-row approximation of the posterior fitted by a short Gibbs chain, with a few
 temperatures (:func:`log_marginal_warm_ais`), or from the prior with Pólya-Gamma
 augmented sweeps as transitions (:func:`._model.log_marginal_ais`, the autoregressive
@@ -24,6 +26,7 @@ from .._core.numerics import softplus
 from .._core.random import as_generator, seed_for
 from . import _gibbs, _model
 from ._dsghmc import gibbs_sweep_fast, log_marginal_is
+from ._stratified import STRATIFIED, STRATIFIED_MAX_UNITS, log_marginal_stratified, stratified_chains
 
 __all__ = ["WARM_AIS", "WARM_AIS_UNIT_SWEEPS", "call_seed", "check_method", "fit_proposal", "log_marginal", "log_marginal_warm_ais",
            "map_chunks", "warm_ais_runs"]
@@ -52,10 +55,14 @@ def log_marginal(params, X, seed, *, method=None, n_betas, n_runs, n_jobs=None,
     X : ndarray of shape (n, D)
     seed : numpy.random.SeedSequence
         The AIS chains' (or the proposals') randomness.
-    method : {None, "warm_ais", "ais", "is"}, default=None
-        ``None``: exact when enumerable, else ``"warm_ais"``
-        (:func:`log_marginal_warm_ais` with :data:`WARM_AIS`), or ``"ais"`` for an
-        autoregressive model (whose sweeps have no fast kernel).
+    method : {None, "stratified", "warm_ais", "ais", "is"}, default=None
+        ``None``: exact when enumerable, else ``"stratified"``
+        (:func:`._stratified.log_marginal_stratified` with
+        :data:`._stratified.STRATIFIED`) up to
+        :data:`._stratified.STRATIFIED_MAX_UNITS` hidden units and ``"warm_ais"``
+        above, or ``"ais"`` for an autoregressive model (whose sweeps have no fast
+        kernel). ``"warm_ais"``:
+        :func:`log_marginal_warm_ais` with :data:`WARM_AIS`.
     n_betas : int or callable
         Temperatures of ``"ais"`` (from the prior); a callable ``n_betas()`` is
         called only when that AIS runs (``n_ais_betas="auto"`` is a costly search).
@@ -77,7 +84,11 @@ def log_marginal(params, X, seed, *, method=None, n_betas, n_runs, n_jobs=None,
         lp = _model.log_marginal_exact(params, X)
         return lp, np.zeros_like(lp)
     if method is None and params.lateral is None:
-        method = "warm_ais"
+        units = sum(map(len, params.biases[1:]))
+        method = "stratified" if units <= STRATIFIED_MAX_UNITS else "warm_ais"
+    if method == "stratified" and params.n_hidden_layers:
+        return log_marginal_stratified(params, X, seed, n_chains=stratified_chains(params),
+                                       **STRATIFIED)
     if method == "warm_ais" and params.n_hidden_layers:
         return log_marginal_warm_ais(params, X, seed, n_runs=warm_ais_runs(params),
                                      n_jobs=n_jobs, **WARM_AIS)
@@ -88,10 +99,11 @@ def log_marginal(params, X, seed, *, method=None, n_betas, n_runs, n_jobs=None,
 
 def check_method(method, params, recognition):
     """Raise a ``ValueError`` naming the problem if ``method`` cannot score ``params``."""
-    if method not in (None, "warm_ais", "ais", "is"):
-        raise ValueError(f"method must be None, 'warm_ais', 'ais' or 'is', got {method!r}")
-    if method == "warm_ais" and params.lateral is not None:
-        raise ValueError("method='warm_ais' needs a model without lateral weights "
+    if method not in (None, "stratified", "warm_ais", "ais", "is"):
+        raise ValueError("method must be None, 'stratified', 'warm_ais', 'ais' or 'is', "
+                         f"got {method!r}")
+    if method in ("stratified", "warm_ais") and params.lateral is not None:
+        raise ValueError(f"method={method!r} needs a model without lateral weights "
                          "(autoregressive=False); use method='ais'")
     if method == "is" and recognition is None:
         raise ValueError("method='is' needs the recognition network of "
