@@ -36,6 +36,7 @@ __all__ = [
     "check_finite_params",
     "dense_rows",
     "float_dtype",
+    "training_dtype",
     "iter_minibatches",
     "map_row_chunks",
     "warn_unused_params",
@@ -117,6 +118,18 @@ def float_dtype(X):
         dtypes = set(X.dtypes)
         dtype = dtypes.pop() if len(dtypes) == 1 else None
     return np.dtype(np.float32) if dtype == np.float32 else np.dtype(np.float64)
+
+
+def training_dtype(spec, X):
+    """The dtype a model trains in: ``spec`` (``"float32"``, ``"float64"``), or for
+    ``None`` the input's own (float32 stays float32, else float64, as
+    :func:`float_dtype`).
+
+    Estimators with a ``dtype`` hyper-parameter convert their training data to it
+    once per ``fit`` call, so that the updates never convert minibatches and float64
+    and float32 input give the same fit.
+    """
+    return float_dtype(X) if spec is None else np.dtype(spec)
 
 
 def check_counts(X, *, what="this estimator", max_total=None, limit_name=None):
