@@ -376,27 +376,6 @@ def test_deep_lda_impute_takes_csr():
     np.testing.assert_array_equal(est.impute(sp.csr_matrix(Xm)), est.impute(Xm))
 
 
-def _deep_lda_impute_per_sweep(est, X, missing, root, n_sweeps):
-    """The implementation before issue 26: one whole-corpus local-sampler call per
-    sweep, the fills drawn from one stream over every document (the reference)."""
-    from skdgm.deep_lda._impute import gibbs_impute
-    rng = np.random.Generator(np.random.PCG64(root.spawn(1)[0]))
-    samples = est.posterior_samples_
-    seeds = root.spawn(len(samples) * n_sweeps)
-    total, state = np.zeros(X.shape), None
-    for i, (phis, r) in enumerate(samples):
-        def sweep(Xc, seed, thetas, phis=phis, r=r):
-            res = est._local(Xc, seed, phis, r, n_burn=0, n_collect=1,
-                             collect_topics=False, thetas=thetas)
-            return [part["theta"] for part in res], est._merge(res)["theta_sum"][0]
-
-        state, e = gibbs_impute(sweep, phis[0], X, missing, rng,
-                                seeds[i * n_sweeps:(i + 1) * n_sweeps], n_sweeps=n_sweeps,
-                                n_burn=n_sweeps // 2, link=est.link, state=state)
-        total += e
-    return np.where(missing, total / len(samples), X)
-
-
 @pytest.mark.parametrize("link", ["poisson", "bernoulli"])
 def test_deep_lda_impute_one_task_per_chunk(monkeypatch, link):
     """Issue 26: one task per chunk for every sweep and kept sample.
@@ -407,6 +386,7 @@ def test_deep_lda_impute_one_task_per_chunk(monkeypatch, link):
     answer is the same for one and two workers.
     """
     from skdgm.deep_lda import _runs
+    from skdgm.deep_lda._impute import impute_per_sweep
 
     rng = np.random.default_rng(0)
     X = rng.poisson(1.0, (60, 30))
@@ -416,7 +396,9 @@ def test_deep_lda_impute_one_task_per_chunk(monkeypatch, link):
     Xm = X.astype(float)
     Xm[rng.random(X.shape) < 0.1] = np.nan
     missing = np.isnan(Xm)
-    ref = _deep_lda_impute_per_sweep(est, Xm, missing, est._eval_seed(4), 6)
+    ref = np.where(missing, impute_per_sweep(est._local, est._merge, Xm, missing,
+                                             est.posterior_samples_, est._eval_seed(4),
+                                             n_sweeps=6, link=link), Xm)
     out = est.impute(Xm, n_sweeps=6)
     np.testing.assert_array_equal(out, ref)
     monkeypatch.setattr(_runs, "CHUNK_DOCS", 25)      # three chunks of 20 documents

@@ -26,7 +26,8 @@ from .._core.random import as_generator
 from ._local import MAX_TOTAL_COUNT, round_counts as _round_counts, upward_downward
 from ._train import chunk_layout, local_cost, local_kwargs
 
-__all__ = ["gibbs_impute", "impute_over_samples", "impute_task", "observed_counts"]
+__all__ = ["gibbs_impute", "impute_over_samples", "impute_per_sweep", "impute_task",
+           "observed_counts"]
 
 
 def gibbs_impute(local_sweep, phi1, X, missing, rng, seeds, *, n_sweeps, n_burn, link,
@@ -128,6 +129,32 @@ def impute_over_samples(X, missing, samples, root, *, n_sweeps, a0, b0, e0, f0, 
     for sl, (_, miss, _), values in zip(layout, tasks, parts):
         out[sl][miss] = values
     return out
+
+
+def impute_per_sweep(local, merge, X, missing, samples, root, *, n_sweeps, link):
+    """The reference for :func:`impute_over_samples`: one whole-input call per sweep.
+
+    What ``DeepLDA.impute`` ran before issue 26: under each ``(phis, r)`` of
+    ``samples`` in turn, :func:`gibbs_impute` on all the documents, each sweep one
+    call of ``local(X, seed, phis, r, ...)`` (the estimator's chunked local sampler,
+    ``merge`` joining its chunks), the fills drawn from one stream (the first child
+    of ``root``) over every document. Kept for the tests (it gives
+    :func:`impute_over_samples`'s answer on one chunk) and the benchmark of the two.
+    """
+    rng = as_generator(root.spawn(1)[0])
+    seeds = root.spawn(len(samples) * n_sweeps)
+    total, state = np.zeros(X.shape), None
+    for i, (phis, r) in enumerate(samples):
+        def sweep(Xc, seed, thetas, phis=phis, r=r):
+            res = local(Xc, seed, phis, r, n_burn=0, n_collect=1, collect_topics=False,
+                        thetas=thetas)
+            return [part["theta"] for part in res], merge(res)["theta_sum"][0]
+
+        state, est = gibbs_impute(sweep, phis[0], X, missing, rng,
+                                  seeds[i * n_sweeps:(i + 1) * n_sweeps], n_sweeps=n_sweeps,
+                                  n_burn=n_sweeps // 2, link=link, state=state)
+        total += est
+    return total / len(samples)
 
 
 def _child(seed, index):
