@@ -92,7 +92,7 @@ def test_sap_chains_sweep_energy_is_the_energy_and_the_same_draws(dtype):
 def test_energy_trace_matches_recomputed_energy():
     X = (np.random.default_rng(5).random((60, 9)) < 0.4).astype(float)
     kw = dict(n_components=(6, 5), pretrain=False, n_iter=2, n_chains=8, batch_size=20,
-              random_state=0, mean_field_starts="doubled")
+              random_state=0, mean_field_starts="doubled", dtype="float64")
     sap = DBMCAST(sampler="sap", **kw).fit(X)
     # FPCD with zero fast rates runs the same chains as SAP but recomputes the energy
     fpcd = DBMCAST(sampler="fpcd", fpcd_learning_rate=0.0, **kw).fit(X)

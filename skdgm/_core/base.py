@@ -37,6 +37,7 @@ __all__ = [
     "dense_rows",
     "float_dtype",
     "training_dtype",
+    "working_dtype",
     "iter_minibatches",
     "map_row_chunks",
     "warn_unused_params",
@@ -130,6 +131,20 @@ def training_dtype(spec, X):
     and float32 input give the same fit.
     """
     return float_dtype(X) if spec is None else np.dtype(spec)
+
+
+def working_dtype(spec, X, fitted=None, *, training):
+    """The dtype an estimator with a ``dtype`` hyper-parameter converts ``X`` to.
+
+    A new model (``fitted=None``) trains in :func:`training_dtype`; a fitted model
+    of dtype ``fitted`` keeps training in it, and answers inference in the wider of
+    it and the input's dtype (float64 input to a float32 model is answered in
+    float64, so the answer does not depend on how rows are chunked or ordered to
+    float32 rounding).
+    """
+    if fitted is None:
+        return training_dtype(spec, X)
+    return np.dtype(fitted) if training else np.result_type(X.dtype, fitted)
 
 
 def check_counts(X, *, what="this estimator", max_total=None, limit_name=None):

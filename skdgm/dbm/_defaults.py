@@ -72,6 +72,7 @@ PARAMETER_CONSTRAINTS = {
     "n_components": ["array-like", Interval(numbers.Integral, 1, None, closed="left"),
                            StrOptions({"auto"})],
     "sampler": [StrOptions(set(SAMPLERS))],
+    "dtype": [StrOptions({"float32", "float64"}), None],
     "n_temperatures": [Interval(numbers.Integral, 1, None, closed="left")],
     "beta_min": [Interval(numbers.Real, 0, 1, closed="both")],
     "wl_gain": [Interval(numbers.Real, 0, None, closed="left"), tuple, str, callable],

@@ -16,7 +16,7 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .._core.base import (DIVERGENCE_BOUND, EARLY_STOPPING_READS, HISTORY_CAP,
-                          BaseGenerativeModel,
+                          BaseGenerativeModel, working_dtype,
                           float_dtype as _float_dtype)
 from .._core.random import as_generator, check_seed_sequence, seed_for, spawn_seeds
 from .._core.interop import InferenceDataMixin
@@ -199,6 +199,14 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
         in every method that takes ``X``, as :class:`sklearn.neural_network.BernoulliRBM`
         users do with :class:`~sklearn.preprocessing.Binarizer`. ``None``: the input
         must already be 0/1 (anything else raises a ``ValueError``).
+    dtype : {"float32", "float64"} or None, default="float32"
+        Precision of the parameters and of training. ``fit`` (and a first
+        ``partial_fit``) converts the data to it once per call (0/1 data are exact
+        in float32), so float64 and float32 input give the same fit; ``None``
+        follows the training input's dtype (the rule before issue 26). A float32
+        update costs about half a float64 one. Later ``partial_fit`` calls keep
+        the fitted model's dtype; inference runs in the wider of the model's and
+        the input's dtype, ``log Z`` in float64.
 
     Attributes
     ----------
@@ -280,7 +288,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
                  early_stopping="auto", validation_fraction=0.1, n_iter_no_change=10, tol=1e-4,
                  pretrain=True, pretrain_n_iter="auto", pretrain_learning_rate=0.05,
                  n_ais_betas=1000, n_ais_runs=100, ais_tol=0.5, n_posterior_samples=1,
-                 random_state=None, verbose=0, n_jobs=None, binarize=None):
+                 random_state=None, verbose=0, n_jobs=None, binarize=None, dtype="float32"):
         self.n_components = n_components
         self.sampler = sampler
         self.n_temperatures = n_temperatures
@@ -312,6 +320,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
+        self.dtype = dtype
         self.binarize = binarize
 
     # ------------------------------------------------------------------ validation
@@ -328,13 +337,13 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
         self._validate_params()
         return check_sizes(self.n_components)
 
-    def _validate(self, X, reset):
+    def _validate(self, X, reset, training=False):
         X = self._validate_input(X, reset=reset, dtype=(np.float64, np.float32), binary=True,
                                  accept_sparse="csr")
-        # float32 input trains a float32 model (half the memory traffic of every
-        # product); inference casts to the model's dtype at the boundary.
-        dtype = X.dtype if reset or not hasattr(self, "coefs_") else self.coefs_[0].dtype
-        return X.astype(dtype, copy=False)
+        # ``dtype`` (float32: half the memory traffic of every product) for a new model,
+        # converted once per call; see _core.base.working_dtype for a fitted one
+        fitted = None if reset or not hasattr(self, "coefs_") else self.coefs_[0].dtype
+        return X.astype(working_dtype(self.dtype, X, fitted, training=training), copy=False)
 
     # ------------------------------------------------------------------ set-up
     def _rng(self):
@@ -510,7 +519,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
         self._check_params()
         # With reset=False, validation names a changed feature count
         # ("X has 3 features, but DBMCAST is expecting 4 features as input").
-        return self._validate(X, reset=reset)
+        return self._validate(X, reset=reset, training=True)
 
     def _initialize(self, X, *, fit):
         rng = self._reset(X, self._check_params())
