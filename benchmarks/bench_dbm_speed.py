@@ -28,10 +28,12 @@ Each product is timed as the mean of its layouts (``A B``, ``A B^T``, ``A^T B``)
 
 What is timed is the public path: ``partial_fit`` on 1,000 rows (10 updates of 100,
 of which the first computes the verbose figures, as in ``fit``), per update. Printed:
-each update against both floors, for float32 input (a float32 model) and float64
-input (a float64 model: dtype follows the input), and CAST / SAP.
+each update against both floors, for float32 and float64 input at the default
+``dtype="float32"`` (both train a float32 model; float64 input is converted once per
+call), for float64 input with ``dtype=None`` (a float64 model: the rule before issue
+26; with two starts that is the update users got before), and CAST / SAP.
 
-Usage (about three minutes of one core)::
+Usage (about four minutes of one core)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python benchmarks/bench_dbm_speed.py \\
         > benchmarks/results/dbm_speed.txt
@@ -73,11 +75,11 @@ def _floors(dtype, rng):
 ROWS = 1000     # one partial_fit call: 10 updates of BATCH rows
 
 
-def _updater(sampler, starts, dtype):
+def _updater(sampler, starts, dtype, model_dtype="float32"):
     X = (np.random.default_rng(0).random((ROWS, SIZES[0])) < 0.13).astype(dtype)
     est = DBMCAST(n_components=SIZES[1:], sampler=sampler, pretrain=False, n_iter=0,
                   mean_field_tol=0.0, n_mean_field=5, mean_field_starts=starts,
-                  batch_size=BATCH, n_chains=100, random_state=0).fit(X)
+                  batch_size=BATCH, n_chains=100, random_state=0, dtype=model_dtype).fit(X)
     return lambda: est.partial_fit(X)
 
 
@@ -89,10 +91,13 @@ def main():
                     "CAST <= 1.3 x SAP (issue 15)"])
     warnings.simplefilter("ignore")
     rng = np.random.default_rng(0)
-    runs = {(s, st, np.dtype(d).name): _updater(s, st, d)
-            for s, st, d in [("sap", "doubled", np.float32), ("sap", "best", np.float32),
-                             ("sap", "doubled", np.float64), ("sap", "best", np.float64),
-                             ("cast", "doubled", np.float32), ("cast", "best", np.float32)]}
+    runs = {(s, st, np.dtype(d).name, m): _updater(s, st, d, m)
+            for s, st, d, m in [
+                ("sap", "doubled", np.float32, "float32"), ("sap", "best", np.float32, "float32"),
+                ("sap", "doubled", np.float64, "float32"), ("sap", "best", np.float64, "float32"),
+                ("sap", "doubled", np.float64, None), ("sap", "best", np.float64, None),
+                ("cast", "doubled", np.float32, "float32"),
+                ("cast", "best", np.float32, "float32")]}
     for f in runs.values():      # warm-up
         f()
     times = {k: [] for k in runs}
@@ -110,15 +115,17 @@ def main():
           f"the first); {args.repeat} alternating repetitions, medians of CPU s per update")
     print(f"  float32 floor, the paper's update (5 + 15 products): {f20 * 1e3:.1f} ms")
     print(f"  float32 floor, two starts (5 + 27 products):         {f32 * 1e3:.1f} ms")
-    print(f"  {'sampler':7s} {'starts':8s} {'input':8s} {'ms/update':>9s} "
+    print(f"  {'sampler':7s} {'starts':8s} {'input':8s} {'dtype':8s} {'ms/update':>9s} "
           f"{'x 20-floor':>10s} {'x 32-floor':>10s}")
-    for (s, st, d), t in med.items():
-        print(f"  {s:7s} {st:8s} {d:8s} {t * 1e3:9.1f} {t / f20:10.2f} {t / f32:10.2f}")
+    for (s, st, d, m), t in med.items():
+        print(f"  {s:7s} {st:8s} {d:8s} {str(m):8s} {t * 1e3:9.1f} {t / f20:10.2f} "
+              f"{t / f32:10.2f}")
+    f32in = "float32", "float32"
     for st in ("doubled", "best"):
         print(f"  CAST / SAP ({st}, float32): "
-              f"{med[('cast', st, 'float32')] / med[('sap', st, 'float32')]:.2f}")
+              f"{med[('cast', st, *f32in)] / med[('sap', st, *f32in)]:.2f}")
     print(f"  two starts / one start (SAP, float32): "
-          f"{med[('sap', 'best', 'float32')] / med[('sap', 'doubled', 'float32')]:.2f}")
+          f"{med[('sap', 'best', *f32in)] / med[('sap', 'doubled', *f32in)]:.2f}")
 
 
 if __name__ == "__main__":
