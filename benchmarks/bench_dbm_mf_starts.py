@@ -27,20 +27,13 @@ Usage (about 11 CPU-minutes per seed; the results file is the two seeds' output)
 """
 
 import argparse
-import time
 import warnings
 
 import numpy as np
 
-from _common import add_data_home_arg, data_home, header
+from _common import add_data_home_arg, cpu_timed, data_home, header
 from skdgm.datasets import fetch_binarized_mnist
 from skdgm.dbm import DBMCAST
-
-
-def cpu(fn, *a, **k):
-    t = time.process_time()
-    out = fn(*a, **k)
-    return out, time.process_time() - t
 
 
 def load(home, n_train, n_test):
@@ -69,15 +62,15 @@ def test_bound(est, Xte, args, seed):
 def run(starts, Xtr, Xte, args):
     est = DBMCAST(n_components=(500, 1000), sampler="sap", mean_field_starts=starts,
                   n_iter=0, random_state=args.seed)
-    _, t_pre = cpu(est.fit, Xtr)
+    _, t_pre = cpu_timed(est.fit, Xtr)
     t_train, next_ck, k, rows = 0.0, args.checkpoint_every, 0, []
     while t_train < args.cpu_budget:
-        _, dt = cpu(est.partial_fit, Xtr)
+        _, dt = cpu_timed(est.partial_fit, Xtr)
         t_train += dt
         if t_train >= next_ck or t_train >= args.cpu_budget:
             next_ck += args.checkpoint_every
             k += 1
-            (b, se, rse), t_eval = cpu(test_bound, est, Xte, args, 100 + k)
+            (b, se, rse), t_eval = cpu_timed(test_bound, est, Xte, args, 100 + k)
             zs = est.history_["mean_field_zeros_start"][-1]
             print(f"  {starts:8s} {est.n_updates_:7d} {t_train:8.1f} "
                   f"{1e3 * t_train / est.n_updates_:9.1f} {b:10.2f} {se:6.2f} {rse:7.2f} "

@@ -24,20 +24,13 @@ Usage::
 """
 
 import argparse
-import time
 
 import numpy as np
 
-from _common import header
+from _common import cpu_timed, header
 from _deep_lda_data import load_20news
 from skdgm import DeepLDA
 from skdgm.deep_lda._impute import impute_per_sweep
-
-
-def _cpu(fn):
-    t = time.process_time()
-    out = fn()
-    return out, time.process_time() - t
 
 
 def main():
@@ -84,9 +77,9 @@ def main():
 
         t_now, t_before = [], []
         for _ in range(args.repeats):
-            a, dt = _cpu(before)
+            a, dt = cpu_timed(before)
             t_before.append(dt)
-            b, dt = _cpu(now)
+            b, dt = cpu_timed(now)
             t_now.append(dt)
         same = "identical" if np.array_equal(a, b) else (
             f"differ (mean imputed count {np.mean(a[missing]):.4f} before, "
