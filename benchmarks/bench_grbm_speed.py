@@ -26,12 +26,17 @@ Usage (one core, niced)::
 ``--quick`` runs the small shape only; ``--repeat R`` sets the alternating
 repetitions (default 15 for the small shape, 5 for the large one).
 ``--input-dtype float32 float64`` also hands the estimator float64 data (what most
-users pass; the model then keeps float64 parameters) while the floor stays the
-float32 products (issue 26: a review read 2.01x at 64 x 256 where this file read
-1.58x)::
+users pass) while the floor stays the float32 products (issue 26: a review read
+2.01x at 64 x 256 where this file read 1.58x). The variants above build the model
+in the input's dtype (a float64 model for float64 input); ``--public`` adds the
+public path, ``partial_fit`` on 10 minibatches per call timed per update, at the
+defaults (``dtype="float32"``: the data are converted once per call and the model
+trains in float32 whatever the input) and with ``dtype=None`` (the model follows the
+input, the rule before issue 26)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice python benchmarks/bench_grbm_speed.py \
-        --quick --input-dtype float32 float64 > benchmarks/results/grbm_speed_float64.txt
+        --quick --input-dtype float32 float64 --public \
+        > benchmarks/results/grbm_speed_float64.txt
 """
 
 import argparse
@@ -47,6 +52,13 @@ VARIANTS = [
     ("defaults (gibbs), NumPy twins", dict(), False),
     ("gibbs_langevin closed_form", dict(sampler="gibbs_langevin"), True),
 ]
+# With --public (issue 26): the public path, per update, at the defaults (the
+# float32 training dtype whatever the input's) and with dtype=None (a float64
+# model for float64 input, the rule before issue 26).
+PUBLIC = [
+    ("partial_fit, defaults", dict()),
+    ("partial_fit, dtype=None", dict(dtype=None)),
+]
 
 
 def _estimator(N, M, B, K, dtype, kw):
@@ -61,7 +73,25 @@ def _estimator(N, M, B, K, dtype, kw):
     return lambda: est._update(X, rng)
 
 
-def one_shape(N, M, B, K, repeat, dtype=np.float32, input_dtype=None):
+PUBLIC_CALL_UPDATES = 10      # updates per timed partial_fit call
+
+
+def _public(N, M, B, K, input_dtype, kw):
+    """``partial_fit`` on ``PUBLIC_CALL_UPDATES`` minibatches of ``input_dtype`` data.
+
+    What a user calls: validation, the conversion to the training dtype (once per
+    call), the updates and the per-call records. Returns a function giving the CPU
+    seconds of one call divided by its updates' count.
+    """
+    est = GaussianBernoulliRBM(n_components=M, cd_steps=K, batch_size=B, n_iter=1,
+                               random_state=0, negative_phase="noise", **kw)
+    X = np.random.default_rng(0).standard_normal((PUBLIC_CALL_UPDATES * B, N))
+    X = X.astype(input_dtype)
+    est.partial_fit(X)
+    return lambda: est.partial_fit(X)
+
+
+def one_shape(N, M, B, K, repeat, dtype=np.float32, input_dtype=None, public=False):
     rng = np.random.default_rng(0)
     V = rng.standard_normal((B, N)).astype(dtype)
     W = rng.standard_normal((M, N)).astype(dtype)
@@ -70,6 +100,11 @@ def one_shape(N, M, B, K, repeat, dtype=np.float32, input_dtype=None):
     products = [lambda: V @ W.T, lambda: H @ W, lambda: H.T @ V]
     runs = {name: _estimator(N, M, B, K, input_dtype or dtype, kw) for name, kw, _ in VARIANTS}
     fast = {name: f for name, _, f in VARIANTS}
+    per_call = dict.fromkeys(runs, 1)
+    if public:
+        for name, kw in PUBLIC:
+            runs[name] = _public(N, M, B, K, input_dtype or dtype, kw)
+            fast[name], per_call[name] = True, PUBLIC_CALL_UPDATES
     times = {"gemm": []}
     times.update({name: [] for name in runs})
     for name, run in runs.items():                      # warm-up
@@ -87,7 +122,7 @@ def one_shape(N, M, B, K, repeat, dtype=np.float32, input_dtype=None):
         for name, run in runs.items():
             _samplers.KERNELS = "cython" if fast[name] else "numpy"
             _, dt = _common.cpu_timed(run)
-            times[name].append(dt)
+            times[name].append(dt / per_call[name])
     _samplers.KERNELS = "cython"
     gemm = float(np.median(times["gemm"]))
     floor = n_gemm * gemm
@@ -141,14 +176,18 @@ def main():
     parser.add_argument("--repeat", type=int, default=None)
     parser.add_argument("--input-dtype", nargs="+", default=["float32"],
                         choices=["float32", "float64"])
+    parser.add_argument("--public", action="store_true",
+                        help="also time partial_fit per update (issue 26)")
     args = parser.parse_args()
     _common.header(["targets (issue 15): defaults <= 2.0 x floor at 64 x 256, "
                     "<= 1.1 x floor at 784 x 4096"])
     for inp in args.input_dtype:
-        one_shape(64, 256, 100, 100, args.repeat or 15, input_dtype=np.dtype(inp))
+        one_shape(64, 256, 100, 100, args.repeat or 15, input_dtype=np.dtype(inp),
+                  public=args.public)
     if not args.quick:
         for inp in args.input_dtype:
-            one_shape(784, 4096, 512, 10, args.repeat or 5, input_dtype=np.dtype(inp))
+            one_shape(784, 4096, 512, 10, args.repeat or 5, input_dtype=np.dtype(inp),
+                      public=args.public)
         adam_alone(784, 4096, args.repeat or 15)
 
 

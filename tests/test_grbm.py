@@ -690,8 +690,10 @@ def test_fit_learns_location_and_scale(sampler, adjust, objective):
 @pytest.mark.filterwarnings("ignore::RuntimeWarning")
 def test_divergence_raises_and_keeps_finite_params():
     X = np.random.default_rng(0).normal(size=(20, 3)) * 1e3
+    # float64: data of this scale overflow float32 variances on the first update
     est = GaussianBernoulliRBM(n_components=4, cd_steps=2, learning_rate=1e-3,
-                               clip_grad_norm=None, n_iter=1, random_state=0)
+                               clip_grad_norm=None, n_iter=1, random_state=0,
+                               dtype="float64")
     # A failed call restores the state from before it (issue 14): train once, so
     # there are parameters to keep.
     est.partial_fit(X[:10]).set_params(learning_rate=1e300)
@@ -809,7 +811,7 @@ def test_variance_overflow_raises_and_keeps_params(dtype, lr):
     X = (rng.normal(size=(200, 2)) * np.array([1.0, 30.0])).astype(dtype)
     est = GaussianBernoulliRBM(n_components=2, cd_steps=2, langevin_steps=2,
                                learning_rate=1e-3, n_iter=1, batch_size=200,
-                               random_state=0).partial_fit(X)
+                               random_state=0, dtype=None).partial_fit(X)
     before = [a.copy() for a in (est.components_, est.intercept_hidden_, est.mean_,
                                  est.log_variance_, est.variance_)]
     est.set_params(learning_rate=lr, clip_grad_norm=None)
@@ -1010,3 +1012,31 @@ def test_langevin_chains_mixed_dtypes(sampler):
     r = run_chain(p, v0, np.random.default_rng(3), sampler=sampler, n_steps=3,
                   inner="closed_form", metropolis_adjust=True)
     assert r.v.dtype == np.float64 and np.all(np.isfinite(r.v))
+
+
+# ---------------------------------------------------------------------------
+# training dtype (issue 26): float64 input trains the float32 default model
+# ---------------------------------------------------------------------------
+
+def test_float64_and_float32_input_give_the_same_fit():
+    """The data are converted to ``dtype`` once per call: the same fit, bit for bit."""
+    X = _three_clusters(300, np.random.default_rng(3))
+    kw = dict(n_components=3, cd_steps=5, n_iter=2, batch_size=50, random_state=0)
+    e64 = GaussianBernoulliRBM(**kw).fit(X)
+    e32 = GaussianBernoulliRBM(**kw).fit(X.astype(np.float32))
+    for a, b in zip(e64._params(), e32._params()):
+        assert a.dtype == np.float32
+        assert_array_equal(a, b)
+    # later partial_fit calls keep the model's dtype whatever the input's
+    e64.partial_fit(X), e32.partial_fit(X.astype(np.float32))
+    assert_array_equal(e64.components_, e32.components_)
+    # transform answers in the input's dtype
+    assert e64.transform(X).dtype == np.float64
+    assert e64.transform(X.astype(np.float32)).dtype == np.float32
+    # dtype=None follows the input; "float64" trains in float64 from float32 input
+    follow = GaussianBernoulliRBM(dtype=None, **kw).fit(X)
+    wide = GaussianBernoulliRBM(dtype="float64", **kw).fit(X.astype(np.float32))
+    assert follow.components_.dtype == wide.components_.dtype == np.float64
+    assert not np.array_equal(follow.components_, e64.components_.astype(np.float64))
+    with pytest.raises(ValueError, match="dtype"):
+        GaussianBernoulliRBM(dtype="float16", **kw).fit(X)

@@ -374,3 +374,37 @@ def test_deep_lda_impute_takes_csr():
     Xm = X[:4].copy()
     Xm[0, 2] = np.nan
     np.testing.assert_array_equal(est.impute(sp.csr_matrix(Xm)), est.impute(Xm))
+
+
+@pytest.mark.parametrize("link", ["poisson", "bernoulli"])
+def test_deep_lda_impute_one_task_per_chunk(monkeypatch, link):
+    """Issue 26: one task per chunk for every sweep and kept sample.
+
+    Documents that fit in one chunk get the per-sweep implementation's answer bit
+    for bit; with several chunks, every chunk's answer depends on its own rows and
+    position only (the first chunk's equals imputing its rows alone) and the whole
+    answer is the same for one and two workers.
+    """
+    from skdgm.deep_lda import _runs
+    from skdgm.deep_lda._impute import impute_per_sweep
+
+    rng = np.random.default_rng(0)
+    X = rng.poisson(1.0, (60, 30))
+    X = (X > 0).astype(int) if link == "bernoulli" else X
+    est = DeepLDA((6, 3), link=link, n_iter=2, batch_size=20, random_state=0,
+                  n_posterior_samples=2).fit(X)
+    Xm = X.astype(float)
+    Xm[rng.random(X.shape) < 0.1] = np.nan
+    missing = np.isnan(Xm)
+    ref = np.where(missing, impute_per_sweep(est._local, est._merge, Xm, missing,
+                                             est.posterior_samples_, est._eval_seed(4),
+                                             n_sweeps=6, link=link), Xm)
+    out = est.impute(Xm, n_sweeps=6)
+    np.testing.assert_array_equal(out, ref)
+    monkeypatch.setattr(_runs, "CHUNK_DOCS", 25)      # three chunks of 20 documents
+    three = est.impute(Xm, n_sweeps=6)
+    np.testing.assert_array_equal(three[:20], est.impute(Xm[:20], n_sweeps=6))
+    assert not np.array_equal(three[20:40][missing[20:40]], out[20:40][missing[20:40]])
+    from skdgm._core import chains
+    monkeypatch.setattr(chains, "MIN_PARALLEL_COST", 0.0)   # really use the workers
+    np.testing.assert_array_equal(est.set_params(n_jobs=2).impute(Xm, n_sweeps=6), three)

@@ -37,6 +37,8 @@ __all__ = [
     "check_finite_params",
     "dense_rows",
     "float_dtype",
+    "training_dtype",
+    "working_dtype",
     "iter_minibatches",
     "map_row_chunks",
     "warn_unused_params",
@@ -126,6 +128,32 @@ def float_dtype(X):
         dtypes = set(X.dtypes)
         dtype = dtypes.pop() if len(dtypes) == 1 else None
     return np.dtype(np.float32) if dtype == np.float32 else np.dtype(np.float64)
+
+
+def training_dtype(spec, X):
+    """The dtype a model trains in: ``spec`` (``"float32"``, ``"float64"``), or for
+    ``None`` the input's own (float32 stays float32, else float64, as
+    :func:`float_dtype`).
+
+    Estimators with a ``dtype`` hyper-parameter convert their training data to it
+    once per ``fit`` call, so that the updates never convert minibatches and float64
+    and float32 input give the same fit.
+    """
+    return float_dtype(X) if spec is None else np.dtype(spec)
+
+
+def working_dtype(spec, X, fitted=None, *, training):
+    """The dtype an estimator with a ``dtype`` hyper-parameter converts ``X`` to.
+
+    A new model (``fitted=None``) trains in :func:`training_dtype`; a fitted model
+    of dtype ``fitted`` keeps training in it, and answers inference in the wider of
+    it and the input's dtype (float64 input to a float32 model is answered in
+    float64, so the answer does not depend on how rows are chunked or ordered to
+    float32 rounding).
+    """
+    if fitted is None:
+        return training_dtype(spec, X)
+    return np.dtype(fitted) if training else np.result_type(X.dtype, fitted)
 
 
 def check_counts(X, *, what="this estimator", max_total=None, limit_name=None):
@@ -251,8 +279,11 @@ def check_finite_params(params, where, *, bound=None, previous=None):
                 )
             if before is not None and a.size:
                 b = np.asarray(before[i])
-                ref = max(float(np.max(np.abs(b))), scale)
-                step = float(np.max(np.abs(a - b)))
+                # largest magnitudes from min and max: one temporary (the change)
+                # instead of three, on every update of every wing
+                ref = max(-float(np.min(b)), float(np.max(b)), scale)
+                d = np.subtract(a, b)
+                step = max(-float(np.min(d)), float(np.max(d)))
                 if step > DIVERGENCE_GROWTH * ref:
                     raise DivergenceError(
                         f"{where}: parameter {name!r} moved by {step:.3g} in one update: "

@@ -337,16 +337,17 @@ def float_blocks(estimator, X, *, reset, model_dtype=None, binary=False):
     The client-side checks of :func:`check_dask_rows`, then every block checked
     (:func:`prepare_float_block`, the estimator's ``binarize`` applied) and
     summarised (:func:`float_summary`) where it lives. The dtype follows
-    in-memory validation: float32 input trains a float32 model, anything else
-    float64; a fitted model's ``model_dtype`` wins when ``reset`` is false.
+    in-memory validation: a new model trains in the estimator's ``dtype``
+    (:func:`skdgm._core.base.training_dtype`), a fitted model's ``model_dtype``
+    wins when ``reset`` is false.
     """
-    from .base import binary_hint
+    from .base import binary_hint, training_dtype
 
     check_dask_rows(estimator, X, reset=reset)
     if not reset and model_dtype is not None:
         dtype = np.dtype(model_dtype)
     else:
-        dtype = np.dtype(np.float32 if X.dtype == np.float32 else np.float64)
+        dtype = training_dtype(getattr(estimator, "dtype", None), X)
     name = type(estimator).__name__
     prepare = partial(prepare_float_block, dtype=dtype, what=name, binary=binary,
                       binarize=getattr(estimator, "binarize", None) if binary else None,

@@ -27,7 +27,7 @@ from scipy.special import expit, log_expit, logsumexp
 
 from .._core.exact import MAX_EXACT_UNITS, binary_states, iter_binary_states  # noqa: F401
 from .._core.mcmc import bernoulli
-from .._core.numerics import softplus
+from .._core.numerics import sigmoid, softplus
 
 __all__ = [
     "energy",
@@ -121,8 +121,8 @@ def layer_input(l, layers, coefs, intercepts, beta=1.0, base_intercepts=None, *,
 def sample_layers(which, layers, coefs, intercepts, rng, beta=1.0, base_intercepts=None):
     """Resample the layers listed in ``which`` (one parity) given the others, in place."""
     for l in which:
-        layers[l] = bernoulli(expit(layer_input(l, layers, coefs, intercepts, beta,
-                                                 base_intercepts)), rng)
+        a = layer_input(l, layers, coefs, intercepts, beta, base_intercepts)
+        layers[l] = bernoulli(sigmoid(a, out=a), rng)
     return layers
 
 
@@ -158,11 +158,12 @@ def gibbs_sweep_energy(layers, coefs, intercepts, rng, beta=1.0, *, reverse=Fals
     first, last = (even, odd) if reverse else (odd, even)
     beta_c = _col(beta) if np.ndim(beta) else float(beta)
     for l in first:
-        layers[l] = bernoulli(expit(beta_c * layer_input(l, layers, coefs, intercepts)), rng)
+        a = beta_c * layer_input(l, layers, coefs, intercepts)
+        layers[l] = bernoulli(sigmoid(a, out=a), rng)
     e = np.zeros(layers[0].shape[0])
     for l in last:
         a = layer_input(l, layers, coefs, intercepts)
-        layers[l] = bernoulli(expit(beta_c * a), rng)
+        layers[l] = bernoulli(sigmoid(beta_c * a), rng)
         e -= np.einsum("ij,ij->i", layers[l], a)
     for l in first:
         e -= layers[l] @ intercepts[l]
@@ -215,7 +216,9 @@ def mean_field_init(V, coefs, intercepts, start="doubled", *, VW=None):
         for l in range(1, L + 1):
             scale = 2.0 if l < L else 1.0
             prod = VW if (l == 1 and VW is not None) else mus[l - 1] @ coefs[l - 1]
-            mus.append(expit(scale * prod + intercepts[l]))
+            a = scale * prod
+            a += intercepts[l]
+            mus.append(sigmoid(a, out=a))
         return mus
     if start == "zeros":
         n = V.shape[0]
@@ -235,9 +238,11 @@ def _mean_field_sweep(mus, coefs, intercepts, VW=None):
     n = len(mus)
     delta = np.zeros(mus[0].shape[0])
     for l in odd_layers(n) + _even_hidden_layers(n):
-        new = expit(layer_input(l, mus, coefs, intercepts, below=VW if l == 1 else None))
+        new = layer_input(l, mus, coefs, intercepts, below=VW if l == 1 else None)
+        sigmoid(new, out=new)
         if new.size:
-            np.maximum(delta, np.max(np.abs(new - mus[l]), axis=1), out=delta)
+            change = np.subtract(new, mus[l])
+            np.maximum(delta, np.max(np.abs(change, out=change), axis=1), out=delta)
         mus[l] = new
     return mus, delta
 
@@ -260,7 +265,8 @@ class MeanFieldResult(NamedTuple):
     mus: list
     """``[V, mu_1, ..., mu_L]``, each row from the start with the highest bound."""
     bound: np.ndarray
-    """The bound plus ``log Z`` (:func:`lower_bound_unnormalised`) of each row."""
+    """The bound plus ``log Z`` (:func:`lower_bound_unnormalised`) of each row
+    (``None`` for one start asked ``with_bound=False``)."""
     converged: np.ndarray
     """Whether the chosen start's last sweep moved no mean of the row by more than
     ``tol`` (``False`` for every row when no sweep was made)."""
@@ -271,7 +277,7 @@ class MeanFieldResult(NamedTuple):
 
 
 def mean_field(V, coefs, intercepts, n_iter=5, tol=0.0, starts=MEAN_FIELD_STARTS,
-               return_info=False):
+               return_info=False, with_bound=True):
     """Mean-field posterior ``Q(h | v)`` of every hidden layer (Sec. 2.1).
 
     The bound of Eq. 3 is not concave in the means: it can have several fixed
@@ -305,6 +311,11 @@ def mean_field(V, coefs, intercepts, n_iter=5, tol=0.0, starts=MEAN_FIELD_STARTS
     starts : sequence of {"doubled", "zeros"}, default=("doubled", "zeros")
     return_info : bool, default=False
         Return a :class:`MeanFieldResult` instead of the means alone.
+    with_bound : bool, default=True
+        With a single start nothing needs the bound to pick a start, and
+        ``with_bound=False`` skips it (the training update, whose cost it would
+        raise by one product of the largest size and an entropy pass); the
+        result's ``bound`` is then ``None``. Several starts always compute it.
 
     Returns
     -------
@@ -323,7 +334,8 @@ def mean_field(V, coefs, intercepts, n_iter=5, tol=0.0, starts=MEAN_FIELD_STARTS
     # every sweep reuses it (one product of the largest layer saved per sweep).
     VW = V @ coefs[0]
     inits = [mean_field_init(V, coefs, intercepts, s, VW=VW) for s in starts]
-    mus = [np.concatenate([m[l] for m in inits]) for l in range(n_layers)]
+    mus = (list(inits[0]) if S == 1 else
+           [np.concatenate([m[l] for m in inits]) for l in range(n_layers)])
     VW_all = np.concatenate([VW] * S) if S > 1 else VW
     delta = np.full(n * S, np.inf)
     active = np.arange(n * S)
@@ -344,6 +356,14 @@ def mean_field(V, coefs, intercepts, n_iter=5, tol=0.0, starts=MEAN_FIELD_STARTS
         delta[active] = d
         active = active[d > tol]
         sweeps += 1
+    if S == 1:
+        # one start: nothing to choose, so no row gather and the bound only on request
+        out = [V] + mus[1:]
+        if not return_info:
+            return out
+        bound = (lower_bound_unnormalised(out, coefs, intercepts, first_product=VW)
+                 if with_bound else None)
+        return MeanFieldResult(out, bound, delta <= tol, np.zeros(n, dtype=np.intp), sweeps)
     bound = lower_bound_unnormalised(mus, coefs, intercepts,
                                      first_product=VW_all).reshape(S, n)
     best = np.argmax(bound, axis=0)

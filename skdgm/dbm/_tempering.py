@@ -189,9 +189,14 @@ class GibbsChains:
     def __init__(self, layers):
         self.layers = [np.array(a) for a in layers]   # copies, in the model's dtype
         self.n_steps = 0
+        self.sweep_energy = None
 
     def _sweep(self, coefs, intercepts, rng):
-        gibbs_sweep(self.layers, coefs, intercepts, rng)
+        # The same draws as gibbs_sweep; the energy of the new state under ``coefs``
+        # comes from the sweep's own products, so the trainer's energy trace (R-hat,
+        # ESS) costs no extra product.
+        self.layers, self.sweep_energy = gibbs_sweep_energy(self.layers, coefs,
+                                                            intercepts, rng)
 
     def step(self, coefs, intercepts, rng):
         self._sweep(coefs, intercepts, rng)
@@ -221,6 +226,8 @@ class FastWeightChains(GibbsChains):
         self.fast_decay = float(fast_decay)
 
     def _sweep(self, coefs, intercepts, rng):
+        # driven by other parameters: its energy under ``coefs`` is not the sweep's
+        self.sweep_energy = None
         W = [a + b for a, b in zip(coefs, self.fast_coefs)]
         c = [a + b for a, b in zip(intercepts, self.fast_intercepts)]
         gibbs_sweep(self.layers, W, c, rng)

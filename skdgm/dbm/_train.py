@@ -15,6 +15,7 @@ import time
 from typing import NamedTuple
 
 import numpy as np
+from scipy.linalg import get_blas_funcs
 from scipy.special import expit, logit
 
 import scipy.sparse as sp
@@ -28,9 +29,11 @@ from .._core.schedules import InverseTime, make_schedule
 from . import _model
 
 __all__ = ["PassResult", "PositiveSums", "SAUpdate", "energy_diagnostics", "init_params",
-           "initial_chain_layers", "positive_block", "pretrain_recon_error", "pretrain_rbm",
-           "pretrain_stack", "pretrain_verbose", "rate_schedule", "reconstruction_error",
-           "record_arrays", "sa_pass", "sa_update", "split_sampler_stats", "time_left"]
+           "initial_chain_layers", "moment_difference", "moment_product", "positive_block",
+           "pretrain_recon_error", "pretrain_rbm", "pretrain_stack", "pretrain_verbose",
+           "product_difference",
+           "rate_schedule", "reconstruction_error", "record_arrays", "sa_pass", "sa_update",
+           "split_sampler_stats", "time_left"]
 
 
 def reconstruction_error(V, mu_h, W, b_v):
@@ -114,6 +117,51 @@ class SAUpdate(NamedTuple):
     recon: float                # summed reconstruction error, or NaN
 
 
+def moment_difference(a, b, c, d, sa, sc):
+    """``sa a^T b - sc c^T d`` (C-ordered), by two BLAS ``gemm`` calls into one buffer.
+
+    The gradient of Eq. 2 for one weight matrix: the scaling and the difference are
+    folded into ``gemm``'s ``alpha`` and ``beta``, so no intermediate of the
+    weights' size is made or passed over (three passes and three allocations of
+    an ``n_l x n_{l+1}`` array fewer per weight and update than ``a.T @ b / n -
+    c.T @ d / m``). It equals that expression up to rounding. The result is
+    computed as the Fortran-ordered transpose, whose ``.T`` is C-ordered like the
+    weights, and each C-ordered input is handed to BLAS as its Fortran-ordered
+    transpose, so nothing is copied.
+    """
+    dtype = np.result_type(a, b, c, d)
+    a, b, c, d = (np.ascontiguousarray(x, dtype=dtype) for x in (a, b, c, d))
+    gemm = get_blas_funcs("gemm", dtype=dtype)
+    # (b^T a) as Fortran = (a^T b)^T; b.T and a.T are Fortran views of C arrays
+    out = gemm(sa, b.T, a.T, trans_b=1)
+    return _minus_moment(out, c, d, sc, gemm)
+
+
+def moment_product(a, b):
+    """``a^T b`` (C-ordered) by the ``gemm`` call of :func:`moment_difference`.
+
+    A dask block's share of the positive phase: scaled by ``sa`` and handed to
+    :func:`product_difference`, one block's product gives the same bits as
+    :func:`moment_difference` on the same rows (``gemm`` scales its finished sums
+    by ``alpha``).
+    """
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+    return get_blas_funcs("gemm", dtype=np.result_type(a, b))(1.0, b.T, a.T, trans_b=1).T
+
+
+def product_difference(product, c, d, sa, sc):
+    """``sa product - sc c^T d`` for a summed :func:`moment_product` (C-ordered)."""
+    dtype = np.result_type(product, c, d)
+    c, d = (np.ascontiguousarray(x, dtype=dtype) for x in (c, d))
+    out = np.multiply(product, dtype.type(sa), dtype=dtype).T   # Fortran, for gemm's c
+    return _minus_moment(out, c, d, sc, get_blas_funcs("gemm", dtype=dtype))
+
+
+def _minus_moment(out, c, d, sc, gemm):
+    out = gemm(-sc, d.T, c.T, beta=1.0, c=out, trans_b=1, overwrite_c=1)
+    return out.T
+
+
 def sa_update(coefs, intercepts, V, chains, rng, *, learning_rate, n_mean_field,
               mean_field_tol, starts, monitor=True):
     """One stochastic-approximation update (Salakhutdinov 2010, Sec. 2.2, Eq. 2).
@@ -144,18 +192,23 @@ def sa_update(coefs, intercepts, V, chains, rng, *, learning_rate, n_mean_field,
                   mean_field_tol=mean_field_tol, starts=starts, monitor=monitor)
     if isinstance(V, RowSelection):      # a dask array's minibatch, summed from its blocks
         parts = V.map(positive_block, shared, lambda parts: [None] * len(parts))
-        pos, mus = PositiveSums(
+        pos = PositiveSums(
             *([sum_parts([p[i][l] for p in parts]) for l in range(len(parts[0][i]))]
               for i in range(2)),
-            *(sum_parts([p[i] for p in parts]) for i in range(2, 7))), None
+            *(sum_parts([p[i] for p in parts]) for i in range(2, 7)))
+        neg = chains.step(coefs, intercepts, rng)
+        nb, nc = V.shape[0], neg[0].shape[0]
+        gW = [product_difference(pos.pairs[l], neg[l], neg[l + 1], 1.0 / nb, 1.0 / nc)
+              for l in range(len(coefs))]
+        gb = [s / nb - x.mean(axis=0) for s, x in zip(pos.sums, neg)]
     else:
+        # in memory the means themselves: the weight gradient in two gemm calls
         pos, mus = positive_block(V, shared, None, keep=True)
-    neg = chains.step(coefs, intercepts, rng)
-    nb, nc = V.shape[0], neg[0].shape[0]
-    gW = [pos.pairs[l] / nb - neg[l].T @ neg[l + 1] / nc for l in range(len(coefs))]
-    # (in memory the means exactly as before: np.mean's division may round otherwise)
-    gb = [(s / nb if mus is None else m.mean(axis=0)) - x.mean(axis=0)
-          for s, m, x in zip(pos.sums, mus or pos.sums, neg)]
+        neg = chains.step(coefs, intercepts, rng)
+        nb, nc = V.shape[0], neg[0].shape[0]
+        gW = [moment_difference(mus[l], mus[l + 1], neg[l], neg[l + 1], 1.0 / nb, 1.0 / nc)
+              for l in range(len(coefs))]
+        gb = [mu.mean(axis=0) - x.mean(axis=0) for mu, x in zip(mus, neg)]
     with np.errstate(over="ignore", invalid="ignore"):  # the caller checks finiteness
         new_W = [W + learning_rate * g for W, g in zip(coefs, gW)]
         new_b = [b + learning_rate * g for b, g in zip(intercepts, gb)]
@@ -193,13 +246,16 @@ def positive_block(V, shared, _seed, *, keep=False):
     V = V.toarray() if sp.issparse(V) else V
     coefs, intercepts, monitor = shared["coefs"], shared["intercepts"], shared["monitor"]
     mf = _model.mean_field(V, coefs, intercepts, shared["n_mean_field"],
-                           shared["mean_field_tol"], starts=shared["starts"], return_info=True)
+                           shared["mean_field_tol"], starts=shared["starts"], return_info=True,
+                           with_bound=False)
     mus = mf.mus
     recon = (reconstruction_error(V, mus[1], coefs[0], intercepts[0]) if monitor
              else float("nan"))
     entropy = (float(sum(np.sum(_model._entropy(mu)) for mu in mus[1:]))
                if monitor and not keep else 0.0)
-    pos = PositiveSums([mus[l].T @ mus[l + 1] for l in range(len(coefs))],
+    # in memory (keep) the caller forms the weight gradient from the means themselves
+    pos = PositiveSums(None if keep else [moment_product(mus[l], mus[l + 1])
+                                          for l in range(len(coefs))],
                        [mu.sum(axis=0) for mu in mus], entropy, recon, V.shape[0],
                        int(np.count_nonzero(~mf.converged)),
                        int(np.count_nonzero(np.asarray(shared["starts"])[mf.start] == "zeros")))
@@ -390,7 +446,10 @@ def sa_pass(X, coefs, intercepts, chains, rng, *, lr_schedule, n_updates, batch_
         from_zeros += res.mean_field[1]
         n_mf += V.shape[0]
         if energy_trace is not None:
-            energy_trace.append(_model.energy(res.negative, coefs, intercepts))
+            # plain Gibbs chains hand over the energy their sweep computed for free
+            e = getattr(chains, "sweep_energy", None)
+            energy_trace.append(_model.energy(res.negative, coefs, intercepts)
+                                if e is None else e)
             del energy_trace[:-trace_window]
         lr = float(lr_schedule(n_updates))
         check_finite_params({"coefs_": res.coefs, "intercepts_": res.intercepts},

@@ -14,7 +14,6 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core.base import BaseGenerativeModel, float_dtype as _float_dtype
 from .._core.blocks import RowSelection, check_dask_rows, is_dask_array
-from .._core.chains import chain_pool
 from .._core.interop import InferenceDataMixin
 from .._core.posterior import check_missing, check_n_sweeps
 from .._core.random import as_generator, check_seed_sequence, seed_for
@@ -26,7 +25,7 @@ from ._defaults import (OPTION_READS, PARAMETER_CONSTRAINTS, AutoStopping, resol
 from ._evaluate import PassLog
 from ._posterior import inference_arrays, theta_moments
 from ._topics import TopicsMixin
-from ._impute import impute_over_samples, observed_counts
+from ._impute import observed_counts
 
 __all__ = ["DeepLDA"]
 
@@ -653,10 +652,7 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
                             what=type(self).__name__)
         if not missing.any():
             return X.copy()
-        with chain_pool(self.n_jobs):     # the calls, one per sweep, share workers
-            mean = impute_over_samples(self._local, self._merge, X, missing,
-                                       self.posterior_samples_, self._eval_seed(4),
-                                       n_sweeps=n_sweeps, link=self.link)
+        mean = self._impute(X, missing, self._eval_seed(4), n_sweeps)   # one task per chunk
         return np.where(missing, mean, X)
 
     def _heldout_loglik(self, X_obs, X_held, *, point, n_burn, n_collect, seed,

@@ -20,11 +20,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._core.base import check_binary, check_counts
+from .._core.chains import run_chains
 from .._core.posterior import rao_blackwell_chain
 from .._core.random import as_generator
-from ._local import MAX_TOTAL_COUNT, round_counts as _round_counts
+from ._local import MAX_TOTAL_COUNT, round_counts as _round_counts, upward_downward
+from ._train import chunk_layout, local_cost, local_kwargs
 
-__all__ = ["gibbs_impute", "impute_over_samples", "observed_counts"]
+__all__ = ["gibbs_impute", "impute_over_samples", "impute_per_sweep", "impute_task",
+           "observed_counts"]
 
 
 def gibbs_impute(local_sweep, phi1, X, missing, rng, seeds, *, n_sweeps, n_burn, link,
@@ -86,20 +89,57 @@ def gibbs_impute(local_sweep, phi1, X, missing, rng, seeds, *, n_sweeps, n_burn,
     return state, est
 
 
-def impute_over_samples(local, merge, X, missing, samples, root, *, n_sweeps, link):
+def impute_over_samples(X, missing, samples, root, *, n_sweeps, a0, b0, e0, f0, link,
+                        chunk_docs, n_jobs=None):
     """``E[x_miss | x_obs]`` averaged over the kept global samples (``DeepLDA.impute``).
 
-    Under each ``(phis, r)`` of ``samples`` in turn, :func:`gibbs_impute` runs
-    ``n_sweeps`` sweeps (the first half discarded) with the chain carried over from
-    one sample to the next. ``local(X, seed, phis, r, ...)`` is the estimator's local
-    sampler over chunks of documents and ``merge`` joins its chunks. ``root`` (a
-    ``SeedSequence``) gives the fills' generator (its first child) and one child per
-    sweep for the local sampler.
+    The documents are cut into the local sampler's fixed chunks
+    (:func:`~._train.chunk_layout`) and each chunk is one task
+    (:func:`impute_task`) for the whole protocol: under each ``(phis, r)`` of
+    ``samples`` in turn, :func:`gibbs_impute` runs ``n_sweeps`` sweeps (the first
+    half discarded) with the chain carried over from one sample to the next. One
+    dispatch per chunk, not one per sweep (issue 26), so that ``n_jobs`` pays and
+    no sweep pays the scatter, merge and scheduling of a whole-corpus call.
+
+    Streams, from ``root`` (a ``SeedSequence``): its first child seeds the fills
+    (chunk ``c`` draws them from that PCG64 stream jumped ``c`` times, so chunk 0
+    draws exactly the stream every fill came from before, and no two chunks
+    overlap); the next ``len(samples) * n_sweeps`` children seed the sweeps, chunk
+    ``c`` of sweep ``k`` using child ``c`` of sweep seed ``k``, as the per-sweep
+    calls did. So documents that fit in one chunk get the same answer as the
+    per-sweep implementation, bit for bit, and every input gets the same answer
+    for every ``n_jobs`` and joblib backend.
 
     Returns
     -------
     estimate : ndarray of shape (n, V)
         Meaningful in the missing entries only.
+    """
+    fill_seed = root.spawn(1)[0]
+    sweep_seeds = root.spawn(len(samples) * n_sweeps)
+    layout = chunk_layout(X.shape[0], chunk_docs)
+    tasks = [(X[sl], missing[sl], c) for c, sl in enumerate(layout)]
+    parts = run_chains(
+        impute_task, tasks, seeds=[fill_seed] * len(tasks), n_jobs=n_jobs,
+        cost=local_cost(sp.csr_matrix(np.where(missing, 0.0, X)),
+                        [p.shape[1] for p in samples[0][0]], n_sweeps * len(samples)),
+        samples=samples, sweep_seeds=sweep_seeds, n_sweeps=n_sweeps,
+        priors=dict(a0=a0, b0=b0, e0=e0, f0=f0, link=link))
+    out = np.zeros(X.shape)
+    for sl, (_, miss, _), values in zip(layout, tasks, parts):
+        out[sl][miss] = values
+    return out
+
+
+def impute_per_sweep(local, merge, X, missing, samples, root, *, n_sweeps, link):
+    """The reference for :func:`impute_over_samples`: one whole-input call per sweep.
+
+    What ``DeepLDA.impute`` ran before issue 26: under each ``(phis, r)`` of
+    ``samples`` in turn, :func:`gibbs_impute` on all the documents, each sweep one
+    call of ``local(X, seed, phis, r, ...)`` (the estimator's chunked local sampler,
+    ``merge`` joining its chunks), the fills drawn from one stream (the first child
+    of ``root``) over every document. Kept for the tests (it gives
+    :func:`impute_over_samples`'s answer on one chunk) and the benchmark of the two.
     """
     rng = as_generator(root.spawn(1)[0])
     seeds = root.spawn(len(samples) * n_sweeps)
@@ -114,6 +154,38 @@ def impute_over_samples(local, merge, X, missing, samples, root, *, n_sweeps, li
                                   seeds[i * n_sweeps:(i + 1) * n_sweeps], n_sweeps=n_sweeps,
                                   n_burn=n_sweeps // 2, link=link, state=state)
         total += est
+    return total / len(samples)
+
+
+def _child(seed, index):
+    # ``seed.spawn(n)[index]`` of a sequence that has spawned nothing, without
+    # spawning: in-process, every chunk shares the same SeedSequence objects.
+    return np.random.SeedSequence(seed.entropy, spawn_key=seed.spawn_key + (index,),
+                                  pool_size=seed.pool_size)
+
+
+def impute_task(task, rng, *, samples, sweep_seeds, n_sweeps, priors):
+    """``run_chains`` entry point: one chunk's data-augmented chain over every sample.
+
+    ``task`` is ``(X_chunk, missing_chunk, c)``; ``rng`` is the fills' generator,
+    jumped ``c`` times here. Returns the chunk's estimates at its missing entries
+    (row-major), averaged over the samples.
+    """
+    X, missing, c = task
+    fills = np.random.Generator(rng.bit_generator.jumped(c))
+    total, state = np.zeros(int(missing.sum())), None
+    for i, (phis, r) in enumerate(samples):
+        kw = local_kwargs(phis, r, n_burn=0, n_collect=1, collect_topics=False, **priors)
+
+        def sweep(Xc, seed, theta, kw=kw):
+            res = upward_downward(Xc, as_generator(_child(seed, c)), theta=theta, **kw)
+            return res["theta"], res["theta_sum"][0]
+
+        state, est = gibbs_impute(sweep, phis[0], X, missing, fills,
+                                  sweep_seeds[i * n_sweeps:(i + 1) * n_sweeps],
+                                  n_sweeps=n_sweeps, n_burn=n_sweeps // 2,
+                                  link=priors["link"], state=state)
+        total += est[missing]
     return total / len(samples)
 
 

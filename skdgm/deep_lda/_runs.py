@@ -8,6 +8,7 @@ chunking and ``n_jobs`` to the module-level kernels of :mod:`._train`.
 import numpy as np
 
 from . import _train
+from ._impute import impute_over_samples
 from ._local import merge_chunks
 
 __all__ = ["CHUNK_DOCS", "LocalRuns"]
@@ -34,6 +35,12 @@ class LocalRuns:
         return _train.run_local(X, seed_seq, phis, r, n_burn=n_burn, n_collect=n_collect,
                                 collect_topics=collect_topics, n_jobs=self.n_jobs,
                                 thetas=thetas, keep_theta=keep_theta, **self._local_priors())
+
+    def _impute(self, X, missing, seed_seq, n_sweeps):
+        """``impute``'s estimates: one task per chunk for every sweep and kept sample."""
+        return impute_over_samples(X, missing, self.posterior_samples_, seed_seq,
+                                   n_sweeps=n_sweeps, n_jobs=self.n_jobs,
+                                   **self._local_priors())
 
     def _merge(self, results):
         return merge_chunks(results, self.n_features_in_)

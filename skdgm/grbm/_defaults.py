@@ -36,6 +36,7 @@ OPTION_READS = {"sampler": {
 PARAMETER_CONSTRAINTS = {
     **EARLY_STOPPING_CONSTRAINTS,
     "n_components": [Interval(numbers.Integral, 1, None, closed="left")],
+    "dtype": [StrOptions({"float32", "float64"}), None],
     "sampler": [StrOptions(set(SAMPLERS))],
     "metropolis_adjust": ["boolean"],
     "adjust_after": [Interval(numbers.Integral, 0, None, closed="left"), None],

@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.base import (DIVERGENCE_BOUND, EARLY_STOPPING_READS, BaseGenerativeModel,
                           check_finite_params, dense_rows, float_dtype as _float_dtype,
-                          iter_minibatches, map_row_chunks)
+                          iter_minibatches, map_row_chunks, training_dtype)
 from .._core.blocks import float_blocks, is_dask_array, max_abs
 from .._core.random import as_generator, check_seed_sequence, seed_for, spawn_seeds
 from .._core.interop import InferenceDataMixin
@@ -234,6 +234,15 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
         elapsed time and, in :meth:`fit`, an estimate of the time left.
     n_jobs : int, default=None
         Workers for the AIS run groups (results do not depend on it).
+    dtype : {"float32", "float64"} or None, default="float32"
+        Precision of the parameters and of training. ``fit`` (and a first
+        ``partial_fit``) converts the data to it once per call, so float64 and
+        float32 input give the same fit; ``None`` follows the training input's
+        dtype (float32 stays float32, anything else trains in float64). A float32
+        update at the defaults costs about half a float64 one (the float32
+        kernels draw their random numbers from raw bits; see the user guide,
+        "Speed"). Later ``partial_fit`` calls keep the fitted model's dtype;
+        ``transform`` returns the dtype of its input.
 
     Attributes
     ----------
@@ -299,7 +308,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
                  n_iter="auto", early_stopping="auto",
                  validation_fraction=0.1, n_iter_no_change=10, tol=1e-4, init_std=0.01, min_variance=1e-6, n_posterior_samples=1,
                  n_ais_runs=100, n_ais_betas=3000, ais_tol=0.5, random_state=None, verbose=0,
-                 n_jobs=None):
+                 n_jobs=None, dtype="float32"):
         self.n_components = n_components
         self.sampler = sampler
         self.metropolis_adjust = metropolis_adjust
@@ -329,6 +338,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
+        self.dtype = dtype
 
     # ------------------------------------------------------------------
     # parameters
@@ -458,7 +468,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
             return float_blocks(self, X, reset=reset,
                                 model_dtype=None if reset else self.components_.dtype)
         X = self._validate_input(X, reset=reset, accept_sparse="csr")
-        return X if reset else X.astype(self.components_.dtype, copy=False)
+        return X.astype(training_dtype(self.dtype, X) if reset else self.components_.dtype, copy=False)
 
     def _initialize(self, X, *, fit):
         self._init_params(X.shape[1], X.dtype)
@@ -583,7 +593,9 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=(np.float64, np.float32),
                           accept_sparse="csr")
-        return X.astype(self.components_.dtype, copy=False)
+        # float64 input is answered in float64 (float32 parameters promoted), so
+        # results do not depend on how rows are chunked or ordered to float32 rounding
+        return X.astype(np.result_type(X.dtype, self.components_.dtype), copy=False)
 
     @property
     def posterior_samples_(self):
@@ -612,7 +624,8 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
         Returns
         -------
         H : ndarray of shape (n_samples, n_components)
-            Computed in the dtype the model was fitted in, returned in that of ``X``.
+            Computed in the wider of the model's dtype and ``X``'s (float64 input
+            with the float32 default model: float64), returned in that of ``X``.
         H_std : ndarray of shape (n_samples, n_components)
             Only with ``return_std=True``.
 
@@ -715,7 +728,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
         Returns
         -------
         energy : ndarray of shape (n_samples,)
-            In the dtype the model was fitted in; exact (no sampling).
+            In the wider of the model's dtype and ``X``'s; exact (no sampling).
 
         Raises
         ------
@@ -778,7 +791,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
         ...                             random_state=0).fit(X)
         >>> log_z, std_err = grbm.log_partition()   # 3 hidden units: enumerated
         >>> round(log_z, 2), std_err
-        (5.73, 0.0)
+        (5.76, 0.0)
         """
         check_is_fitted(self)
         params = self._params()

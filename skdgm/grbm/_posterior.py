@@ -28,14 +28,15 @@ def hidden_moments(V, states, *, return_std=False):
     Parameters
     ----------
     V : ndarray of shape (n, N)
-        Visible rows, in the dtype of the parameters.
+        Visible rows, in the dtype of the parameters or float64.
     states : list of GRBMParams
     return_std : bool, default=False
 
     Returns
     -------
     mean : ndarray of shape (n, M)
-        In the dtype of the parameters; with a single state, exactly Eq. (4).
+        In the wider of ``V``'s and the parameters' dtype; with a single state,
+        exactly Eq. (4).
     std : ndarray of shape (n, M), only with ``return_std``
     """
     if len(states) == 1 and not return_std:
@@ -44,7 +45,7 @@ def hidden_moments(V, states, *, return_std=False):
     for p in states:
         ps = np.asarray(sigmoid(hidden_activation(V, p)), dtype=np.float64)
         acc.add(ps, var=ps * (1.0 - ps))
-    dtype = states[0].W.dtype
+    dtype = np.result_type(V.dtype, states[0].W.dtype)   # float64 rows: float64 answers
     mean = acc.mean().astype(dtype, copy=False)
     if not return_std:
         return mean

@@ -98,7 +98,9 @@ ISSUE12_SETTINGS = dict(
     sampler="gibbs_langevin", metropolis_adjust=False, adjust_after=None, cd_steps=100,
     burn_in=0, negative_phase="noise", langevin_steps=10, langevin_inner="closed_form",
     langevin_step_size=0.5, objective="joint", optimizer="sgd", learning_rate=0.01,
-    clip_grad_norm=10.0, batch_size=100, n_iter=10, init_std=0.01, min_variance=1e-6)
+    clip_grad_norm=10.0, batch_size=100, n_iter=10, init_std=0.01, min_variance=1e-6,
+    # float64 data trained float64 models then (issue 26 made float32 the default)
+    dtype="float64")
 
 
 class TrainSettings(NamedTuple):
