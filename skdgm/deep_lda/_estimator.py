@@ -71,9 +71,9 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
         ``"auto"``: the fixed rule, enough passes for about 500 global updates,
         1 to 10 passes (100 sweeps for ``sampler="gibbs"``), below 5,000
         documents and on a dask array; from 5,000 documents on (in memory),
-        until converged: 5 % of them (at most 500) are set aside and their held-out perplexity (the latest
-        sample, 80/20 word split) is measured after every pass; burn-in ends
-        when it has not improved by a relative 1e-4 for 5 passes, but not
+        until converged: 5 % of them (at most 1,000) are set aside and their held-out perplexity (under
+        the kept samples, 80/20 word split) is measured after every pass; burn-in ends
+        when it has not improved by a relative 1e-4 for 10 passes, but not
         before the fixed rule's passes and at the latest after four times as
         many; then the passes that refill the ``n_posterior_samples`` kept
         samples (usually one) end training. The passes made are ``n_iter_``,
