@@ -99,3 +99,18 @@ def test_partial_fit_ignores_it(name):
     b = CHEAP[name]().partial_fit(X)
     assert not hasattr(a, "validation_scores_")
     np.testing.assert_array_equal(a.transform(X[:5]), b.transform(X[:5]))
+
+
+def test_grbm_figure_is_the_held_out_median():
+    # a few held-out rows the model rates very low must not decide when to stop
+    # (on MNIST the mean stopped a GRBM at pass 2, 80 nats short): the figure is
+    # the median of the rows' exact log p, so an outlier row leaves it unchanged
+    est = CHEAP["GaussianBernoulliRBM"](n_iter=3).fit(data("GaussianBernoulliRBM"))
+    val = data("GaussianBernoulliRBM", n=21, seed=5)
+    ref = est.score_samples(val)
+    assert est._validation_score(val) == pytest.approx(np.median(ref), rel=1e-6)
+    worse = val.copy()
+    worse[np.argmin(ref)] *= 50.0                      # the worst row, far worse
+    assert est.score_samples(worse).mean() < ref.mean() - 100
+    assert est._validation_score(worse) == pytest.approx(est._validation_score(val),
+                                                         rel=1e-6)
