@@ -124,10 +124,11 @@ def deep_lda_rows(args):
     n_test = Xo.shape[0] if not args.quick else 2000
     compare("DeepLDA(128).perplexity", f"{n_test:,} test docs",
             lambda nj: with_jobs(nj).perplexity(Xo[:n_test], Xh[:n_test]), args.repeats)
-    Xm = X[:400].toarray()
-    Xm[np.random.default_rng(0).random(Xm.shape) < 0.01] = np.nan
-    compare("DeepLDA(128).impute", "400 docs, 1% missing",
-            lambda nj: with_jobs(nj).impute(Xm), args.repeats)
+    for n_imp in (400, 2000):       # one chunk of documents, then five
+        Xm = X[:n_imp].toarray()
+        Xm[np.random.default_rng(0).random(Xm.shape) < 0.01] = np.nan
+        compare("DeepLDA(128).impute", f"{n_imp:,} docs, 1% missing",
+                lambda nj, Xm=Xm: with_jobs(nj).impute(Xm), args.repeats)
 
     def stream(nj, batch):
         m = DeepLDA(128, total_samples=X.shape[0], random_state=0, n_jobs=nj)
