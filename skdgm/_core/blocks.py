@@ -341,13 +341,11 @@ def float_blocks(estimator, X, *, reset, model_dtype=None, binary=False):
     (:func:`skdgm._core.base.training_dtype`), a fitted model's ``model_dtype``
     wins when ``reset`` is false.
     """
-    from .base import binary_hint, training_dtype
+    from .base import binary_hint, working_dtype
 
     check_dask_rows(estimator, X, reset=reset)
-    if not reset and model_dtype is not None:
-        dtype = np.dtype(model_dtype)
-    else:
-        dtype = training_dtype(getattr(estimator, "dtype", None), X)
+    dtype = working_dtype(getattr(estimator, "dtype", None), X,
+                          None if reset else model_dtype, training=True)
     name = type(estimator).__name__
     prepare = partial(prepare_float_block, dtype=dtype, what=name, binary=binary,
                       binarize=getattr(estimator, "binarize", None) if binary else None,

@@ -11,7 +11,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .._core.base import (DIVERGENCE_BOUND, EARLY_STOPPING_READS, BaseGenerativeModel,
                           check_finite_params, dense_rows, float_dtype as _float_dtype,
-                          iter_minibatches, map_row_chunks, training_dtype)
+                          iter_minibatches, map_row_chunks, working_dtype)
 from .._core.blocks import float_blocks, is_dask_array, max_abs
 from .._core.random import as_generator, check_seed_sequence, seed_for, spawn_seeds
 from .._core.interop import InferenceDataMixin
@@ -469,7 +469,8 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
             return float_blocks(self, X, reset=reset,
                                 model_dtype=None if reset else self.components_.dtype)
         X = self._validate_input(X, reset=reset, accept_sparse="csr")
-        return X.astype(training_dtype(self.dtype, X) if reset else self.components_.dtype, copy=False)
+        fitted = None if reset else self.components_.dtype
+        return X.astype(working_dtype(self.dtype, X, fitted, training=True), copy=False)
 
     def _initialize(self, X, *, fit):
         self._init_params(X.shape[1], X.dtype)
