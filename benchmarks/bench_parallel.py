@@ -23,10 +23,12 @@ scikit-learn's digits (standardised pixels) with AIS for ``log Z``.
 
 ``--timeline`` instead dissects one ``n_jobs=2`` DeepLDA ``transform`` of the
 whole training set: the very tasks and arguments ``run_chains`` sends, through
-``joblib.Parallel`` with joblib's default ``pre_dispatch="2*n_jobs"`` and with the
-``"all"`` that ``run_chains`` uses, printing for each batch the worker, its start
+``joblib.Parallel`` (``pre_dispatch="all"``, as ``run_chains``), with the kept
+samples left to joblib (hashed and dumped into a per-call folder, as before issue
+26's shared files) and as the shared files ``run_chains`` now sends, at its batch
+count and at half and twice that, printing for each batch the worker, its start
 and end (seconds after the call), the CPU inside the batch, and the idle time of
-the workers between batches and after the last one.
+the workers before the first batch, between batches and after the last one.
 
 Usage::
 
@@ -197,40 +199,52 @@ def timeline(args):
     func, tasks, kw = seen["func"], seen["tasks"], dict(seen["kw"])
     seeds = kw.pop("seeds")
     kw.pop("n_jobs"), kw.pop("cost")
-    groups = chains.even_chunks(len(tasks), chains.BATCHES_PER_WORKER * 2)
+    shared = chains.share_arguments(kw)      # what run_chains sends to process workers
+    n_shared = sum(isinstance(a, np.memmap) for p, r in shared["samples"] for a in [*p, r])
+    batches = chains.BATCHES_PER_WORKER * 2
     c = time.process_time()
-    for g in groups:
+    for g in chains.even_chunks(len(tasks), batches):
         chains._call_batch(func, tasks[g], seeds[g], kw)
     serial = time.process_time() - c
-    print(f"DeepLDA(128).transform of {X.shape[0]:,} documents: {len(tasks)} chunks in "
-          f"{len(groups)} batches; in-process CPU of the batches {serial:.3f} s\n")
+    print(f"DeepLDA(128).transform of {X.shape[0]:,} documents: {len(tasks)} chunks; "
+          f"in-process CPU {serial:.3f} s; {n_shared} arrays of the kept samples shared as "
+          f"files\n")
+    # (label, keyword arguments sent, batches): joblib hashing and dumping the kept
+    # samples into a per-call folder (before issue 26's shared files), then the
+    # shared files at run_chains' batch count and at others.
+    modes = [("joblib dumps", kw, batches), ("shared files", shared, batches),
+             ("shared files", shared, batches // 2), ("shared files", shared, 2 * batches)]
     rows = {}
     for rep in range(args.repeats + 1):
-        for pre in ("2*n_jobs", "all"):
+        for label, kwargs, n_batches in modes:
+            groups = chains.even_chunks(len(tasks), n_batches)
             t = time.time()
-            res = Parallel(n_jobs=2, pre_dispatch=pre)(
-                delayed(_timed_batch)(func, tasks[g], seeds[g], kw) for g in groups)
+            res = Parallel(n_jobs=2, pre_dispatch="all")(
+                delayed(_timed_batch)(func, tasks[g], seeds[g], kwargs) for g in groups)
             wall = time.time() - t
             if rep == 0:
-                continue                     # untimed: workers up
+                continue                     # untimed: workers up, files written
             per = {}
             for pid, a, b, cpu, _ in res:
                 per.setdefault(pid, []).append((a - t, b - t, cpu))
+            first = min(a for spans in per.values() for a, _, _ in spans)
             gaps = sum(x[0] - (y[1] if y else 0.0) for spans in per.values()
                        for y, x in zip([None] + sorted(spans)[:-1], sorted(spans)))
             tail = wall - max(b for spans in per.values() for _, b, _ in spans)
-            rows.setdefault(pre, []).append((wall, gaps, tail))
+            rows.setdefault((label, n_batches), []).append((wall, first, gaps, tail))
             if rep == 1:
-                print(f"pre_dispatch={pre!r}, repeat 1 (worker, start s, end s, CPU s):")
+                print(f"{label}, {n_batches} batches, repeat 1 (worker, start s, end s, CPU s):")
                 for k, pid in enumerate(sorted(per)):
                     print("  worker", k, " ".join(f"[{a:.3f} {b:.3f} {c:.3f}]"
                                                   for a, b, c in sorted(per[pid])))
-    print(f"\nmedians of {args.repeats} repeats")
-    print(f"{'pre_dispatch':<14} {'wall s':>8} {'idle before/between batches s':>30} "
-          f"{'after last s':>12} {'speed-up vs in-process CPU':>27}")
-    for pre, vals in rows.items():
-        w, g, t = (float(np.median([v[i] for v in vals])) for i in range(3))
-        print(f"{pre!r:<14} {w:8.3f} {g:30.3f} {t:12.3f} {serial / w:26.2f}x")
+    print(f"\nmedians of {args.repeats} repeats (pre_dispatch='all', as run_chains)")
+    print(f"{'arguments':<14} {'batches':>7} {'wall s':>8} {'first start s':>13} "
+          f"{'idle before/between batches s':>30} {'after last s':>12} "
+          f"{'speed-up vs in-process CPU':>27}")
+    for (label, n_batches), vals in rows.items():
+        w, f, g, t = (float(np.median([v[i] for v in vals])) for i in range(4))
+        print(f"{label:<14} {n_batches:>7} {w:8.3f} {f:13.3f} {g:30.3f} {t:12.3f} "
+              f"{serial / w:26.2f}x")
 
 
 def main():
