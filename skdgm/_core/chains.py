@@ -46,10 +46,9 @@ __all__ = ["chain_pool", "run_chains", "even_chunks", "shared_array", "share_arg
 
 #: Batches of tasks per worker: more than one, so that a worker slowed by other
 #: jobs on a shared machine hands its later batch to the others; few, because
-#: every batch a worker starts waits for the previous result to be sent and the
-#: next message to arrive (5-15 ms for a DeepLDA batch). On the idle 2-core host,
-#: 4 batches per call ran an 11,284-document transform in 0.431 s against 0.445 s
-#: for 8 (``bench_parallel.py --timeline``, issue 26).
+#: every batch a worker starts waits for its previous result to be sent and the
+#: next message to arrive (``bench_parallel.py --timeline`` compares 2 to 16
+#: batches per call, issue 26).
 BATCHES_PER_WORKER = 2
 #: CPU seconds (the caller's estimate) below which ``run_chains`` stays in-process:
 #: on a loaded machine a loky round trip waits for two more processes to be
