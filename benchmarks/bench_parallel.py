@@ -22,11 +22,13 @@ documents, five kept global samples), and GaussianBernoulliRBM(64) on
 scikit-learn's digits (standardised pixels) with AIS for ``log Z``.
 
 ``--timeline`` instead dissects one ``n_jobs=2`` DeepLDA ``transform`` of the
-whole training set: the very tasks and arguments ``run_chains`` sends, through
-``joblib.Parallel`` with joblib's default ``pre_dispatch="2*n_jobs"`` and with the
-``"all"`` that ``run_chains`` uses, printing for each batch the worker, its start
-and end (seconds after the call), the CPU inside the batch, and the idle time of
-the workers between batches and after the last one.
+whole training set and one GRBM AIS ``log Z``: the very tasks and arguments
+``run_chains`` sends, through ``joblib.Parallel`` (``pre_dispatch="all"``, as
+``run_chains``) in 2 to 16 batches, DeepLDA's kept samples also left to joblib
+(hashed and dumped into a per-call folder, as before issue 26's shared files),
+printing for each batch the worker, its start and end (seconds after the call),
+the CPU inside the batch, and the idle time of the workers before the first
+batch, between batches and after the last one.
 
 Usage::
 
@@ -146,15 +148,20 @@ def deep_lda_rows(args):
                                n_jobs=nj).fit(X[:4000]), args.repeats)
 
 
-def grbm_rows(args):
+def _grbm_model(args):
     from sklearn.datasets import load_digits
     from sklearn.preprocessing import StandardScaler
 
     X = StandardScaler().fit_transform(load_digits().data)
     X = X[:, X.std(axis=0) > 0]
     betas = 3000 if not args.quick else 1000
-    model = GaussianBernoulliRBM(n_components=64, n_iter=2, random_state=0, n_jobs=1,
-                                 n_ais_betas=betas).fit(X)
+    return GaussianBernoulliRBM(n_components=64, n_iter=2, random_state=0, n_jobs=1,
+                                n_ais_betas=betas).fit(X)
+
+
+def grbm_rows(args):
+    model = _grbm_model(args)
+    betas = model.n_ais_betas
 
     def log_z(nj):
         model.set_params(n_jobs=nj)
@@ -172,65 +179,102 @@ def _timed_batch(func, tasks, seeds, kwargs):
     return os.getpid(), w, time.time(), time.process_time() - c, out
 
 
-def timeline(args):
-    """Where the wall clock of an ``n_jobs=2`` transform goes, batch by batch."""
-    from joblib import Parallel, delayed
-
-    import skdgm.deep_lda._train as train
+def _spied_call(module, call):
+    """The function, tasks and keyword arguments that ``call()`` hands ``module.run_chains``."""
     from skdgm._core import chains
 
-    X, _, _, _ = load_20news(args.data_home)
-    X = X.tocsr()
-    model = DeepLDA(128, n_iter=1, random_state=0, n_jobs=1).fit(X[:2000])
     seen = {}
-    real = train.run_chains
+    real = module.run_chains
 
     def spy(func, tasks, **kw):
         seen.update(func=func, tasks=tasks, kw=kw)
         return real(func, tasks, **kw)
 
-    train.run_chains = spy
+    module.run_chains = spy
     try:
-        model.transform(X)
+        call()
     finally:
-        train.run_chains = real
-    func, tasks, kw = seen["func"], seen["tasks"], dict(seen["kw"])
-    seeds = kw.pop("seeds")
-    kw.pop("n_jobs"), kw.pop("cost")
-    groups = chains.even_chunks(len(tasks), chains.BATCHES_PER_WORKER * 2)
+        module.run_chains = real
+    kw = dict(seen["kw"])
+    tasks = list(range(seen["tasks"]) if isinstance(seen["tasks"], int) else seen["tasks"])
+    seeds = kw.pop("seeds", None)
+    if seeds is None:
+        seeds = chains.spawn_seeds(kw.pop("random_state"), len(tasks))
+    kw.pop("random_state", None), kw.pop("n_jobs", None), kw.pop("cost", None)
+    return seen["func"], tasks, list(seeds), kw
+
+
+def dissect(title, func, tasks, seeds, modes, repeats):
+    """Each ``(label, kwargs, n_batches)`` of ``modes`` through ``Parallel(n_jobs=2)``, timed."""
+    from joblib import Parallel, delayed
+
+    from skdgm._core import chains
+
     c = time.process_time()
-    for g in groups:
-        chains._call_batch(func, tasks[g], seeds[g], kw)
+    chains._call_batch(func, tasks, seeds, modes[0][1])
     serial = time.process_time() - c
-    print(f"DeepLDA(128).transform of {X.shape[0]:,} documents: {len(tasks)} chunks in "
-          f"{len(groups)} batches; in-process CPU of the batches {serial:.3f} s\n")
+    print(f"{title}: {len(tasks)} tasks; in-process CPU {serial:.3f} s\n")
     rows = {}
-    for rep in range(args.repeats + 1):
-        for pre in ("2*n_jobs", "all"):
+    for rep in range(repeats + 1):
+        for label, kwargs, n_batches in modes:
+            groups = chains.even_chunks(len(tasks), n_batches)
             t = time.time()
-            res = Parallel(n_jobs=2, pre_dispatch=pre)(
-                delayed(_timed_batch)(func, tasks[g], seeds[g], kw) for g in groups)
+            res = Parallel(n_jobs=2, pre_dispatch="all")(
+                delayed(_timed_batch)(func, tasks[g], seeds[g], kwargs) for g in groups)
             wall = time.time() - t
             if rep == 0:
-                continue                     # untimed: workers up
+                continue                     # untimed: workers up, files written
             per = {}
             for pid, a, b, cpu, _ in res:
                 per.setdefault(pid, []).append((a - t, b - t, cpu))
+            first = min(a for spans in per.values() for a, _, _ in spans)
             gaps = sum(x[0] - (y[1] if y else 0.0) for spans in per.values()
                        for y, x in zip([None] + sorted(spans)[:-1], sorted(spans)))
             tail = wall - max(b for spans in per.values() for _, b, _ in spans)
-            rows.setdefault(pre, []).append((wall, gaps, tail))
+            cpu = sum(c for spans in per.values() for _, _, c in spans)
+            busiest = max(sum(c for _, _, c in spans) for spans in per.values())
+            rows.setdefault((label, n_batches), []).append(
+                (wall, first, gaps, tail, cpu, busiest))
             if rep == 1:
-                print(f"pre_dispatch={pre!r}, repeat 1 (worker, start s, end s, CPU s):")
+                print(f"{label}, {n_batches} batches, repeat 1 (worker, start s, end s, CPU s):")
                 for k, pid in enumerate(sorted(per)):
                     print("  worker", k, " ".join(f"[{a:.3f} {b:.3f} {c:.3f}]"
                                                   for a, b, c in sorted(per[pid])))
-    print(f"\nmedians of {args.repeats} repeats")
-    print(f"{'pre_dispatch':<14} {'wall s':>8} {'idle before/between batches s':>30} "
-          f"{'after last s':>12} {'speed-up vs in-process CPU':>27}")
-    for pre, vals in rows.items():
-        w, g, t = (float(np.median([v[i] for v in vals])) for i in range(3))
-        print(f"{pre!r:<14} {w:8.3f} {g:30.3f} {t:12.3f} {serial / w:26.2f}x")
+    print(f"\nmedians of {repeats} repeats (pre_dispatch='all', as run_chains)")
+    print(f"{'arguments':<14} {'batches':>7} {'wall s':>7} {'first start s':>13} "
+          f"{'idle before/between s':>21} {'after last s':>12} {'workers CPU s':>13} "
+          f"{'busiest worker CPU s':>20} {'speed-up vs in-process CPU':>26}")
+    for (label, n_batches), vals in rows.items():
+        w, f, g, t, c, b = (float(np.median([v[i] for v in vals])) for i in range(6))
+        print(f"{label:<14} {n_batches:>7} {w:7.3f} {f:13.3f} {g:21.3f} {t:12.3f} {c:13.3f} "
+              f"{b:20.3f} {serial / w:25.2f}x")
+    print()
+
+
+def timeline(args):
+    """Where the wall clock of an ``n_jobs=2`` call goes, batch by batch."""
+    import skdgm._core.ais as ais
+    import skdgm.deep_lda._train as train
+    from skdgm._core import chains
+
+    print(f"run_chains sends {chains.BATCHES_PER_WORKER} batches per worker\n")
+    if "deep_lda" in args.only:
+        X, _, _, _ = load_20news(args.data_home)
+        X = X.tocsr()
+        model = DeepLDA(128, n_iter=1, random_state=0, n_jobs=1).fit(X[:2000])
+        func, tasks, seeds, kw = _spied_call(train, lambda: model.transform(X))
+        shared = chains.share_arguments(kw)      # what run_chains sends to process workers
+        n_shared = sum(isinstance(a, np.memmap) for p, r in shared["samples"] for a in [*p, r])
+        print(f"{n_shared} arrays of the kept samples go as shared files; 'joblib dumps' "
+              f"leaves them to joblib (hashed and dumped per call, as before issue 26)")
+        dissect(f"DeepLDA(128).transform of {X.shape[0]:,} documents", func, tasks, seeds,
+                [("joblib dumps", kw, 8)] + [("shared files", shared, n) for n in (2, 4, 8, 16)],
+                args.repeats)
+    if "grbm" in args.only:
+        model = _grbm_model(args)
+        func, tasks, seeds, kw = _spied_call(ais, lambda: model.log_partition())
+        dissect(f"GaussianBernoulliRBM(64).log_partition, AIS groups of runs {tasks}",
+                func, tasks, seeds, [("as sent", kw, n) for n in (2, 4, 8)], args.repeats)
 
 
 def main():

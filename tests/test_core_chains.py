@@ -1,4 +1,8 @@
-"""Tests of the per-fit joblib pool (``skdgm._core.chains.chain_pool``)."""
+"""Tests of the per-fit joblib pool (``skdgm._core.chains.chain_pool``) and of the
+files that carry read-only arguments to process workers (``shared_array``)."""
+
+import gc
+import os
 
 import numpy as np
 import pytest
@@ -130,3 +134,63 @@ def test_cheap_calls_stay_in_process(count_parallel):
     assert len(count_parallel) == 1
     for a, b in zip(cheap, dear):
         np.testing.assert_array_equal(a, b)
+
+
+def _read_only(a):
+    a.flags.writeable = False
+    return a
+
+
+def test_shared_array_lives_as_long_as_its_array():
+    a = _read_only(np.random.default_rng(0).random((30, 7)))
+    view = chains.shared_array(a)
+    assert isinstance(view, np.memmap) and not view.flags.writeable
+    assert chains.shared_array(a) is view                 # written once
+    np.testing.assert_array_equal(view, a)
+    path = view.filename
+    del view
+    gc.collect()
+    assert os.path.exists(path)                           # the array still lives
+    del a
+    gc.collect()
+    assert not os.path.exists(path)
+    assert path not in {v.filename for _, v in chains._FILES.views.values()}
+
+
+def test_shared_array_refuses_a_writable_array():
+    with pytest.raises(ValueError, match="read-only"):
+        chains.shared_array(np.ones(4))
+
+
+def _what_arrived(task, rng, *, big):
+    return [(type(b).__name__, getattr(b, "filename", None), float(b.sum())) for b in big]
+
+
+def test_process_workers_map_read_only_arrays_from_their_file(monkeypatch):
+    monkeypatch.setattr(chains, "SHARE_MIN_BYTES", 100)
+    rng = np.random.default_rng(1)
+    shared = _read_only(rng.random(50))                   # 400 bytes, read-only: a file
+    writable, small = rng.random(50), _read_only(rng.random(5))    # left to joblib
+    big = [shared, writable, small]
+    with parallel_config(backend="loky"):
+        out = run_chains(_what_arrived, 4, random_state=0, n_jobs=2, big=big)
+    path = chains.shared_array(shared).filename
+    for task in out:
+        assert task[0][:2] == ("memmap", path)
+        assert task[1][1] != path and task[2][0] == "ndarray"
+        assert [s for _, _, s in task] == [float(b.sum()) for b in big]
+    with parallel_config(backend="threading"):          # threads: the arrays themselves
+        out = run_chains(_what_arrived, 4, random_state=0, n_jobs=2, big=[writable])
+    assert all(task[0][0] == "ndarray" for task in out)
+
+
+def test_share_arguments_keeps_structure_and_values(monkeypatch):
+    from collections import namedtuple
+    monkeypatch.setattr(chains, "SHARE_MIN_BYTES", 1)
+    Pair = namedtuple("Pair", "a b")
+    a, b = _read_only(np.arange(6.0)), np.arange(3.0)
+    out = chains.share_arguments(dict(x=[(a, b)], p=Pair(a, 2), d={"k": a}, n=5, e=b))
+    assert isinstance(out["x"][0][0], np.memmap) and out["x"][0][1] is b
+    assert isinstance(out["p"], Pair) and isinstance(out["p"].a, np.memmap)
+    assert isinstance(out["d"]["k"], np.memmap) and out["n"] == 5 and out["e"] is b
+    np.testing.assert_array_equal(out["p"].a, a)

@@ -613,6 +613,58 @@ def fan_out(monkeypatch):
     from skdgm.deep_lda import _runs
     monkeypatch.setattr(_runs, "CHUNK_DOCS", 50)
     monkeypatch.setattr(chains, "MIN_PARALLEL_COST", 0.0)
+    monkeypatch.setattr(chains, "SHARE_MIN_BYTES", 1)    # tiny kept samples go as files
+
+
+def _shared_files():
+    from skdgm._core import chains
+    return {view.filename for _, view in list(chains._FILES.views.values())}
+
+
+def test_kept_samples_are_shared_once_per_model(fan_out):
+    # Process workers read the kept samples from one file per array, written on the
+    # first call that fans out, reused by every later call, never touched by
+    # pickling, and deleted with the samples (refit, or the estimator dropped).
+    import gc
+    import os
+    import pickle
+
+    X = np.random.default_rng(3).poisson(1.0, size=(120, 15))
+    params = dict(n_components=(4, 2), n_iter=3, batch_size=60, local_burn_in=3,
+                  local_samples=3, random_state=0)
+    ref = DeepLDA(**params, n_jobs=1).fit(X)
+    expected = ref.transform(X), ref.score_samples(X)
+    model = DeepLDA(**params, n_jobs=2).fit(X)
+    n_arrays = sum(len(phis) + 1 for phis, _ in model.posterior_samples_)
+    before = _shared_files()
+    got = model.transform(X), model.score_samples(X)
+    files = _shared_files() - before
+    assert len(files) == n_arrays
+    model.transform(X)
+    assert _shared_files() - before == files           # no file per call
+    stamps = {f: os.stat(f).st_mtime_ns for f in files}
+    copy = pickle.loads(pickle.dumps(model))
+    assert {f: os.stat(f).st_mtime_ns for f in files} == stamps
+    got_copy = copy.transform(X), copy.score_samples(X)
+    copy_files = _shared_files() - before - files
+    assert len(copy_files) == n_arrays                 # a second estimator: its own files
+    for a, b, c in zip(expected, got, got_copy):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(a, c)
+    del copy
+    gc.collect()
+    assert not any(map(os.path.exists, copy_files))
+    assert all(map(os.path.exists, files))
+    model.fit(X[::-1])                                 # refit: new samples, old files gone
+    gc.collect()
+    assert not any(map(os.path.exists, files))
+    np.testing.assert_array_equal(model.transform(X),
+                                  ref.fit(X[::-1]).transform(X))
+    refit_files = _shared_files() - before
+    assert len(refit_files) == n_arrays
+    del model
+    gc.collect()
+    assert not any(map(os.path.exists, refit_files))
 
 
 def test_n_jobs_and_backends_give_identical_results(fan_out):

@@ -408,3 +408,5 @@ def test_deep_lda_impute_one_task_per_chunk(monkeypatch, link):
     from skdgm._core import chains
     monkeypatch.setattr(chains, "MIN_PARALLEL_COST", 0.0)   # really use the workers
     np.testing.assert_array_equal(est.set_params(n_jobs=2).impute(Xm, n_sweeps=6), three)
+    monkeypatch.setattr(chains, "SHARE_MIN_BYTES", 1)       # the kept samples as files
+    np.testing.assert_array_equal(est.impute(Xm, n_sweeps=6), three)

@@ -25,26 +25,42 @@ touches a stream: every task keeps its own seed, so results are those of
 ``n_jobs=1``.
 """
 
+import atexit
 import contextlib
 import contextvars
+import os
+import shutil
+import tempfile
+import threading
+import uuid
+import weakref
 
 import numpy as np
 from joblib import Parallel, delayed, effective_n_jobs
+from joblib.parallel import get_active_backend
 
 from .random import as_generator, spawn_seeds
 
-__all__ = ["chain_pool", "run_chains", "even_chunks", "BATCHES_PER_WORKER",
-           "MIN_PARALLEL_COST"]
+__all__ = ["chain_pool", "run_chains", "even_chunks", "shared_array", "share_arguments",
+           "BATCHES_PER_WORKER", "MIN_PARALLEL_COST", "SHARE_MIN_BYTES"]
 
 #: Batches of tasks per worker: more than one, so that a worker slowed by other
-#: jobs on a shared machine hands its later batches to the others; few, so that
-#: shared arguments are pickled a handful of times per call.
-BATCHES_PER_WORKER = 4
+#: jobs on a shared machine hands its later batch to the others; few, because
+#: every batch a worker starts waits for its previous result to be sent and the
+#: next message to arrive (``bench_parallel.py --timeline`` compares 2 to 16
+#: batches per call, issue 26).
+BATCHES_PER_WORKER = 2
 #: CPU seconds (the caller's estimate) below which ``run_chains`` stays in-process:
 #: on a loaded machine a loky round trip waits for two more processes to be
 #: scheduled, and a DeepLDA transform of 2,000 documents (about 0.15 CPU-s) took
 #: longer in wall-clock time with two workers than with one (issue 26).
 MIN_PARALLEL_COST = 0.5
+#: Read-only arrays from this size on travel to process workers as a file mapped in
+#: memory (:func:`shared_array`); joblib's own threshold for memory-mapping (1 MB),
+#: below which pickling the bytes costs less than opening a file.
+SHARE_MIN_BYTES = 1 << 20
+# joblib backends whose workers are processes on this machine, reading the same files
+_PROCESS_BACKENDS = ("LokyBackend", "MultiprocessingBackend")
 
 
 class _Pool:
@@ -109,6 +125,117 @@ def chain_pool(n_jobs=None):
             yield pool
         finally:
             _ACTIVE_POOL.reset(token)
+
+
+class _SharedFiles:
+    """This process's files behind :func:`shared_array`, one per live read-only array."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.views = {}          # id(array) -> (weakref to the array, memmap of its file)
+        self.folder = None
+        self.pid = os.getpid()   # a forked child must not delete its parent's files
+
+    def folder_path(self):
+        if self.folder is None:
+            # memory-backed where the system has it, as joblib's own dumps are
+            shm = "/dev/shm"
+            base = shm if os.path.isdir(shm) and os.access(shm, os.W_OK) else None
+            self.folder = tempfile.mkdtemp(prefix="skdgm-shared-", dir=base)
+            atexit.register(self.remove_all)
+        return self.folder
+
+    def forget(self, key, path):
+        if os.getpid() != self.pid:
+            return
+        with self.lock:
+            hit = self.views.get(key)
+            if hit is not None and hit[1].filename == path:
+                del self.views[key]
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+
+    def remove_all(self):
+        if os.getpid() == self.pid and self.folder is not None:
+            shutil.rmtree(self.folder, ignore_errors=True)
+
+
+_FILES = _SharedFiles()
+
+
+def shared_array(a):
+    """A read-only memory map of the read-only array ``a``, its file written once.
+
+    The first call for an array writes its bytes to a file in a private temporary
+    folder (``/dev/shm`` where available); later calls return the same map. The
+    file is deleted when ``a`` is garbage-collected (a refit or a dropped
+    estimator releases its kept samples), and the folder when the process exits.
+    joblib sends a memory-mapped array to its process workers as the file's name,
+    so they map the same pages instead of receiving a copy. Nothing is added to
+    the object holding ``a``: pickling it writes its arrays as before.
+
+    Parameters
+    ----------
+    a : ndarray
+        Must be read-only (``a.flags.writeable`` False): the file is a snapshot,
+        correct only while the array cannot change.
+
+    Returns
+    -------
+    view : numpy.memmap
+        Equal to ``a`` (C order), read-only.
+    """
+    if a.flags.writeable:
+        raise ValueError("shared_array needs a read-only array: the file is a snapshot")
+    key = id(a)
+    with _FILES.lock:
+        hit = _FILES.views.get(key)
+    if hit is not None and hit[0]() is a:
+        return hit[1]
+    path = os.path.join(_FILES.folder_path(), f"{uuid.uuid4().hex}.bin")
+    np.ascontiguousarray(a).tofile(path)
+    view = np.memmap(path, dtype=a.dtype, mode="r", shape=a.shape)
+    # the array's death (not the caller's) ends the file: every call reuses it
+    ref = weakref.ref(a, lambda _, key=key, path=path: _FILES.forget(key, path))
+    with _FILES.lock:
+        _FILES.views[key] = (ref, view)
+    return view
+
+
+def _share(value):
+    if isinstance(value, np.ndarray) and not isinstance(value, np.memmap):
+        if (not value.flags.writeable and value.nbytes >= SHARE_MIN_BYTES and value.size
+                and value.ndim and not value.dtype.hasobject):
+            return shared_array(value)
+        return value
+    if isinstance(value, (list, tuple)):
+        items = [_share(v) for v in value]
+        if all(x is y for x, y in zip(items, value)):
+            return value
+        if isinstance(value, list):
+            return items
+        if hasattr(value, "_fields"):
+            return value._make(items)
+        # other tuple subclasses (DeepLDA's KeptSample copies its arrays when built)
+        return tuple(items)
+    if isinstance(value, dict):
+        return {k: _share(v) for k, v in value.items()}
+    return value
+
+
+def share_arguments(kwargs):
+    """``kwargs`` with every large read-only array (in lists, tuples, dicts) memory-mapped.
+
+    Used by :func:`run_chains` before it hands work to process workers; the
+    arrays' values are unchanged, so the results are too. Writable arrays (which
+    could change between calls) and small ones are left to joblib.
+    """
+    return {k: _share(v) for k, v in kwargs.items()}
+
+
+def _process_workers():
+    backend, _ = get_active_backend()
+    return type(backend).__name__ in _PROCESS_BACKENDS
 
 
 def _call_with_stream(func, task, seed, kwargs):
@@ -178,8 +305,10 @@ def run_chains(func, tasks, *, random_state=None, seeds=None, n_jobs=None, cost=
         # Same calls, same streams, no scheduler overhead.
         return _call_batch(func, tasks, seeds, kwargs)
     groups = even_chunks(len(tasks), BATCHES_PER_WORKER * _n_workers(n_jobs))
-    calls = (delayed(_call_batch)(func, tasks[g], seeds[g], kwargs) for g in groups)
     pool = _ACTIVE_POOL.get()
+    if _process_workers():
+        kwargs = share_arguments(kwargs)
+    calls = (delayed(_call_batch)(func, tasks[g], seeds[g], kwargs) for g in groups)
     # A call made while the pool is running (a task that itself fans out) cannot
     # re-enter the same Parallel: it gets its own.
     if pool is None or pool.busy or pool.n_jobs != n_jobs:
