@@ -8,7 +8,7 @@ import pytest
 
 from skdgm import BayesianSBN, DBMCAST, DeepLDA, GaussianBernoulliRBM
 from skdgm._core import stopping
-from skdgm._core.stopping import BurnInStop, EarlyStopping, Plateau
+from skdgm._core.stopping import TREND_Z, BurnInStop, EarlyStopping, Plateau, Trend
 
 
 def first_plateau(scores, tol, patience, start=1):
@@ -50,6 +50,58 @@ def test_plateau_replay_agrees():
     p = Plateau(tol=1e-3, patience=4)
     fired = next(i for i, s in enumerate(scores, 1) if p.update(s))
     assert fired == first_plateau(scores, 1e-3, 4)
+
+
+def first_trend_stop(scores, tol=1e-4, patience=10):
+    rule = Trend(tol, patience)
+    return next((i for i, s in enumerate(scores, 1) if rule.update(s)), None)
+
+
+def test_trend_slope_is_the_least_squares_fit():
+    from scipy.stats import linregress
+
+    y = np.random.default_rng(3).normal(size=40) + 0.2 * np.arange(40)
+    fit = linregress(np.arange(40), y)
+    assert stopping._slope(y) == pytest.approx((fit.slope, fit.stderr), rel=1e-12)
+
+
+def test_trend_stops_a_noisy_plateau_within_a_bounded_number_of_passes():
+    # a flat figure with noise sd 1 (the DBM's bound jumps by about that): the slope
+    # over the window is N(0, se), so each reading is flat with probability at least
+    # Phi(TREND_Z) = 0.69 and a run of 10 comes soon. Never before 3 * 10 - 1
+    # passes (first reading after 20, then 10 flat readings in a row); 50 seeds
+    # all stop by 8 * 10 (simulated: 99 % by 62).
+    stops = [first_trend_stop(-700 + np.random.default_rng(seed).normal(size=400))
+             for seed in range(50)]
+    assert None not in stops
+    assert min(stops) >= 29 and max(stops) <= 80
+
+
+def test_trend_keeps_training_a_noisy_rise():
+    # rising by 0.1 per pass under noise sd 1: over the shortest window (20 passes)
+    # the slope is 0.1 / se = 0.1 * sqrt(665) = 2.6 standard errors, far above
+    # tol * |mean| (0.01) + TREND_Z standard errors, and the window then grows: no
+    # seed stops in 300 passes, whereas the plateau rule (best + tol, 10 passes)
+    # stops every one of them early
+    for seed in range(50):
+        y = -100 + 0.1 * np.arange(300) + np.random.default_rng(seed).normal(size=300)
+        assert first_trend_stop(y) is None
+        assert first_plateau(y, 1e-4, 10) is not None
+
+
+def test_trend_stops_when_the_figure_turns_down_and_keeps_the_smoothed_best():
+    # noiseless: rises by 1 per pass to pass 30, then falls by 1 per pass. The
+    # window (last half, at least 20 passes) first fits a slope below tol * |mean|
+    # at pass 40 (passes 21-40, nearly symmetric about the top); ten flat passes
+    # in a row end the run at pass 49. The smoothed best (mean of the last 10)
+    # first peaks with passes 25-34, around the top.
+    y = -100.0 + np.minimum(np.arange(1, 61), 60 - np.arange(1, 61))
+    rule = Trend(1e-4, 10)
+    fired = next(i for i, s in enumerate(y, 1) if rule.update(s))
+    assert fired == 49 and rule.best_pass == 34
+    assert rule.best == pytest.approx(np.mean(y[24:34]))
+    assert rule.reason().startswith("converged: trend -")
+    assert f"+ {TREND_Z:g} s.e. for 10 passes" in rule.reason()
 
 
 class _Fake:
@@ -275,3 +327,21 @@ def test_early_stopping_names_the_cap_when_it_never_fired():
     # refitting until the plateau replaces the reason of the earlier fit
     est.set_params(tol=1e9, n_iter_no_change=1).fit(X)
     assert est.n_iter_ == 2 and est.stopping_reason_.startswith("no improvement")
+
+
+_FIXED = {
+    "GaussianBernoulliRBM": lambda: _grbm(n_iter=2),
+    "DBMCAST": lambda: _dbm(n_iter=2),
+    "BayesianSBN": lambda: BayesianSBN(n_components=3, n_iter=2, random_state=0),
+    "DeepLDA": lambda: DeepLDA(n_components=(3,), batch_size=20, n_iter=2, random_state=0),
+}
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("name", sorted(_FIXED))
+def test_every_fit_says_why_it_stopped(name, capsys):
+    X = (np.random.default_rng(0).poisson(0.5, (60, 8)) if name == "DeepLDA"
+         else _data("DBMCAST" if name in ("DBMCAST", "BayesianSBN") else "GRBM", n=60))
+    est = _FIXED[name]().set_params(verbose=1).fit(X)
+    assert est.stopping_reason_ == "fixed n_iter=2"
+    assert f"[{name}] stopped: fixed n_iter=2" in capsys.readouterr().out
