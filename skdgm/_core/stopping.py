@@ -300,9 +300,11 @@ class EarlyStopping:
         est.history_ = history
         est.n_iter_ = n_iter
         if self.reason is None:
-            trend = (f" ({self.plateau.trend()})"
-                     if isinstance(self.plateau, Trend) and self.plateau.window else "")
-            say_stopped(est, f"reached the cap of {n_iter} passes while still improving{trend}")
+            rule = self.plateau
+            trend = f" ({rule.trend()})" if isinstance(rule, Trend) and rule.window else ""
+            how = ("while still improving" if rule.stale == 0 else
+                   f"after {rule.stale} passes without progress")
+            say_stopped(est, f"reached the cap of {n_iter} passes {how}{trend}")
         else:
             est.stopping_reason_ = self.reason
         est.validation_scores_ = list(self.scores)
