@@ -351,3 +351,42 @@ def test_every_fit_says_why_it_stopped(name, capsys):
     est = _FIXED[name]().set_params(verbose=1).fit(X)
     assert est.stopping_reason_ == "fixed n_iter=2"
     assert f"[{name}] stopped: fixed n_iter=2" in capsys.readouterr().out
+
+
+class _Scripted:
+    """An estimator stand-in whose held-out figure is scripted, for EarlyStopping."""
+
+    verbose, n_iter = 0, "auto"
+
+    def __init__(self, scores):
+        self.scores, self.i, self.history_ = list(scores), 0, {}
+
+    def _validation_score(self, X_val):
+        self.i += 1
+        return self.scores[self.i - 1]
+
+    def _early_stopping_state(self):
+        return {"i_kept": self.i}
+
+
+@pytest.mark.parametrize("slope", [1.0, -1.0])
+def test_trend_cap_says_whether_the_figure_still_rose(slope):
+    # noiseless lines, cap 25 passes: the trend is first read at pass 20. A rise
+    # never reads flat; a fall reads flat at passes 20-25, six in a row, short of
+    # patience 10 when the cap comes
+    est = _Scripted(-100.0 + slope * np.arange(25))
+    stopper = EarlyStopping(None, None, tol=1e-4, patience=10, trend=True)
+    fired = [stopper.after_pass(est) for _ in range(25)]
+    est.n_iter_ = 25
+    stopper.finish(est)
+    assert not any(fired)
+    how = "while still improving" if slope > 0 else "after 6 passes without progress"
+    assert est.stopping_reason_ == (
+        f"reached the cap of 25 passes {how} (trend {slope:+.3g} +/- 0 per pass over the "
+        f"last 20 passes)")
+    # the parameters kept end the best mean of 10 figures: the last pass's on a
+    # rise (nothing to restore), the first pass's on a fall
+    if slope > 0:
+        assert not hasattr(est, "i_kept") and stopper.best_pass == 25
+    else:
+        assert est.i_kept == 1 and stopper.best_pass == 1
