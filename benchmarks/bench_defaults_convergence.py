@@ -29,6 +29,12 @@ with the same data options, and prints that line again beside the 4x one (for th
 optimisers, whose 4x run alone can take most of a locked slot; not BayesianSBN,
 whose 4x burn-in the saved line does not hold).
 
+``--share-lock FILE`` (for a 4x run longer than a locked slot on a shared machine):
+the script takes ``FILE``'s ``flock`` itself instead of running under ``flock``, and
+between two passes of the 4x run, once it has held the lock for ``--hold-max`` seconds
+(600), releases it, lets a waiting job take it, and waits to take it back. The figures
+are CPU seconds of this process, so the waits do not count.
+
 Usage::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 5 python \\
@@ -41,6 +47,7 @@ thread.
 """
 
 import argparse
+import fcntl
 import os
 import sys
 import time
@@ -113,6 +120,31 @@ def longer(name, est, n_iter_=None):
     return type(est)(random_state=0, **params)
 
 
+class SharedLock:
+    """``path``'s ``flock``, held by this process and handed over between passes."""
+
+    def __init__(self, path, hold_max):
+        self.file, self.hold_max = open(path, "a"), float(hold_max)
+        self.take()
+
+    def take(self):
+        fcntl.flock(self.file, fcntl.LOCK_EX)
+        self.since = time.monotonic()
+
+    def between_passes(self, est):
+        """Wrap ``est``'s pass so that the lock is yielded after ``hold_max`` seconds."""
+        one_pass = est._fit_pass
+
+        def fit_pass(X, ctx):
+            one_pass(X, ctx)
+            if time.monotonic() - self.since > self.hold_max:
+                fcntl.flock(self.file, fcntl.LOCK_UN)
+                time.sleep(5)            # a job blocked on the lock takes it now
+                self.take()
+        est._fit_pass = fit_pass
+        return est
+
+
 def saved_default(name, path):
     """``(line, passes, figure)``: the default run's line of an earlier results file."""
     with open(path) as f:
@@ -147,8 +179,13 @@ def main():
     ap.add_argument("--long-from", metavar="FILE", default=None,
                     help="only the 4x run; the default's line is read from FILE "
                          "(an earlier --skip-long output)")
+    ap.add_argument("--share-lock", metavar="FILE", default=None,
+                    help="hold FILE's flock, handing it over between the 4x run's passes")
+    ap.add_argument("--hold-max", type=float, default=600.0,
+                    help="seconds the lock is held before it is handed over (600)")
     _common.add_data_home_arg(ap)
     args = ap.parse_args()
+    lock = SharedLock(args.share_lock, args.hold_max) if args.share_lock else None
     home = _common.data_home(args.data_home)
     name = args.only
     n_rows = args.rows or (10**9 if name == "DeepLDA" else 10_000)
@@ -173,6 +210,8 @@ def main():
     if args.skip_long:
         return
     long_est = longer(name, est, passes)
+    if lock is not None:
+        lock.between_passes(long_est)
     long_value = run(name, long_est, X, test, "4x",
                      f"{long_est.get_params()['n_iter']} passes fixed")
     if name == "DeepLDA":

@@ -1143,6 +1143,8 @@ def test_verbose_prints_one_line_per_pass(capsys):
     m = DeepLDA((4, 2), n_iter=3, batch_size=30, local_burn_in=2, local_samples=2,
                 random_state=0, verbose=1).fit(X)
     lines = [l for l in capsys.readouterr().out.splitlines() if l.startswith("[DeepLDA]")]
+    # one line per pass, then why the fit stopped
+    assert lines.pop() == "[DeepLDA] stopped: fixed n_iter=3"
     assert len(lines) == 3 == m.n_iter_ and m.n_updates_ == 9
     assert all("train_perplexity = " in l and "time_left = " in l for l in lines)
     # the estimate of the time left ends at 0 with the fit; partial_fit has none

@@ -116,7 +116,8 @@ def test_verbose_prints_finite_named_figures_and_time_left(phase, capsys):
     est = GaussianBernoulliRBM(n_components=4, cd_steps=3, n_iter=3, batch_size=20,
                                negative_phase=phase, verbose=1, random_state=0).fit(X)
     lines = capsys.readouterr().out.strip().splitlines()
-    assert len(lines) == 3
+    # one line per pass, then why the fit stopped
+    assert len(lines) == 4 and lines.pop() == "[GaussianBernoulliRBM] stopped: fixed n_iter=3"
     for i, line in enumerate(lines, 1):
         assert line.startswith(f"[GaussianBernoulliRBM] pass {i}/3, ")
         assert "nan" not in line.lower()

@@ -8,7 +8,7 @@ import pytest
 
 from skdgm import BayesianSBN, DBMCAST, DeepLDA, GaussianBernoulliRBM
 from skdgm._core import stopping
-from skdgm._core.stopping import BurnInStop, EarlyStopping, Plateau
+from skdgm._core.stopping import TREND_Z, BurnInStop, EarlyStopping, Plateau, Trend
 
 
 def first_plateau(scores, tol, patience, start=1):
@@ -50,6 +50,58 @@ def test_plateau_replay_agrees():
     p = Plateau(tol=1e-3, patience=4)
     fired = next(i for i, s in enumerate(scores, 1) if p.update(s))
     assert fired == first_plateau(scores, 1e-3, 4)
+
+
+def first_trend_stop(scores, tol=1e-4, patience=10):
+    rule = Trend(tol, patience)
+    return next((i for i, s in enumerate(scores, 1) if rule.update(s)), None)
+
+
+def test_trend_slope_is_the_least_squares_fit():
+    from scipy.stats import linregress
+
+    y = np.random.default_rng(3).normal(size=40) + 0.2 * np.arange(40)
+    fit = linregress(np.arange(40), y)
+    assert stopping._slope(y) == pytest.approx((fit.slope, fit.stderr), rel=1e-12)
+
+
+def test_trend_stops_a_noisy_plateau_within_a_bounded_number_of_passes():
+    # a flat figure with noise sd 1 (the DBM's bound jumps by about that): the slope
+    # over the window is N(0, se), so each reading is flat with probability at least
+    # Phi(TREND_Z) = 0.69 and a run of 10 comes soon. Never before 3 * 10 - 1
+    # passes (first reading after 20, then 10 flat readings in a row); 50 seeds
+    # all stop by 8 * 10 (simulated: 99 % by 62).
+    stops = [first_trend_stop(-700 + np.random.default_rng(seed).normal(size=400))
+             for seed in range(50)]
+    assert None not in stops
+    assert min(stops) >= 29 and max(stops) <= 80
+
+
+def test_trend_keeps_training_a_noisy_rise():
+    # rising by 0.1 per pass under noise sd 1: over the shortest window (20 passes)
+    # the slope is 0.1 / se = 0.1 * sqrt(665) = 2.6 standard errors, far above
+    # tol * |mean| (0.01) + TREND_Z standard errors, and the window then grows: no
+    # seed stops in 300 passes, whereas the plateau rule (best + tol, 10 passes)
+    # stops every one of them early
+    for seed in range(50):
+        y = -100 + 0.1 * np.arange(300) + np.random.default_rng(seed).normal(size=300)
+        assert first_trend_stop(y) is None
+        assert first_plateau(y, 1e-4, 10) is not None
+
+
+def test_trend_stops_when_the_figure_turns_down_and_keeps_the_smoothed_best():
+    # noiseless: rises by 1 per pass to pass 30, then falls by 1 per pass. The
+    # window (last half, at least 20 passes) first fits a slope below tol * |mean|
+    # at pass 40 (passes 21-40, nearly symmetric about the top); ten flat passes
+    # in a row end the run at pass 49. The smoothed best (mean of the last 10)
+    # first peaks with passes 25-34, around the top.
+    y = -100.0 + np.minimum(np.arange(1, 61), 60 - np.arange(1, 61))
+    rule = Trend(1e-4, 10)
+    fired = next(i for i, s in enumerate(y, 1) if rule.update(s))
+    assert fired == 49 and rule.best_pass == 34
+    assert rule.best == pytest.approx(np.mean(y[24:34]))
+    assert rule.reason().startswith("converged: trend -")
+    assert f"+ {TREND_Z:g} s.e. for 10 passes" in rule.reason()
 
 
 class _Fake:
@@ -133,11 +185,13 @@ def test_auto_stops_on_the_validation_plateau(make, monkeypatch, capsys):
     monkeypatch.setattr(stopping, "AUTO_VALIDATION_MIN_ROWS", 100)
     name = make.__name__
     X = _data("DBMCAST" if name == "_dbm" else "GRBM")
-    # with a huge tol no pass after the first is progress: n_iter_no_change + 1 passes
+    # with a huge tol every pass the trend is read on is flat: the first reading
+    # comes after 2 n_iter_no_change passes, the stop n_iter_no_change - 1 later
     est = make(tol=1e9, n_iter_no_change=2, verbose=1).fit(X)
-    assert est.n_iter_ == 3 and len(est.validation_scores_) == 3
-    assert re.search(r"stopped: no improvement > tol=1e\+09 \(relative\) for 2 passes",
-                     capsys.readouterr().out)
+    assert est.n_iter_ == 5 and len(est.validation_scores_) == 5
+    assert re.search(r"stopped: converged: trend [-+][0-9.e+-]+ \+/- [0-9.e+-]+ per pass "
+                     r"over the last 4 passes, not above tol=1e\+09 \(relative\) \+ 0.5 "
+                     r"s.e. for 2 passes", capsys.readouterr().out)
     # below the threshold "auto" trains the fixed rule's passes on every row
     monkeypatch.setattr(stopping, "AUTO_VALIDATION_MIN_ROWS", 10**6)
     est = make(n_iter=4, tol=1e9, n_iter_no_change=2).fit(X)
@@ -194,11 +248,12 @@ def test_sbn_fixed_n_iter_keeps_the_fixed_rule(sbn_fit):
     X = (np.random.default_rng(1).random((40, 8)) < 0.3).astype(float)
     est = BayesianSBN(n_components=3, n_iter=10, random_state=0).fit(X)
     assert est.n_iter_ == 10 and est.burn_in_ == 4
-    assert not hasattr(est, "stopping_reason_")
-    # a refit with a fixed n_iter forgets the reason of an earlier auto fit
+    assert est.stopping_reason_ == "fixed n_iter=10"
+    # a refit with a fixed n_iter replaces the reason of an earlier auto fit
     import copy
     refit = copy.deepcopy(sbn_fit).set_params(n_iter=10).fit(X)
-    assert hasattr(sbn_fit, "stopping_reason_") and not hasattr(refit, "stopping_reason_")
+    assert sbn_fit.stopping_reason_.startswith("burn-in ended")
+    assert refit.stopping_reason_ == "fixed n_iter=10"
 
 
 @pytest.mark.filterwarnings("ignore")
@@ -258,15 +313,80 @@ def test_deep_lda_small_data_keep_the_fixed_rule():
 
     X = np.random.default_rng(0).poisson(0.5, (60, 20))
     est = DeepLDA(n_components=(3,), batch_size=20, random_state=0).fit(X)
-    assert not hasattr(est, "validation_scores_") and not hasattr(est, "stopping_reason_")
+    assert not hasattr(est, "validation_scores_")
     assert est.n_iter_ == resolve_n_iter("auto", "tlasgr", 60, 20) == 10
+    assert est.stopping_reason_ == "n_iter='auto' ran its fixed rule of 10 passes"
 
 
 @pytest.mark.filterwarnings("ignore")
 def test_early_stopping_names_the_cap_when_it_never_fired():
     X = _data("DBMCAST")
     est = _dbm(n_iter=3, early_stopping=True, n_iter_no_change=50).fit(X)
-    assert est.n_iter_ == 3 and est.stopping_reason_ == "the cap of 3 passes"
+    assert est.n_iter_ == 3
+    # the passes since the last relative progress, replayed from the scores
+    s, best, stale = est.validation_scores_, -np.inf, 0
+    for v in s:
+        stale = 0 if not np.isfinite(best) or v > best + 1e-4 * abs(best) else stale + 1
+        best = max(best, v)
+    how = "while still improving" if stale == 0 else f"after {stale} passes without progress"
+    assert est.stopping_reason_ == f"reached the cap of 3 passes {how}"
     # refitting until the plateau replaces the reason of the earlier fit
     est.set_params(tol=1e9, n_iter_no_change=1).fit(X)
     assert est.n_iter_ == 2 and est.stopping_reason_.startswith("no improvement")
+
+
+_FIXED = {
+    "GaussianBernoulliRBM": lambda: _grbm(n_iter=2),
+    "DBMCAST": lambda: _dbm(n_iter=2),
+    "BayesianSBN": lambda: BayesianSBN(n_components=3, n_iter=2, random_state=0),
+    "DeepLDA": lambda: DeepLDA(n_components=(3,), batch_size=20, n_iter=2, random_state=0),
+}
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("name", sorted(_FIXED))
+def test_every_fit_says_why_it_stopped(name, capsys):
+    X = (np.random.default_rng(0).poisson(0.5, (60, 8)) if name == "DeepLDA"
+         else _data("DBMCAST" if name in ("DBMCAST", "BayesianSBN") else "GRBM", n=60))
+    est = _FIXED[name]().set_params(verbose=1).fit(X)
+    assert est.stopping_reason_ == "fixed n_iter=2"
+    assert f"[{name}] stopped: fixed n_iter=2" in capsys.readouterr().out
+
+
+class _Scripted:
+    """An estimator stand-in whose held-out figure is scripted, for EarlyStopping."""
+
+    verbose, n_iter = 0, "auto"
+
+    def __init__(self, scores):
+        self.scores, self.i, self.history_ = list(scores), 0, {}
+
+    def _validation_score(self, X_val):
+        self.i += 1
+        return self.scores[self.i - 1]
+
+    def _early_stopping_state(self):
+        return {"i_kept": self.i}
+
+
+@pytest.mark.parametrize("slope", [1.0, -1.0])
+def test_trend_cap_says_whether_the_figure_still_rose(slope):
+    # noiseless lines, cap 25 passes: the trend is first read at pass 20. A rise
+    # never reads flat; a fall reads flat at passes 20-25, six in a row, short of
+    # patience 10 when the cap comes
+    est = _Scripted(-100.0 + slope * np.arange(25))
+    stopper = EarlyStopping(None, None, tol=1e-4, patience=10, trend=True)
+    fired = [stopper.after_pass(est) for _ in range(25)]
+    est.n_iter_ = 25
+    stopper.finish(est)
+    assert not any(fired)
+    how = "while still improving" if slope > 0 else "after 6 passes without progress"
+    assert est.stopping_reason_ == (
+        f"reached the cap of 25 passes {how} (trend {slope:+.3g} +/- 0 per pass over the "
+        f"last 20 passes)")
+    # the parameters kept end the best mean of 10 figures: the last pass's on a
+    # rise (nothing to restore), the first pass's on a fall
+    if slope > 0:
+        assert not hasattr(est, "i_kept") and stopper.best_pass == 25
+    else:
+        assert est.i_kept == 1 and stopper.best_pass == 1

@@ -23,7 +23,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..exceptions import DivergenceError
 from .chains import chain_pool
 # early stopping lives in .stopping (issue 25); re-exported for the wings
-from .stopping import EARLY_STOPPING_CONSTRAINTS, EARLY_STOPPING_READS, EarlyStopping  # noqa: F401
+from .stopping import (EARLY_STOPPING_CONSTRAINTS, EARLY_STOPPING_READS,  # noqa: F401
+                       EarlyStopping, fixed_reason, say_stopped)
 
 __all__ = [
     "DIVERGENCE_BOUND",
@@ -528,6 +529,8 @@ class BaseGenerativeModel(TransformerMixin, BaseEstimator):
                 break
         if stopper is not None:
             stopper.finish(self)
+        else:
+            say_stopped(self, fixed_reason(self))
         self._end_call(ctx)
         return self
 
