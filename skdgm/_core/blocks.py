@@ -331,7 +331,7 @@ def float_summary(X):
     return {"n": X.shape[0], "col_sum": col, "max_abs": big}
 
 
-def float_blocks(estimator, X, *, reset, model_dtype=None, binary=False):
+def float_blocks(estimator, X, *, reset, model_dtype=None, binary=False, dtype=None):
     """A row-chunked dask array of real (``binary``: 0/1) rows as :class:`RowBlocks`.
 
     The client-side checks of :func:`check_dask_rows`, then every block checked
@@ -339,13 +339,15 @@ def float_blocks(estimator, X, *, reset, model_dtype=None, binary=False):
     summarised (:func:`float_summary`) where it lives. The dtype follows
     in-memory validation: a new model trains in the estimator's ``dtype``
     (:func:`skdgm._core.base.training_dtype`), a fitted model's ``model_dtype``
-    wins when ``reset`` is false.
+    wins when ``reset`` is false; ``dtype`` fixes it (an estimator that always
+    trains in float64).
     """
     from .base import binary_hint, working_dtype
 
     check_dask_rows(estimator, X, reset=reset)
-    dtype = working_dtype(getattr(estimator, "dtype", None), X,
-                          None if reset else model_dtype, training=True)
+    if dtype is None:
+        dtype = working_dtype(getattr(estimator, "dtype", None), X,
+                              None if reset else model_dtype, training=True)
     name = type(estimator).__name__
     prepare = partial(prepare_float_block, dtype=dtype, what=name, binary=binary,
                       binarize=getattr(estimator, "binarize", None) if binary else None,

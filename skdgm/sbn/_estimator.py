@@ -23,6 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core.bdmc import check_bounds_args
 from .._core.base import BaseGenerativeModel, float_dtype as _float_dtype
+from .._core.blocks import is_dask_array
 from .._core.exact import MAX_EXACT_UNITS
 from .._core.interop import InferenceDataMixin
 from .._core.posterior import check_missing, check_n_sweeps
@@ -336,6 +337,8 @@ class BayesianSBN(_defaults.AutoStopping, ClassNamePrefixFeaturesOutMixin, Infer
     def _validate_training_data(self, X, *, reset):
         if reset:
             self._check_settings()
+        if is_dask_array(X):    # online VB: checked and trained where its blocks live
+            return _train.dask_blocks(self, X, reset=reset)
         # CSR stays sparse: the engines read it one chunk of rows at a time
         return self._validate(X, reset=reset, dense=False)
 
