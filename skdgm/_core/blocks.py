@@ -29,9 +29,9 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["RowBlocks", "RowSelection", "active_client", "block_seeds", "check_dask_rows",
-           "column_means", "float_blocks", "gather_rows", "is_dask_array", "max_abs",
-           "prepare_float_block", "sum_parts"]
+__all__ = ["BLOCKWISE_METHODS", "RowBlocks", "RowSelection", "active_client", "block_seeds",
+           "blockwise", "check_dask_rows", "column_means", "dask_method", "float_blocks",
+           "gather_rows", "is_dask_array", "max_abs", "prepare_float_block", "sum_parts"]
 
 
 def is_dask_array(X):
@@ -393,3 +393,105 @@ def block_seeds(rng):
     block order, spawned from entropy drawn from ``rng`` (one draw per minibatch)."""
     root = np.random.SeedSequence([int(x) for x in rng.integers(0, 2**63, size=2)])
     return lambda parts: root.spawn(len(parts))
+
+
+# ------------------------------------- inference on a dask array, block by block
+# transform / score_samples / score of every estimator take a row-chunked dask
+# array: the estimator (a snapshot, one key of the graph) runs its in-memory
+# method on every block where the block lives (``map_blocks``); transform and
+# score_samples return a dask array, score a float from per-block sums.
+
+#: The methods :func:`blockwise` wraps (by :class:`skdgm._core.base.BaseGenerativeModel`).
+BLOCKWISE_METHODS = ("transform", "score_samples", "score")
+
+
+def blockwise(method):
+    """``method(self, X, ...)`` that, given a ``dask.array.Array``, runs block by block.
+
+    An in-memory ``X`` goes to ``method`` unchanged. A row-chunked dask array
+    (:func:`check_dask_rows`) is never gathered: see :func:`dask_method`.
+    """
+    import functools
+
+    @functools.wraps(method)
+    def wrapper(self, X, *args, **kwargs):
+        if is_dask_array(X):
+            return dask_method(self, method, X, args, kwargs)
+        return method(self, X, *args, **kwargs)
+
+    wrapper._skdgm_blockwise = True
+    return wrapper
+
+
+def _on_block(block, est, name, args, kwargs, width):
+    out = getattr(est, name)(block, *args, **kwargs)
+    outs = out if isinstance(out, tuple) else (out,)
+    return np.concatenate([np.asarray(o).reshape(block.shape[0], -1) for o in outs],
+                          axis=1) if width else np.asarray(out)
+
+
+def _score_on_block(block, est, args, kwargs):
+    return np.asarray(est._score_block(block, **kwargs), dtype=np.float64)
+
+
+def dask_method(est, method, X, args, kwargs):
+    """``method`` of a fitted ``est`` on a row-chunked dask array ``X``, block by block.
+
+    The estimator is checked fitted and ``X``'s shape (:func:`check_dask_rows`)
+    on the client; then one row is computed and passed to ``method`` in
+    memory: it gives the output's columns and dtype, and fills the caches
+    every block would otherwise fill again (a ``log Z`` estimate), so that the
+    snapshot sent to the workers carries them. Every block runs the in-memory
+    ``method`` on its rows: ``transform`` and ``score_samples`` return dask
+    arrays (tuples of them with ``return_std=True``) chunked as ``X``'s rows,
+    lazily; a block's rows get the values ``method`` gives that block in
+    memory (the per-call random streams are seeded per call, so values that
+    involve randomness depend on the chunking, as they depend on how an
+    in-memory input is split into calls). ``score`` is computed now and
+    returned as a float: the estimator's ``_score_block`` sums (a numerator
+    and a denominator) added over blocks. Entries that fail validation raise
+    the in-memory ``ValueError`` when their block is computed.
+    """
+    import copy
+    import uuid
+
+    import dask
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(est)
+    check_dask_rows(est, X, reset=False)
+    name = method.__name__
+    if name == "score" and kwargs.get("return_std"):
+        raise ValueError(
+            f"{type(est).__name__}.score(return_std=True) is not available on a dask "
+            f"array (the standard error does not add over blocks); use "
+            f"score_samples(X, return_std=True) block by block, or an in-memory array")
+    snap = copy.deepcopy(est)
+    first = X[:1].compute()
+    probe = (snap._score_block(first, **kwargs) if name == "score"
+             else method(snap, first, *args, **kwargs))
+    # a fresh key: the snapshot is this call's model, whatever happens to ``est`` next
+    handle = dask.delayed(snap, name=f"{type(est).__name__}-{uuid.uuid4().hex}")
+    if name == "score":
+        kwargs = {k: v for k, v in kwargs.items() if k != "return_std"}
+        sums = X.map_blocks(_score_on_block, handle, args, kwargs, dtype=np.float64,
+                            drop_axis=1, chunks=((2,) * X.numblocks[0],),
+                            meta=np.empty((0,)))
+        num, den = sums.compute().reshape(-1, 2).sum(axis=0)
+        return float(num / max(den, 1))
+    outs = probe if isinstance(probe, tuple) else (probe,)
+    if not all(isinstance(o, np.ndarray) and o.ndim in (1, 2) for o in outs):
+        raise ValueError(
+            f"{type(est).__name__}.{name} with these options returns "
+            f"{type(probe).__name__}, not arrays: not available on a dask array")
+    widths = [1 if o.ndim == 1 else o.shape[1] for o in outs]
+    dtype = np.result_type(*outs)
+    total = sum(widths)
+    joined = X.map_blocks(_on_block, handle, name, args, kwargs, 1, dtype=dtype,
+                          chunks=(X.chunks[0], (total,)), meta=np.empty((0, 0), dtype))
+    res, start = [], 0
+    for o, w in zip(outs, widths):
+        part = joined[:, start:start + w]
+        res.append((part[:, 0] if o.ndim == 1 else part).astype(o.dtype, copy=False))
+        start += w
+    return tuple(res) if isinstance(probe, tuple) else res[0]

@@ -843,6 +843,12 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
         ll, cnt, parts = self._score_parts(X, return_parts=True)
         return _evaluate.pooled_score(ll, cnt), _evaluate.heldout_std(cnt, parts)[1]
 
+    def _score_block(self, X, **kwargs):
+        """Held-out log-likelihood and token count of the rows ``X`` (they add over a
+        dask array's blocks into :meth:`score`'s pooled figure)."""
+        ll, cnt = self._score_parts(X)
+        return float(ll.sum()), float(cnt.sum())
+
     def log_likelihood_bounds(self, n_samples=100, n_betas=None, random_state=None, *,
                               tol=None):
         """Not available for DeepLDA: raises ``NotImplementedError`` saying why.
