@@ -529,7 +529,9 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            A ``dask.array.Array`` chunked by rows is processed block by block
+            where it lives (see :ref:`dask_array_inference`).
         all_layers : bool, default=False
             Return one array per layer instead of layer 1 only (plain arrays: not
             available under ``set_output(transform="pandas")`` or ``"polars"``,
@@ -744,7 +746,9 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            A ``dask.array.Array`` chunked by rows is processed block by block
+            where it lives (see :ref:`dask_array_inference`).
         return_std : bool, default=False
             Also return each document's Monte-Carlo standard error: the delete-one
             jackknife over the ``n_posterior_samples`` kept global samples, each
@@ -802,7 +806,9 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            A ``dask.array.Array`` chunked by rows is processed block by block
+            where it lives (see :ref:`dask_array_inference`).
         y : Ignored
         return_std : bool, default=False
             Also return the Monte-Carlo standard error.

@@ -414,9 +414,13 @@ class BayesianSBN(_defaults.AutoStopping, ClassNamePrefixFeaturesOutMixin, Infer
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
             Binary data (or thresholded by ``binarize``). A CSR matrix is read
             ``batch_size`` rows at a time (batch ``inference="vb"`` densifies it).
+            A ``dask.array.Array`` chunked by rows (``inference="online_vb"``
+            only, not autoregressive, ``pretrain=False`` when deep) is never
+            gathered: its blocks are checked and its rows' local steps run where
+            they live (see :ref:`dask_array_fit`).
         y : Ignored
 
         Returns
@@ -460,8 +464,9 @@ class BayesianSBN(_defaults.AutoStopping, ClassNamePrefixFeaturesOutMixin, Infer
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The next rows of a stream of binary data.
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            The next rows of a stream of binary data; a dask array chunked by
+            rows is trained on where its blocks live (online VB), as in :meth:`fit`.
         y : Ignored
 
         Returns
@@ -529,7 +534,9 @@ class BayesianSBN(_defaults.AutoStopping, ClassNamePrefixFeaturesOutMixin, Infer
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features), binary
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features), binary
+            A ``dask.array.Array`` chunked by rows is processed block by block
+            where it lives (see :ref:`dask_array_inference`).
         return_std : bool, default=False
             Also return the standard deviation of each first-layer hidden unit under
             the posterior ``p(h^(1) | x, theta_s)`` mixed over the kept
@@ -598,7 +605,9 @@ class BayesianSBN(_defaults.AutoStopping, ClassNamePrefixFeaturesOutMixin, Infer
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            A ``dask.array.Array`` chunked by rows is processed block by block
+            where it lives (see :ref:`dask_array_inference`).
             Binary data; a CSR matrix is densified ``batch_size`` rows at a time.
         method : {None, "stratified", "warm_ais", "ais", "is"}, default=None
             ``None``: exact by enumeration when the hidden layers hold at most 16
@@ -674,7 +683,9 @@ class BayesianSBN(_defaults.AutoStopping, ClassNamePrefixFeaturesOutMixin, Infer
         With ``return_std=True`` also its Monte-Carlo standard error,
         ``sqrt(sum se_i^2) / n`` (every row has its own independent AIS runs; 0 when
         exact). It is *not* the sampling error over rows; for a table comparing
-        models add ``std(score_samples(X)) / sqrt(n)`` for that.
+        models add ``std(score_samples(X)) / sqrt(n)`` for that. A dask array
+        chunked by rows is scored block by block (``return_std=False`` only; see
+        :ref:`dask_array_inference`).
         """
         lp, se = self.score_samples(X, return_std=True)
         mean = float(np.mean(lp))
