@@ -46,6 +46,15 @@ def fits_without_and_with_workers(thread_cluster, *fits):
     return local, two, one
 
 
+def assert_blocks_decide_the_answer(thread_cluster, same, fit, resumed, other_blocks):
+    """``fit()`` and ``resumed()`` (a fit continued by ``partial_fit``) give the same
+    estimators, by ``same(a, b)``, with no client, one worker or two; ``other_blocks()``
+    (the same fit on other row chunks) gives another one."""
+    local, two, one = fits_without_and_with_workers(thread_cluster, fit, resumed)
+    assert all(same(local[0], f[0]) and same(local[1], f[1]) for f in (two, one))
+    assert not same(local[0], other_blocks())
+
+
 def assert_every_call_raises(calls, X, message, cluster=None):
     """Every ``call(X)`` raises a ``ValueError`` matching ``message``, with a client of
     ``cluster`` active when one is given (the blocks then are checked on its workers)."""

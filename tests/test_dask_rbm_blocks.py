@@ -23,9 +23,9 @@ import scipy.sparse as sp
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
-from _dask_fits import (assert_every_call_raises, client_peak,  # noqa: E402
-                        fit_killing_a_worker,
-                        fits_without_and_with_workers, process_cluster,  # noqa: F401
+from _dask_fits import (assert_blocks_decide_the_answer,  # noqa: E402
+                        assert_every_call_raises, client_peak, fit_killing_a_worker,
+                        process_cluster,  # noqa: F401
                         thread_cluster)  # noqa: F401 - fixtures
 from skdgm import DBMCAST, GaussianBernoulliRBM  # noqa: E402
 from skdgm._core.blocks import float_blocks  # noqa: E402
@@ -98,11 +98,10 @@ def test_the_joint_objective_samples_per_block_so_it_is_another_chain():
 def test_blocks_decide_the_answer_not_workers_or_client(cls, params, data, thread_cluster):
     X = data()
     Xd = _dask(X, 50)                      # 7 blocks; minibatches span several
-    local, two, one = fits_without_and_with_workers(
-        thread_cluster, lambda: cls(**params).fit(Xd),
-        lambda: cls(**params).fit(Xd[:160]).partial_fit(Xd[160:]))
-    assert all(_same(local[0], f[0]) and _same(local[1], f[1]) for f in (two, one))
-    assert not _same(local[0], cls(**params).fit(_dask(X, 90)))      # other blocks
+    assert_blocks_decide_the_answer(
+        thread_cluster, _same, lambda: cls(**params).fit(Xd),
+        lambda: cls(**params).fit(Xd[:160]).partial_fit(Xd[160:]),
+        lambda: cls(**params).fit(_dask(X, 90)))
 
 
 def test_dbm_sparse_blocks_train_as_dense_ones():

@@ -22,9 +22,9 @@ import scipy.sparse as sp
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
-from _dask_fits import (assert_every_call_raises, client_peak,  # noqa: E402
-                        fit_killing_a_worker,
-                        fits_without_and_with_workers, process_cluster,  # noqa: F401
+from _dask_fits import (assert_blocks_decide_the_answer,  # noqa: E402
+                        assert_every_call_raises, client_peak, fit_killing_a_worker,
+                        process_cluster,  # noqa: F401
                         thread_cluster)  # noqa: F401 - fixtures
 from skdgm import BayesianSBN  # noqa: E402
 
@@ -85,11 +85,10 @@ def test_several_blocks_are_the_in_memory_fit_to_rounding(params):
 def test_blocks_decide_the_answer_not_workers_or_client(thread_cluster):
     X = _binary()
     Xd = _dask(X, 50)
-    local, two, one = fits_without_and_with_workers(
-        thread_cluster, lambda: BayesianSBN(**SBN).fit(Xd),
-        lambda: BayesianSBN(**DEEP).fit(Xd[:160]).partial_fit(Xd[160:]))
-    assert all(_same(local[0], f[0]) and _same(local[1], f[1]) for f in (two, one))
-    assert not _same(local[0], BayesianSBN(**SBN).fit(_dask(X, 90)))    # other blocks
+    assert_blocks_decide_the_answer(
+        thread_cluster, _same, lambda: BayesianSBN(**SBN).fit(Xd),
+        lambda: BayesianSBN(**DEEP).fit(Xd[:160]).partial_fit(Xd[160:]),
+        lambda: BayesianSBN(**SBN).fit(_dask(X, 90)))
 
 
 def test_sparse_blocks_train_as_dense_ones():
