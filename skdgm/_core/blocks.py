@@ -105,6 +105,14 @@ def _on_rows(func, block, rows, shared, extra):
     return func(block[rows], shared, extra)
 
 
+def _on_rows_carry(func, block, rows, shared, extra, state):
+    return func(block[rows], shared, extra, state)
+
+
+def _item(pair, i):
+    return pair[i]
+
+
 class RowBlocks:
     """A row-chunked dask array, prepared and summarised block by block.
 
@@ -233,6 +241,38 @@ class RowBlocks:
                 for (b, r), e in zip(parts, extra)]
         return client.gather(futs)
 
+    def map_rows_carry(self, func, rows, shared, extras, carry=None):
+        """:meth:`map_rows` for per-row work whose state stays with the block.
+
+        ``func(block_rows, shared, extra, state) -> (result, state)``: the
+        ``result`` comes back (in block order); the ``state`` (e.g. Markov chains
+        of the rows) stays where the block lives, as a future with a client, and
+        is handed to the next call through ``carry`` (the second return value;
+        ``None`` at first). Without a client it stays in memory. A lost worker's
+        states are recomputed from their lineage (the earlier calls' tasks, which
+        carry their seeds), so they do not depend on where the tasks ran.
+
+        Returns
+        -------
+        results : list
+        carry : list
+            One state per block of ``split(rows)``, for the next call on the same rows.
+        """
+        parts = self.split(rows)
+        extra = extras(parts)
+        carry = [None] * len(parts) if carry is None else carry
+        if self.client is None:
+            outs = [func(self._local_rows(b, r), shared, e, c)
+                    for (b, r), e, c in zip(parts, extra, carry)]
+            return [o[0] for o in outs], [o[1] for o in outs]
+        client = self.client
+        shared_f = client.submit(_identity, shared, pure=False)
+        futs = [client.submit(_on_rows_carry, func, self._futures[b], r, shared_f, e, c,
+                              pure=False)
+                for (b, r), e, c in zip(parts, extra, carry)]
+        results = client.gather([client.submit(_item, f, 0, pure=False) for f in futs])
+        return results, [client.submit(_item, f, 1, pure=False) for f in futs]
+
     def take(self, rows):
         """The rows ``rows`` (any order, repeats allowed) gathered as one matrix."""
         rows = np.asarray(rows, dtype=np.int64)
@@ -291,6 +331,12 @@ class RowSelection:
         if not self._sorted():
             raise ValueError("a minibatch's rows must be increasing")
         return self.blocks.map_rows(func, self.rows, shared, extras)
+
+    def map_carry(self, func, shared, extras, carry=None):
+        """:meth:`RowBlocks.map_rows_carry` over these rows (which must be increasing)."""
+        if not self._sorted():
+            raise ValueError("a minibatch's rows must be increasing")
+        return self.blocks.map_rows_carry(func, self.rows, shared, extras, carry)
 
 
 # ------------------------------------------------- real and binary rows (GRBM, DBM)

@@ -61,23 +61,26 @@ def model_prior_states(kind, params, prior_params):
 def dask_blocks(estimator, X, *, reset):
     """A row-chunked dask array of binary rows as :class:`~skdgm._core.blocks.RowBlocks`.
 
-    Online VB only (its local step is per row and its global step reads sums,
-    :func:`skdgm.sbn._vb.local_step_blocks`); the other options raise a
-    ``ValueError`` naming the one that trains on a dask array, before any block is
-    computed. The blocks are checked (binary, after ``binarize``) where they live,
-    and trained in float64 as in memory.
+    The streaming options only: online VB (its local step is per row and its
+    global step reads sums, :func:`skdgm.sbn._vb.local_step_blocks`) and DSGHMC
+    (the hidden-unit samples and the gradient sums of every SGHMC step,
+    :meth:`skdgm.sbn._dsghmc.DSGHMCTrainer._block_gradients`). The batch options
+    raise a ``ValueError`` naming those, before any block is computed. The
+    blocks are checked (binary, after ``binarize``) where they live, and trained
+    in float64 as in memory.
     """
     name = type(estimator).__name__
-    if estimator.inference != "online_vb":
+    if not INFERENCE[estimator.inference].streaming:
         raise ValueError(
             f"{name}(inference={estimator.inference!r}) cannot train on a dask array: "
-            f"use inference='online_vb', whose per-row local step runs where the blocks "
-            f"live (or pass an in-memory array)")
-    if estimator.autoregressive:
+            f"use inference='online_vb', 'dsghmc_gibbs' or 'dsghmc_nais', whose "
+            f"per-row steps run where the blocks live (or pass an in-memory array)")
+    if estimator.autoregressive and estimator.inference == "online_vb":
         raise ValueError(
-            f"{name}(autoregressive=True) cannot train on a dask array: the visible "
-            f"layer's own units are its regressors, so the global step would need the "
-            f"rows; use autoregressive=False or an in-memory array")
+            f"{name}(autoregressive=True, inference='online_vb') cannot train on a dask "
+            f"array: the visible layer's own units are its regressors, so the global "
+            f"step would need the rows; use autoregressive=False, a DSGHMC inference "
+            f"or an in-memory array")
     return float_blocks(estimator, X, reset=reset, binary=True, dtype=np.float64)
 
 
