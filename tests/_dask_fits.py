@@ -80,10 +80,11 @@ def client_peak(fit, cluster):
     return peak
 
 
-def fit_killing_a_worker(fit, cluster, monkeypatch, after_update):
+def fit_killing_a_worker(fit, cluster, monkeypatch, after_update, method="map_rows"):
     """``fit()`` on ``cluster``, one worker process SIGKILLed after ``after_update``
-    calls of :meth:`RowBlocks.map_rows`, the harshest moment (the next update's
-    parameters and tasks go out while the scheduler has not noticed yet).
+    calls of :meth:`RowBlocks.map_rows` (or the ``RowBlocks`` ``method`` named), the
+    harshest moment (the next update's parameters and tasks go out while the
+    scheduler has not noticed yet).
 
     Returns ``(estimator, map_rows calls)`` once the cluster has its two workers back
     (and the victim is checked gone).
@@ -93,7 +94,7 @@ def fit_killing_a_worker(fit, cluster, monkeypatch, after_update):
         pids = client.run(os.getpid)
         victim = pids[sorted(pids)[-1]]
         calls = []
-        map_rows = RowBlocks.map_rows
+        map_rows = getattr(RowBlocks, method)
 
         def map_rows_then_kill(self, *args, **kwargs):
             out = map_rows(self, *args, **kwargs)
@@ -102,7 +103,7 @@ def fit_killing_a_worker(fit, cluster, monkeypatch, after_update):
                 os.kill(victim, signal.SIGKILL)
             return out
 
-        monkeypatch.setattr(RowBlocks, "map_rows", map_rows_then_kill)
+        monkeypatch.setattr(RowBlocks, method, map_rows_then_kill)
         try:
             est = fit()
         finally:

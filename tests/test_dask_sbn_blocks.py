@@ -1,4 +1,4 @@
-"""BayesianSBN online VB on dask arrays, the rows staying where they live (issue 28).
+"""BayesianSBN online VB and DSGHMC on dask arrays, the rows staying where they live (issue 28).
 
 A step's local part (the ``n_local_iter`` coordinate sweeps of the rows' ``q(H)``,
 Sec. 3.2) runs block by block where a block lives, from starting means drawn on
@@ -13,6 +13,13 @@ What "the same" means here:
   (the tests allow 1e-9 relative after a few dozen steps);
 * the same blocks give the same fit bit for bit with no client, one worker or
   two (the block results are concatenated and summed in block order).
+
+DSGHMC (Gibbs and NAIS proposals): every SGHMC step's hidden samples are drawn
+per block, from a stream per block and step, and the Gibbs chains stay with
+their block between the steps of a minibatch; only the gradient sums return.
+So a dask fit is another chain of the same sampler (even with one block): the
+same blocks give the same fit for any number of workers, and its quality is the
+in-memory fit's (exact held-out log-likelihoods over seeds).
 """
 
 import numpy as np
@@ -30,6 +37,8 @@ from skdgm import BayesianSBN  # noqa: E402
 
 SBN = dict(n_components=5, inference="online_vb", n_iter=3, batch_size=40, random_state=1)
 DEEP = dict(SBN, n_components=(5, 3), pretrain=False)
+NAIS = dict(SBN, inference="dsghmc_nais", n_iter=1, n_sghmc_steps=3, n_hidden_samples=3)
+GIBBS = dict(NAIS, inference="dsghmc_gibbs", gibbs_sweeps=2)
 
 
 def _binary(n=320, d=12, seed=0):
@@ -82,13 +91,23 @@ def test_several_blocks_are_the_in_memory_fit_to_rounding(params):
     assert not _close(a, BayesianSBN(**dict(params, random_state=2)).fit(X), rtol=1e-3)
 
 
-def test_blocks_decide_the_answer_not_workers_or_client(thread_cluster):
+@pytest.mark.parametrize("params, resumed", [
+    (SBN, DEEP), (GIBBS, dict(GIBBS, n_components=(5, 3), pretrain=False)), (NAIS, NAIS)],
+    ids=["online_vb", "dsghmc_gibbs", "dsghmc_nais"])
+def test_blocks_decide_the_answer_not_workers_or_client(thread_cluster, params, resumed):
     X = _binary()
     Xd = _dask(X, 50)
     assert_blocks_decide_the_answer(
-        thread_cluster, _same, lambda: BayesianSBN(**SBN).fit(Xd),
-        lambda: BayesianSBN(**DEEP).fit(Xd[:160]).partial_fit(Xd[160:]),
-        lambda: BayesianSBN(**SBN).fit(_dask(X, 90)))
+        thread_cluster, _same, lambda: BayesianSBN(**params).fit(Xd),
+        lambda: BayesianSBN(**resumed).fit(Xd[:160]).partial_fit(Xd[160:]),
+        lambda: BayesianSBN(**params).fit(_dask(X, 90)))
+
+
+def test_dsghmc_draws_per_block_so_one_block_is_another_chain():
+    # the control of the bit-for-bit tests: the blocks' streams are not the
+    # in-memory stream (else the per-block seeds were not used)
+    X = _binary()
+    assert not _same(BayesianSBN(**GIBBS).fit(X), BayesianSBN(**GIBBS).fit(_dask(X, 320)))
 
 
 def test_sparse_blocks_train_as_dense_ones():
@@ -130,7 +149,6 @@ def test_a_bad_entry_in_one_block_raises_and_changes_nothing(bad, message, with_
 @pytest.mark.parametrize("params, message", [
     (dict(SBN, inference="gibbs"), "inference='online_vb'"),
     (dict(SBN, inference="vb"), "inference='online_vb'"),
-    (dict(SBN, inference="dsghmc_gibbs"), "inference='online_vb'"),
     (dict(SBN, autoregressive=True), "autoregressive=False"),
     (dict(SBN, n_components=(5, 3)), "pretrain=False"),
 ])
@@ -173,6 +191,23 @@ def test_quality_matches_the_in_memory_fit():
         assert abs(dsk - mem) < 1e-8, (seed, mem, dsk)
 
 
+@pytest.mark.parametrize("params", [GIBBS, NAIS], ids=["dsghmc_gibbs", "dsghmc_nais"])
+def test_dsghmc_quality_matches_the_in_memory_fit(params):
+    # another chain of the same sampler: per seed within the issue's 1 nat, and
+    # the mean over seeds within 4 standard errors of the in-memory mean
+    X_all = _binary(n=400)
+    X, X_test = X_all[:320], X_all[320:]
+    seeds = range(4)
+    fit = dict(params, n_iter=6)
+    mem = np.array([BayesianSBN(**dict(fit, random_state=s)).fit(X).score(X_test)
+                    for s in seeds])
+    dsk = np.array([BayesianSBN(**dict(fit, random_state=s)).fit(_dask(X, 80)).score(X_test)
+                    for s in seeds])
+    assert np.all(np.abs(dsk - mem) < 1.0), (mem, dsk)
+    se = np.sqrt((mem.var(ddof=1) + dsk.var(ddof=1)) / len(mem))
+    assert abs(dsk.mean() - mem.mean()) <= 4 * se + 1e-9, (mem, dsk)
+
+
 # ------------------------------------------------------------------- memory
 def _make_binary_block(block_id, n_rows, d):
     return (np.random.default_rng(block_id[0]).random((n_rows, d)) < 0.2).astype(np.float64)
@@ -206,4 +241,17 @@ def test_a_worker_killed_mid_fit_changes_nothing(process_cluster, monkeypatch):
     est, calls = fit_killing_a_worker(lambda: BayesianSBN(**params).fit(Xd),
                                       process_cluster, monkeypatch, 5)
     assert calls == 32                                  # 16 minibatches per pass
+    assert _same(reference, est)
+
+
+def test_a_worker_killed_mid_minibatch_keeps_the_gibbs_chains(process_cluster, monkeypatch):
+    # DSGHMC-Gibbs carries each block's chains between the SGHMC steps of a
+    # minibatch; the worker dies between two steps (after the 5th of 3 x 16 per
+    # pass), and the chains it held are recomputed from their tasks' lineage
+    Xd = _dask(_binary(n=640), 80)
+    params = GIBBS
+    reference = BayesianSBN(**params).fit(Xd)
+    est, calls = fit_killing_a_worker(lambda: BayesianSBN(**params).fit(Xd),
+                                      process_cluster, monkeypatch, 5, method="map_rows_carry")
+    assert calls == 48
     assert _same(reference, est)
