@@ -417,10 +417,11 @@ class BayesianSBN(_defaults.AutoStopping, ClassNamePrefixFeaturesOutMixin, Infer
         X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
             Binary data (or thresholded by ``binarize``). A CSR matrix is read
             ``batch_size`` rows at a time (batch ``inference="vb"`` densifies it).
-            A ``dask.array.Array`` chunked by rows (``inference="online_vb"``
-            only, not autoregressive, ``pretrain=False`` when deep) is never
-            gathered: its blocks are checked and its rows' local steps run where
-            they live (see :ref:`dask_array_fit`).
+            A ``dask.array.Array`` chunked by rows (the streaming inferences
+            ``"online_vb"``, not autoregressive, and the DSGHMC options;
+            ``pretrain=False`` when deep) is never gathered: its blocks are
+            checked and its rows' per-row work runs where they live (see
+            :ref:`dask_array_fit`).
         y : Ignored
 
         Returns
@@ -466,7 +467,7 @@ class BayesianSBN(_defaults.AutoStopping, ClassNamePrefixFeaturesOutMixin, Infer
         ----------
         X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
             The next rows of a stream of binary data; a dask array chunked by
-            rows is trained on where its blocks live (online VB), as in :meth:`fit`.
+            rows is trained on where its blocks live, as in :meth:`fit`.
         y : Ignored
 
         Returns
