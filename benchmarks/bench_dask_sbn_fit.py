@@ -7,8 +7,9 @@ settings below, three ways in one run:
 * in memory (the reference; CPU seconds and wall-clock);
 * as a dask array of ``--blocks`` row blocks on a ``LocalCluster`` of one worker
   process, then of two (one thread each): wall-clock seconds of ``fit``
-  (cluster start-up excluded; the blocks are sent from the client to the workers
-  once, at the start of each fit, and stay there). Each minibatch's local step
+  (cluster start-up excluded; each block is loaded from the data file by the
+  worker that holds it, at the start of each fit, and stays there: the client
+  never sends the rows). Each minibatch's local step
   (``n_local_iter`` coordinate sweeps of the rows' ``q(H)``) runs on the workers
   holding its rows; the rows' ``q(H)`` and the visible layer's centred moment come
   back, and the global step runs on the client.
@@ -38,6 +39,14 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import _common  # noqa: E402
 from _common import header  # noqa: E402
+
+
+def _train_block(block_id, home, rows, n_rows):
+    """One row block of the training split, loaded where the task runs (a worker)."""
+    from skdgm.datasets import fetch_binarized_mnist
+
+    X = fetch_binarized_mnist(data_home=home, subset="train").data[:n_rows]
+    return X[block_id[0] * rows:(block_id[0] + 1) * rows].astype(np.float64)
 
 
 def _params(est):
@@ -78,7 +87,9 @@ def main():
     X_test = fetch_binarized_mnist(data_home=home, subset="test").data[:args.n_test]
     X_test = X_test.astype(np.float64)
     rows = -(-X.shape[0] // args.blocks)
-    Xd = da.from_array(X, chunks=(rows, X.shape[1]))
+    sizes = tuple(min(rows, X.shape[0] - s) for s in range(0, X.shape[0], rows))
+    Xd = da.map_blocks(_train_block, home=str(home), rows=rows, n_rows=X.shape[0],
+                       chunks=(sizes, (X.shape[1],)), dtype=np.float64)
     print(f"data: {X.shape[0]} x {X.shape[1]} ({X.nbytes / 1e6:.0f} MB float64), "
           f"blocks of {rows} rows")
 
