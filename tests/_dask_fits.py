@@ -11,6 +11,7 @@ import os
 import signal
 import tracemalloc
 
+import numpy as np
 import pytest
 
 distributed = pytest.importorskip("distributed")
@@ -53,6 +54,21 @@ def assert_blocks_decide_the_answer(thread_cluster, same, fit, resumed, other_bl
     local, two, one = fits_without_and_with_workers(thread_cluster, fit, resumed)
     assert all(same(local[0], f[0]) and same(local[1], f[1]) for f in (two, one))
     assert not same(local[0], other_blocks())
+
+
+def assert_quality_matches(score, seeds):
+    """A dask fit that is another chain of the in-memory algorithm scores as it does.
+
+    ``score(seed, on_dask)`` is the held-out score of the fit with ``random_state=seed``
+    of the in-memory rows (``on_dask=False``) or of their dask array: per seed within
+    the issue's 1 nat, and the mean over seeds within 4 standard errors of the
+    in-memory mean.
+    """
+    mem = np.array([score(s, False) for s in seeds])
+    dsk = np.array([score(s, True) for s in seeds])
+    assert np.all(np.abs(dsk - mem) < 1.0), (mem, dsk)
+    se = np.sqrt((mem.var(ddof=1) + dsk.var(ddof=1)) / len(mem))
+    assert abs(dsk.mean() - mem.mean()) <= 4 * se + 1e-9, (mem, dsk)
 
 
 def assert_every_call_raises(calls, X, message, cluster=None):

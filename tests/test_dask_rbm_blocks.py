@@ -24,7 +24,8 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 from _dask_fits import (assert_blocks_decide_the_answer,  # noqa: E402
-                        assert_every_call_raises, client_peak, fit_killing_a_worker,
+                        assert_every_call_raises, assert_quality_matches, client_peak,
+                        fit_killing_a_worker,
                         process_cluster,  # noqa: F401
                         thread_cluster)  # noqa: F401 - fixtures
 from skdgm import DBMCAST, GaussianBernoulliRBM  # noqa: E402
@@ -128,12 +129,8 @@ def test_quality_matches_the_in_memory_fit(cls, params, data):
     X_all = data(n=400)
     X, X_test = X_all[:320], X_all[320:]
     Xd = _dask(X, 80)
-    seeds = range(4)
-    mem = np.array([cls(**dict(params, random_state=s)).fit(X).score(X_test) for s in seeds])
-    dsk = np.array([cls(**dict(params, random_state=s)).fit(Xd).score(X_test) for s in seeds])
-    assert np.all(np.abs(dsk - mem) < 1.0), (mem, dsk)
-    se = np.sqrt((mem.var(ddof=1) + dsk.var(ddof=1)) / len(mem))
-    assert abs(dsk.mean() - mem.mean()) <= 4 * se + 1e-9, (mem, dsk)
+    assert_quality_matches(lambda s, on_dask: cls(**dict(params, random_state=s)).fit(
+        Xd if on_dask else X).score(X_test), range(4))
 
 
 # ---------------------------------------------------------------- bad input

@@ -30,7 +30,8 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 from _dask_fits import (assert_blocks_decide_the_answer,  # noqa: E402
-                        assert_every_call_raises, client_peak, fit_killing_a_worker,
+                        assert_every_call_raises, assert_quality_matches, client_peak,
+                        fit_killing_a_worker,
                         process_cluster,  # noqa: F401
                         thread_cluster)  # noqa: F401 - fixtures
 from skdgm import BayesianSBN  # noqa: E402
@@ -197,15 +198,10 @@ def test_dsghmc_quality_matches_the_in_memory_fit(params):
     # the mean over seeds within 4 standard errors of the in-memory mean
     X_all = _binary(n=400)
     X, X_test = X_all[:320], X_all[320:]
-    seeds = range(4)
-    fit = dict(params, n_iter=6)
-    mem = np.array([BayesianSBN(**dict(fit, random_state=s)).fit(X).score(X_test)
-                    for s in seeds])
-    dsk = np.array([BayesianSBN(**dict(fit, random_state=s)).fit(_dask(X, 80)).score(X_test)
-                    for s in seeds])
-    assert np.all(np.abs(dsk - mem) < 1.0), (mem, dsk)
-    se = np.sqrt((mem.var(ddof=1) + dsk.var(ddof=1)) / len(mem))
-    assert abs(dsk.mean() - mem.mean()) <= 4 * se + 1e-9, (mem, dsk)
+    Xd = _dask(X, 80)
+    assert_quality_matches(lambda s, on_dask: BayesianSBN(**dict(params, n_iter=6,
+                                                                 random_state=s)).fit(
+        Xd if on_dask else X).score(X_test), range(4))
 
 
 # ------------------------------------------------------------------- memory
