@@ -93,8 +93,9 @@ def test_several_blocks_are_the_in_memory_fit_to_rounding(params):
 
 
 @pytest.mark.parametrize("params, resumed", [
-    (SBN, DEEP), (GIBBS, dict(GIBBS, n_components=(5, 3), pretrain=False)), (NAIS, NAIS)],
-    ids=["online_vb", "dsghmc_gibbs", "dsghmc_nais"])
+    (SBN, DEEP), (GIBBS, dict(GIBBS, n_components=(5, 3), pretrain=False)), (NAIS, NAIS),
+    (dict(GIBBS, autoregressive=True), dict(GIBBS, autoregressive=True))],
+    ids=["online_vb", "dsghmc_gibbs", "dsghmc_nais", "dsghmc_gibbs-autoregressive"])
 def test_blocks_decide_the_answer_not_workers_or_client(thread_cluster, params, resumed):
     X = _binary()
     Xd = _dask(X, 50)
