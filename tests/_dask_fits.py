@@ -11,6 +11,7 @@ import os
 import signal
 import tracemalloc
 
+import numpy as np
 import pytest
 
 distributed = pytest.importorskip("distributed")
@@ -46,6 +47,30 @@ def fits_without_and_with_workers(thread_cluster, *fits):
     return local, two, one
 
 
+def assert_blocks_decide_the_answer(thread_cluster, same, fit, resumed, other_blocks):
+    """``fit()`` and ``resumed()`` (a fit continued by ``partial_fit``) give the same
+    estimators, by ``same(a, b)``, with no client, one worker or two; ``other_blocks()``
+    (the same fit on other row chunks) gives another one."""
+    local, two, one = fits_without_and_with_workers(thread_cluster, fit, resumed)
+    assert all(same(local[0], f[0]) and same(local[1], f[1]) for f in (two, one))
+    assert not same(local[0], other_blocks())
+
+
+def assert_quality_matches(score, seeds):
+    """A dask fit that is another chain of the in-memory algorithm scores as it does.
+
+    ``score(seed, on_dask)`` is the held-out score of the fit with ``random_state=seed``
+    of the in-memory rows (``on_dask=False``) or of their dask array: per seed within
+    the issue's 1 nat, and the mean over seeds within 4 standard errors of the
+    in-memory mean.
+    """
+    mem = np.array([score(s, False) for s in seeds])
+    dsk = np.array([score(s, True) for s in seeds])
+    assert np.all(np.abs(dsk - mem) < 1.0), (mem, dsk)
+    se = np.sqrt((mem.var(ddof=1) + dsk.var(ddof=1)) / len(mem))
+    assert abs(dsk.mean() - mem.mean()) <= 4 * se + 1e-9, (mem, dsk)
+
+
 def assert_every_call_raises(calls, X, message, cluster=None):
     """Every ``call(X)`` raises a ``ValueError`` matching ``message``, with a client of
     ``cluster`` active when one is given (the blocks then are checked on its workers)."""
@@ -71,10 +96,11 @@ def client_peak(fit, cluster):
     return peak
 
 
-def fit_killing_a_worker(fit, cluster, monkeypatch, after_update):
+def fit_killing_a_worker(fit, cluster, monkeypatch, after_update, method="map_rows"):
     """``fit()`` on ``cluster``, one worker process SIGKILLed after ``after_update``
-    calls of :meth:`RowBlocks.map_rows`, the harshest moment (the next update's
-    parameters and tasks go out while the scheduler has not noticed yet).
+    calls of :meth:`RowBlocks.map_rows` (or the ``RowBlocks`` ``method`` named), the
+    harshest moment (the next update's parameters and tasks go out while the
+    scheduler has not noticed yet).
 
     Returns ``(estimator, map_rows calls)`` once the cluster has its two workers back
     (and the victim is checked gone).
@@ -84,7 +110,7 @@ def fit_killing_a_worker(fit, cluster, monkeypatch, after_update):
         pids = client.run(os.getpid)
         victim = pids[sorted(pids)[-1]]
         calls = []
-        map_rows = RowBlocks.map_rows
+        map_rows = getattr(RowBlocks, method)
 
         def map_rows_then_kill(self, *args, **kwargs):
             out = map_rows(self, *args, **kwargs)
@@ -93,7 +119,7 @@ def fit_killing_a_worker(fit, cluster, monkeypatch, after_update):
                 os.kill(victim, signal.SIGKILL)
             return out
 
-        monkeypatch.setattr(RowBlocks, "map_rows", map_rows_then_kill)
+        monkeypatch.setattr(RowBlocks, method, map_rows_then_kill)
         try:
             est = fit()
         finally:

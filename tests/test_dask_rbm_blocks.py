@@ -23,9 +23,10 @@ import scipy.sparse as sp
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
-from _dask_fits import (assert_every_call_raises, client_peak,  # noqa: E402
+from _dask_fits import (assert_blocks_decide_the_answer,  # noqa: E402
+                        assert_every_call_raises, assert_quality_matches, client_peak,
                         fit_killing_a_worker,
-                        fits_without_and_with_workers, process_cluster,  # noqa: F401
+                        process_cluster,  # noqa: F401
                         thread_cluster)  # noqa: F401 - fixtures
 from skdgm import DBMCAST, GaussianBernoulliRBM  # noqa: E402
 from skdgm._core.blocks import float_blocks  # noqa: E402
@@ -98,11 +99,10 @@ def test_the_joint_objective_samples_per_block_so_it_is_another_chain():
 def test_blocks_decide_the_answer_not_workers_or_client(cls, params, data, thread_cluster):
     X = data()
     Xd = _dask(X, 50)                      # 7 blocks; minibatches span several
-    local, two, one = fits_without_and_with_workers(
-        thread_cluster, lambda: cls(**params).fit(Xd),
-        lambda: cls(**params).fit(Xd[:160]).partial_fit(Xd[160:]))
-    assert all(_same(local[0], f[0]) and _same(local[1], f[1]) for f in (two, one))
-    assert not _same(local[0], cls(**params).fit(_dask(X, 90)))      # other blocks
+    assert_blocks_decide_the_answer(
+        thread_cluster, _same, lambda: cls(**params).fit(Xd),
+        lambda: cls(**params).fit(Xd[:160]).partial_fit(Xd[160:]),
+        lambda: cls(**params).fit(_dask(X, 90)))
 
 
 def test_dbm_sparse_blocks_train_as_dense_ones():
@@ -129,12 +129,8 @@ def test_quality_matches_the_in_memory_fit(cls, params, data):
     X_all = data(n=400)
     X, X_test = X_all[:320], X_all[320:]
     Xd = _dask(X, 80)
-    seeds = range(4)
-    mem = np.array([cls(**dict(params, random_state=s)).fit(X).score(X_test) for s in seeds])
-    dsk = np.array([cls(**dict(params, random_state=s)).fit(Xd).score(X_test) for s in seeds])
-    assert np.all(np.abs(dsk - mem) < 1.0), (mem, dsk)
-    se = np.sqrt((mem.var(ddof=1) + dsk.var(ddof=1)) / len(mem))
-    assert abs(dsk.mean() - mem.mean()) <= 4 * se + 1e-9, (mem, dsk)
+    assert_quality_matches(lambda s, on_dask: cls(**dict(params, random_state=s)).fit(
+        Xd if on_dask else X).score(X_test), range(4))
 
 
 # ---------------------------------------------------------------- bad input

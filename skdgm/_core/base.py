@@ -21,6 +21,7 @@ from sklearn.utils._param_validation import Interval, validate_parameter_constra
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..exceptions import DivergenceError
+from .blocks import BLOCKWISE_METHODS, blockwise
 from .chains import chain_pool
 # early stopping lives in .stopping (issue 25); re-exported for the wings
 from .stopping import (EARLY_STOPPING_CONSTRAINTS, EARLY_STOPPING_READS,  # noqa: F401
@@ -494,6 +495,18 @@ class BaseGenerativeModel(TransformerMixin, BaseEstimator):
                 setattr(cls, name, _contract(attr))
             elif hasattr(attr, "fn") and not getattr(attr.fn, "_skdgm_contract", False):
                 attr.fn = _contract(attr.fn)  # sklearn's available_if descriptor
+        # inference on a row-chunked dask array, block by block (issue 28)
+        for name in BLOCKWISE_METHODS:
+            attr = cls.__dict__.get(name)
+            if callable(attr) and not getattr(attr, "_skdgm_blockwise", False):
+                setattr(cls, name, blockwise(attr))
+
+    def _score_block(self, X, **kwargs):
+        """``(numerator, denominator)`` of :meth:`score` on the rows ``X``, which add
+        over blocks of rows (a dask array's ``score``): by default the sum of
+        :meth:`score_samples` and the row count, ``score`` being their mean."""
+        lp = self.score_samples(X, **kwargs)
+        return float(np.sum(lp)), float(len(lp))
 
     # ------------------------------------------------------------ the skeleton
     # ``fit`` and ``partial_fit`` are written once, here; estimators supply the

@@ -29,9 +29,9 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["RowBlocks", "RowSelection", "active_client", "block_seeds", "check_dask_rows",
-           "column_means", "float_blocks", "gather_rows", "is_dask_array", "max_abs",
-           "prepare_float_block", "sum_parts"]
+__all__ = ["BLOCKWISE_METHODS", "RowBlocks", "RowSelection", "active_client", "block_seeds",
+           "blockwise", "check_dask_rows", "column_means", "dask_method", "float_blocks",
+           "gather_rows", "is_dask_array", "max_abs", "prepare_float_block", "sum_parts"]
 
 
 def is_dask_array(X):
@@ -103,6 +103,14 @@ def _select(block, rows):
 
 def _on_rows(func, block, rows, shared, extra):
     return func(block[rows], shared, extra)
+
+
+def _on_rows_carry(func, block, rows, shared, extra, state):
+    return func(block[rows], shared, extra, state)
+
+
+def _item(pair, i):
+    return pair[i]
 
 
 class RowBlocks:
@@ -233,6 +241,38 @@ class RowBlocks:
                 for (b, r), e in zip(parts, extra)]
         return client.gather(futs)
 
+    def map_rows_carry(self, func, rows, shared, extras, carry=None):
+        """:meth:`map_rows` for per-row work whose state stays with the block.
+
+        ``func(block_rows, shared, extra, state) -> (result, state)``: the
+        ``result`` comes back (in block order); the ``state`` (e.g. Markov chains
+        of the rows) stays where the block lives, as a future with a client, and
+        is handed to the next call through ``carry`` (the second return value;
+        ``None`` at first). Without a client it stays in memory. A lost worker's
+        states are recomputed from their lineage (the earlier calls' tasks, which
+        carry their seeds), so they do not depend on where the tasks ran.
+
+        Returns
+        -------
+        results : list
+        carry : list
+            One state per block of ``split(rows)``, for the next call on the same rows.
+        """
+        parts = self.split(rows)
+        extra = extras(parts)
+        carry = [None] * len(parts) if carry is None else carry
+        if self.client is None:
+            outs = [func(self._local_rows(b, r), shared, e, c)
+                    for (b, r), e, c in zip(parts, extra, carry)]
+            return [o[0] for o in outs], [o[1] for o in outs]
+        client = self.client
+        shared_f = client.submit(_identity, shared, pure=False)
+        futs = [client.submit(_on_rows_carry, func, self._futures[b], r, shared_f, e, c,
+                              pure=False)
+                for (b, r), e, c in zip(parts, extra, carry)]
+        results = client.gather([client.submit(_item, f, 0, pure=False) for f in futs])
+        return results, [client.submit(_item, f, 1, pure=False) for f in futs]
+
     def take(self, rows):
         """The rows ``rows`` (any order, repeats allowed) gathered as one matrix."""
         rows = np.asarray(rows, dtype=np.int64)
@@ -292,6 +332,12 @@ class RowSelection:
             raise ValueError("a minibatch's rows must be increasing")
         return self.blocks.map_rows(func, self.rows, shared, extras)
 
+    def map_carry(self, func, shared, extras, carry=None):
+        """:meth:`RowBlocks.map_rows_carry` over these rows (which must be increasing)."""
+        if not self._sorted():
+            raise ValueError("a minibatch's rows must be increasing")
+        return self.blocks.map_rows_carry(func, self.rows, shared, extras, carry)
+
 
 # ------------------------------------------------- real and binary rows (GRBM, DBM)
 # The binary and Gaussian models train on dense minibatches of real (or 0/1) rows:
@@ -331,7 +377,7 @@ def float_summary(X):
     return {"n": X.shape[0], "col_sum": col, "max_abs": big}
 
 
-def float_blocks(estimator, X, *, reset, model_dtype=None, binary=False):
+def float_blocks(estimator, X, *, reset, model_dtype=None, binary=False, dtype=None):
     """A row-chunked dask array of real (``binary``: 0/1) rows as :class:`RowBlocks`.
 
     The client-side checks of :func:`check_dask_rows`, then every block checked
@@ -339,13 +385,15 @@ def float_blocks(estimator, X, *, reset, model_dtype=None, binary=False):
     summarised (:func:`float_summary`) where it lives. The dtype follows
     in-memory validation: a new model trains in the estimator's ``dtype``
     (:func:`skdgm._core.base.training_dtype`), a fitted model's ``model_dtype``
-    wins when ``reset`` is false.
+    wins when ``reset`` is false; ``dtype`` fixes it (an estimator that always
+    trains in float64).
     """
     from .base import binary_hint, working_dtype
 
     check_dask_rows(estimator, X, reset=reset)
-    dtype = working_dtype(getattr(estimator, "dtype", None), X,
-                          None if reset else model_dtype, training=True)
+    if dtype is None:
+        dtype = working_dtype(getattr(estimator, "dtype", None), X,
+                              None if reset else model_dtype, training=True)
     name = type(estimator).__name__
     prepare = partial(prepare_float_block, dtype=dtype, what=name, binary=binary,
                       binarize=getattr(estimator, "binarize", None) if binary else None,
@@ -391,3 +439,105 @@ def block_seeds(rng):
     block order, spawned from entropy drawn from ``rng`` (one draw per minibatch)."""
     root = np.random.SeedSequence([int(x) for x in rng.integers(0, 2**63, size=2)])
     return lambda parts: root.spawn(len(parts))
+
+
+# ------------------------------------- inference on a dask array, block by block
+# transform / score_samples / score of every estimator take a row-chunked dask
+# array: the estimator (a snapshot, one key of the graph) runs its in-memory
+# method on every block where the block lives (``map_blocks``); transform and
+# score_samples return a dask array, score a float from per-block sums.
+
+#: The methods :func:`blockwise` wraps (by :class:`skdgm._core.base.BaseGenerativeModel`).
+BLOCKWISE_METHODS = ("transform", "score_samples", "score")
+
+
+def blockwise(method):
+    """``method(self, X, ...)`` that, given a ``dask.array.Array``, runs block by block.
+
+    An in-memory ``X`` goes to ``method`` unchanged. A row-chunked dask array
+    (:func:`check_dask_rows`) is never gathered: see :func:`dask_method`.
+    """
+    import functools
+
+    @functools.wraps(method)
+    def wrapper(self, X, *args, **kwargs):
+        if is_dask_array(X):
+            return dask_method(self, method, X, args, kwargs)
+        return method(self, X, *args, **kwargs)
+
+    wrapper._skdgm_blockwise = True
+    return wrapper
+
+
+def _on_block(block, est, name, args, kwargs, width):
+    out = getattr(est, name)(block, *args, **kwargs)
+    outs = out if isinstance(out, tuple) else (out,)
+    return np.concatenate([np.asarray(o).reshape(block.shape[0], -1) for o in outs],
+                          axis=1) if width else np.asarray(out)
+
+
+def _score_on_block(block, est, args, kwargs):
+    return np.asarray(est._score_block(block, **kwargs), dtype=np.float64)
+
+
+def dask_method(est, method, X, args, kwargs):
+    """``method`` of a fitted ``est`` on a row-chunked dask array ``X``, block by block.
+
+    The estimator is checked fitted and ``X``'s shape (:func:`check_dask_rows`)
+    on the client; then one row is computed and passed to ``method`` in
+    memory: it gives the output's columns and dtype, and fills the caches
+    every block would otherwise fill again (a ``log Z`` estimate), so that the
+    snapshot sent to the workers carries them. Every block runs the in-memory
+    ``method`` on its rows: ``transform`` and ``score_samples`` return dask
+    arrays (tuples of them with ``return_std=True``) chunked as ``X``'s rows,
+    lazily; a block's rows get the values ``method`` gives that block in
+    memory (the per-call random streams are seeded per call, so values that
+    involve randomness depend on the chunking, as they depend on how an
+    in-memory input is split into calls). ``score`` is computed now and
+    returned as a float: the estimator's ``_score_block`` sums (a numerator
+    and a denominator) added over blocks. Entries that fail validation raise
+    the in-memory ``ValueError`` when their block is computed.
+    """
+    import copy
+    import uuid
+
+    import dask
+    from sklearn.utils.validation import check_is_fitted
+
+    check_is_fitted(est)
+    check_dask_rows(est, X, reset=False)
+    name = method.__name__
+    if name == "score" and kwargs.get("return_std"):
+        raise ValueError(
+            f"{type(est).__name__}.score(return_std=True) is not available on a dask "
+            f"array (the standard error does not add over blocks); use "
+            f"score_samples(X, return_std=True) block by block, or an in-memory array")
+    snap = copy.deepcopy(est)
+    first = X[:1].compute()
+    probe = (snap._score_block(first, **kwargs) if name == "score"
+             else method(snap, first, *args, **kwargs))
+    # a fresh key: the snapshot is this call's model, whatever happens to ``est`` next
+    handle = dask.delayed(snap, name=f"{type(est).__name__}-{uuid.uuid4().hex}")
+    if name == "score":
+        kwargs = {k: v for k, v in kwargs.items() if k != "return_std"}
+        sums = X.map_blocks(_score_on_block, handle, args, kwargs, dtype=np.float64,
+                            drop_axis=1, chunks=((2,) * X.numblocks[0],),
+                            meta=np.empty((0,)))
+        num, den = sums.compute().reshape(-1, 2).sum(axis=0)
+        return float(num / max(den, 1))
+    outs = probe if isinstance(probe, tuple) else (probe,)
+    if not all(isinstance(o, np.ndarray) and o.ndim in (1, 2) for o in outs):
+        raise ValueError(
+            f"{type(est).__name__}.{name} with these options returns "
+            f"{type(probe).__name__}, not arrays: not available on a dask array")
+    widths = [1 if o.ndim == 1 else o.shape[1] for o in outs]
+    dtype = np.result_type(*outs)
+    total = sum(widths)
+    joined = X.map_blocks(_on_block, handle, name, args, kwargs, 1, dtype=dtype,
+                          chunks=(X.chunks[0], (total,)), meta=np.empty((0, 0), dtype))
+    res, start = [], 0
+    for o, w in zip(outs, widths):
+        part = joined[:, start:start + w]
+        res.append((part[:, 0] if o.ndim == 1 else part).astype(o.dtype, copy=False))
+        start += w
+    return tuple(res) if isinstance(probe, tuple) else res[0]

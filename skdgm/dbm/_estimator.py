@@ -793,7 +793,9 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features), binary
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features), binary
+            A ``dask.array.Array`` chunked by rows is processed block by block
+            where it lives (see :ref:`dask_array_inference`).
         return_std : bool, default=False
             Also return the standard deviation of each hidden unit under the
             mixture of the mean-field posteriors ``q_s(h | v)`` over the kept
@@ -931,7 +933,9 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
 
         Parameters
         ----------
-        X : array-like of shape (n_samples, n_features)
+        X : {array-like, dask array} of shape (n_samples, n_features)
+            A ``dask.array.Array`` chunked by rows is processed block by block
+            where it lives (see :ref:`dask_array_inference`).
         bound : {"fast", "tight"}, default="fast"
             ``"fast"``: from each of ``mean_field_starts``, at most 3 mean-field
             sweeps, a row stopping once no mean moves by more than 0.01 (float32
@@ -997,7 +1001,9 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            A ``dask.array.Array`` chunked by rows is processed block by block
+            where it lives (see :ref:`dask_array_inference`).
         y : Ignored
         bound : {"fast", "tight"}, default="fast"
             See :meth:`score_samples`.

@@ -529,7 +529,9 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            A ``dask.array.Array`` chunked by rows is processed block by block
+            where it lives (see :ref:`dask_array_inference`).
         all_layers : bool, default=False
             Return one array per layer instead of layer 1 only (plain arrays: not
             available under ``set_output(transform="pandas")`` or ``"polars"``,
@@ -744,7 +746,9 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            A ``dask.array.Array`` chunked by rows is processed block by block
+            where it lives (see :ref:`dask_array_inference`).
         return_std : bool, default=False
             Also return each document's Monte-Carlo standard error: the delete-one
             jackknife over the ``n_posterior_samples`` kept global samples, each
@@ -802,7 +806,9 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            A ``dask.array.Array`` chunked by rows is processed block by block
+            where it lives (see :ref:`dask_array_inference`).
         y : Ignored
         return_std : bool, default=False
             Also return the Monte-Carlo standard error.
@@ -842,6 +848,12 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
             return _evaluate.pooled_score(*self._score_parts(X))
         ll, cnt, parts = self._score_parts(X, return_parts=True)
         return _evaluate.pooled_score(ll, cnt), _evaluate.heldout_std(cnt, parts)[1]
+
+    def _score_block(self, X, **kwargs):
+        """Held-out log-likelihood and token count of the rows ``X`` (they add over a
+        dask array's blocks into :meth:`score`'s pooled figure)."""
+        ll, cnt = self._score_parts(X)
+        return float(ll.sum()), float(cnt.sum())
 
     def log_likelihood_bounds(self, n_samples=100, n_betas=None, random_state=None, *,
                               tol=None):

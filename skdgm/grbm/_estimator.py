@@ -615,7 +615,9 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            A ``dask.array.Array`` chunked by rows is processed block by block
+            where it lives (see :ref:`dask_array_inference`).
         return_std : bool, default=False
             Also return the standard deviation of each hidden unit under the
             mixture of the conditionals ``p(h | v, theta_s)`` over the kept states:
@@ -849,7 +851,9 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            A ``dask.array.Array`` chunked by rows is processed block by block
+            where it lives (see :ref:`dask_array_inference`).
         return_std : bool, default=False
             Also return each row's Monte-Carlo standard error: that of ``log Z``
             (0 when exact), the same for every row since ``E~(v)`` is exact.
@@ -897,7 +901,9 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            A ``dask.array.Array`` chunked by rows is processed block by block
+            where it lives (see :ref:`dask_array_inference`).
         y : Ignored
         return_std : bool, default=False
             Also return the Monte-Carlo standard error.

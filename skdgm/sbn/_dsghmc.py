@@ -22,9 +22,11 @@ moments, Gibbs settings) between ``partial_fit`` calls.
 import copy
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import expit, logsumexp
 
 from .._core.base import check_finite_params
+from .._core.blocks import RowSelection, block_seeds, sum_parts
 from .._core.mcmc import effective_sample_size, importance_std_err, normalised_weights
 from .._core.optim import Adam
 from .._core.schedules import make_schedule
@@ -413,7 +415,8 @@ class DSGHMCTrainer:
         for NAIS the mean importance estimate of ``log p(x)`` and the mean
         relative ESS ``ess / L`` over the minibatch.
         """
-        X = np.asarray(X, dtype=float)
+        if not isinstance(X, RowSelection):
+            X = np.asarray(X, dtype=float)
         n = X.shape[0]
         eta = per_datum_step_size(self.schedule(self.t), n_total)
         self.prior.resample(params, rng)
@@ -434,19 +437,43 @@ class DSGHMCTrainer:
             metrics["ess_ratio"] = float(np.mean(ess))
         return params, metrics
 
+    def _gradients(self, params, X, n, i, state, rng):
+        """Step ``i``'s minibatch gradients (Eq. 5 or 6, 9) from the rows in memory:
+        ``(grad_theta, flat grad_phi or None, mean log_px, mean ESS / L, state)``,
+        ``state`` being the Gibbs chains carried to the next step."""
+        if self.proposal == "gibbs":
+            if state is None:
+                state = sample_hidden_prior(params, (self.n_samples, n), rng)
+            sweeps = self.gibbs_sweeps if i == 0 else 1
+            g, state = gibbs_gradient(params, X, state, rng, n_sweeps=sweeps)
+            return g, None, None, None, state
+        g, g_phi, lp, es = nais_gradient(params, self.phi, X, self.n_samples, rng)
+        return g, g_phi.flat(), lp.mean(), es.mean() / self.n_samples, None
+
+    def _block_gradients(self, params, X, n, i, state, rng):
+        """:meth:`_gradients` of a dask array's minibatch (a ``RowSelection``), each
+        block's rows where the block lives, from a stream per block and step; the
+        Gibbs chains stay with their block between steps (``state``), and only the
+        parameter-sized sums come back, added in block order."""
+        sweeps = self.gibbs_sweeps if i == 0 else 1
+        shared = (params, self.phi, self.proposal, self.n_samples, sweeps)
+        parts, state = X.map_carry(_block_gradient, shared, block_seeds(rng), state)
+        total = [sum_parts([p[k] for p in parts]) for k in range(len(parts[0]))]
+        g = unflatten_params(params, _unpack(total[0], flatten_params(params)))
+        if self.proposal == "gibbs":
+            return g, None, None, None, state
+        g_phi = _unpack(total[1], self.phi.flat())
+        return g, g_phi, total[2][0] / n, total[2][1] / n / self.n_samples, None
+
     def _steps(self, params, X, n, n_total, eta, rng):
-        hidden = None
+        gradients = self._block_gradients if isinstance(X, RowSelection) else self._gradients
+        state = None
         log_px, ess = [], []
         for i in range(self.n_sghmc_steps):
-            if self.proposal == "gibbs":
-                if hidden is None:
-                    hidden = sample_hidden_prior(params, (self.n_samples, n), rng)
-                sweeps = self.gibbs_sweeps if i == 0 else 1
-                g, hidden = gibbs_gradient(params, X, hidden, rng, n_sweeps=sweeps)
-            else:
-                g, g_phi, lp, es = nais_gradient(params, self.phi, X, self.n_samples, rng)
-                log_px.append(lp.mean())
-                ess.append(es.mean() / self.n_samples)
+            g, g_phi, lp, es, state = gradients(params, X, n, i, state, rng)
+            if g_phi is not None:
+                log_px.append(lp)
+                ess.append(es)
             grads = self.full_gradient(params, g, n, n_total)
             new, aux = self.sampler.step(flatten_params(params), grads, step_size=eta,
                                          rng=rng)
@@ -456,7 +483,7 @@ class DSGHMCTrainer:
             params = unflatten_params(params, new)
             if self.proposal == "nais":
                 # Per-datum gradient (Eq. 10 divided by |D|): Adam is scale-free anyway.
-                g_phi = [a / n for a in g_phi.flat()]
+                g_phi = [a / n for a in g_phi]
                 phi_new = self.adam.step(self.phi.flat(), g_phi)
                 check_finite_params({"phi": phi_new}, "recognition-network step")
                 self.phi = self.phi.from_flat(phi_new)
@@ -464,6 +491,41 @@ class DSGHMCTrainer:
                     self.phi = self.phi._replace(lateral=[np.tril(a, -1)
                                                           for a in self.phi.lateral])
         return params, log_px, ess
+
+
+def _pack(arrays):
+    return np.concatenate([np.ravel(a) for a in arrays])
+
+
+def _unpack(vector, like):
+    out, start = [], 0
+    for a in like:
+        out.append(vector[start:start + a.size].reshape(a.shape))
+        start += a.size
+    return out
+
+
+def _block_gradient(X, shared, seed, chains):
+    """One SGHMC step's gradient sums over one block's rows of a minibatch, where
+    the block lives (:meth:`DSGHMCTrainer._block_gradients`).
+
+    ``shared = (params, phi, proposal, L, sweeps)``; ``chains``: the rows' Gibbs
+    chains from the previous step (``None`` at a minibatch's first step: drawn
+    from the prior). Returns ``(sums, chains)`` with ``sums`` the flattened
+    ``grad_theta`` and, for NAIS, the flattened ``grad_phi`` and the sums of
+    ``log_px`` and of the ESS over the rows.
+    """
+    params, phi, proposal, L, sweeps = shared
+    X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
+    rng = np.random.default_rng(seed)
+    if proposal == "gibbs":
+        if chains is None:
+            chains = sample_hidden_prior(params, (L, X.shape[0]), rng)
+        g, chains = gibbs_gradient(params, X, chains, rng, n_sweeps=sweeps)
+        return (_pack(flatten_params(g)),), chains
+    g, g_phi, lp, es = nais_gradient(params, phi, X, L, rng)
+    return (_pack(flatten_params(g)), _pack(g_phi.flat()),
+            np.array([lp.sum(), es.sum()])), None
 
 
 # --- engines for BayesianSBN(inference="dsghmc_gibbs" | "dsghmc_nais") ---------------
@@ -526,7 +588,8 @@ class _DSGHMCEngine:
 
     def step(self, X, rng, frozen_layers=(), n_total=None):
         self._ensure_trainer(rng)
-        n_total = len(X) if n_total is None else max(n_total, len(X))
+        n = X.shape[0]
+        n_total = n if n_total is None else max(n_total, n)
         self.params, metrics = self.trainer.minibatch(self.params, X, n_total, rng)
         self._n_steps += 1
         done = self._n_steps - self.options["burn_in"]

@@ -30,6 +30,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .._core.base import check_finite_params
+from .._core.blocks import RowSelection
 from .._core.mcmc import bernoulli
 from .._core.schedules import OnlineVB
 from . import _gibbs, _model, _vb
@@ -180,11 +181,19 @@ class OnlineVBEngine(VBEngine):
 
     def step(self, X, rng, frozen_layers=(), n_total=None):
         o = self.options
-        n = len(X)
+        n = X.shape[0]
         n_total = n if n_total is None else max(n_total, n)
         sizes = _model.layer_sizes(self.template)[1:]
         hidden = [rng.random((n, k)) for k in sizes]
-        _vb.local_step(self.template, self.state, X, hidden, n_iter=o.get("n_local_iter", 4))
+        zc = None
+        if isinstance(X, RowSelection):
+            # a dask array's minibatch: the local step runs where its blocks live,
+            # from the same starting means; the global step reads their sums only
+            hidden, zc = _vb.local_step_blocks(self.template, self.state, X, hidden,
+                                               o.get("n_local_iter", 4))
+        else:
+            _vb.local_step(self.template, self.state, X, hidden,
+                           n_iter=o.get("n_local_iter", 4))
         layers_mean = [X] + hidden
         gbar = [_vb.pg_mean(np.sqrt(_vb.expected_psi(
             _model.layer_regressors(self.template, layers_mean, l), self.state["M"][l],
@@ -197,7 +206,7 @@ class OnlineVBEngine(VBEngine):
         prior_old = list(self.state["prior"])
         _vb.global_step(self.template, self.state, X, hidden, gbar, self.prior,
                         self.prior_params, scale=n_total / n, rho=rho,
-                        frozen_layers=frozen_layers)
+                        frozen_layers=frozen_layers, visible_zc=zc)
         try:
             check_finite_params({"M": self.state["M"], "V": self.state["V"]}, "online VB step")
         except FloatingPointError:
@@ -206,8 +215,8 @@ class OnlineVBEngine(VBEngine):
         self.t += 1
         self._last_hidden = hidden
         return {"batch_bound": _vb.augmented_bound(
-            self.template, self.state, X, hidden, self.prior, self.prior_params) / n_total,
-            "rho": rho}
+            self.template, self.state, X, hidden, self.prior, self.prior_params,
+            visible_zc=zc) / n_total, "rho": rho}
 
     def hidden_sample(self, X, rng):
         sizes = _model.layer_sizes(self.template)[1:]

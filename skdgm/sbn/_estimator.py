@@ -23,6 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .._core.bdmc import check_bounds_args
 from .._core.base import BaseGenerativeModel, float_dtype as _float_dtype
+from .._core.blocks import is_dask_array
 from .._core.exact import MAX_EXACT_UNITS
 from .._core.interop import InferenceDataMixin
 from .._core.posterior import check_missing, check_n_sweeps
@@ -336,6 +337,8 @@ class BayesianSBN(_defaults.AutoStopping, ClassNamePrefixFeaturesOutMixin, Infer
     def _validate_training_data(self, X, *, reset):
         if reset:
             self._check_settings()
+        if is_dask_array(X):    # online VB: checked and trained where its blocks live
+            return _train.dask_blocks(self, X, reset=reset)
         # CSR stays sparse: the engines read it one chunk of rows at a time
         return self._validate(X, reset=reset, dense=False)
 
@@ -411,9 +414,14 @@ class BayesianSBN(_defaults.AutoStopping, ClassNamePrefixFeaturesOutMixin, Infer
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
             Binary data (or thresholded by ``binarize``). A CSR matrix is read
             ``batch_size`` rows at a time (batch ``inference="vb"`` densifies it).
+            A ``dask.array.Array`` chunked by rows (the streaming inferences
+            ``"online_vb"``, not autoregressive, and the DSGHMC options;
+            ``pretrain=False`` when deep) is never gathered: its blocks are
+            checked and its rows' per-row work runs where they live (see
+            :ref:`dask_array_fit`).
         y : Ignored
 
         Returns
@@ -457,8 +465,9 @@ class BayesianSBN(_defaults.AutoStopping, ClassNamePrefixFeaturesOutMixin, Infer
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
-            The next rows of a stream of binary data.
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            The next rows of a stream of binary data; a dask array chunked by
+            rows is trained on where its blocks live, as in :meth:`fit`.
         y : Ignored
 
         Returns
@@ -526,7 +535,9 @@ class BayesianSBN(_defaults.AutoStopping, ClassNamePrefixFeaturesOutMixin, Infer
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features), binary
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features), binary
+            A ``dask.array.Array`` chunked by rows is processed block by block
+            where it lives (see :ref:`dask_array_inference`).
         return_std : bool, default=False
             Also return the standard deviation of each first-layer hidden unit under
             the posterior ``p(h^(1) | x, theta_s)`` mixed over the kept
@@ -595,7 +606,9 @@ class BayesianSBN(_defaults.AutoStopping, ClassNamePrefixFeaturesOutMixin, Infer
 
         Parameters
         ----------
-        X : {array-like, sparse matrix} of shape (n_samples, n_features)
+        X : {array-like, sparse matrix, dask array} of shape (n_samples, n_features)
+            A ``dask.array.Array`` chunked by rows is processed block by block
+            where it lives (see :ref:`dask_array_inference`).
             Binary data; a CSR matrix is densified ``batch_size`` rows at a time.
         method : {None, "stratified", "warm_ais", "ais", "is"}, default=None
             ``None``: exact by enumeration when the hidden layers hold at most 16
@@ -671,7 +684,9 @@ class BayesianSBN(_defaults.AutoStopping, ClassNamePrefixFeaturesOutMixin, Infer
         With ``return_std=True`` also its Monte-Carlo standard error,
         ``sqrt(sum se_i^2) / n`` (every row has its own independent AIS runs; 0 when
         exact). It is *not* the sampling error over rows; for a table comparing
-        models add ``std(score_samples(X)) / sqrt(n)`` for that.
+        models add ``std(score_samples(X)) / sqrt(n)`` for that. A dask array
+        chunked by rows is scored block by block (``return_std=False`` only; see
+        :ref:`dask_array_inference`).
         """
         lp, se = self.score_samples(X, return_std=True)
         mean = float(np.mean(lp))

@@ -13,13 +13,16 @@ The ``inference`` registry (:data:`INFERENCE`) and the parameters each option re
 
 from functools import partial
 
+import numpy as np
+
 from .._core.base import DIVERGENCE_BOUND, dense_rows, iter_minibatches
+from .._core.blocks import RowBlocks, float_blocks
 from . import _model
 from ._dsghmc import DSGHMCGibbsEngine, DSGHMCNAISEngine
 from ._engines import GibbsEngine, OnlineVBEngine, VBEngine
 from ._priors import init_prior_states
 
-__all__ = ["INFERENCE", "INFERENCE_READS", "divergence_parts", "engine_pass",
+__all__ = ["INFERENCE", "INFERENCE_READS", "dask_blocks", "divergence_parts", "engine_pass",
            "final_samples", "model_prior_states", "pretrain_stages", "stream_steps"]
 
 #: inference name -> engine class (see ``_engines`` for the protocol)
@@ -55,6 +58,40 @@ def model_prior_states(kind, params, prior_params):
                                                   range(len(params.biases)))], prior_params)
 
 
+def dask_blocks(estimator, X, *, reset):
+    """A row-chunked dask array of binary rows as :class:`~skdgm._core.blocks.RowBlocks`.
+
+    The streaming options only: online VB (its local step is per row and its
+    global step reads sums, :func:`skdgm.sbn._vb.local_step_blocks`) and DSGHMC
+    (the hidden-unit samples and the gradient sums of every SGHMC step,
+    :meth:`skdgm.sbn._dsghmc.DSGHMCTrainer._block_gradients`). The batch options
+    raise a ``ValueError`` naming those, before any block is computed. The
+    blocks are checked (binary, after ``binarize``) where they live, and trained
+    in float64 as in memory.
+    """
+    name = type(estimator).__name__
+    if not INFERENCE[estimator.inference].streaming:
+        raise ValueError(
+            f"{name}(inference={estimator.inference!r}) cannot train on a dask array: "
+            f"use inference='online_vb', 'dsghmc_gibbs' or 'dsghmc_nais', whose "
+            f"per-row steps run where the blocks live (or pass an in-memory array)")
+    if estimator.autoregressive and estimator.inference == "online_vb":
+        raise ValueError(
+            f"{name}(autoregressive=True, inference='online_vb') cannot train on a dask "
+            f"array: the visible layer's own units are its regressors, so the global "
+            f"step would need the rows; use autoregressive=False, a DSGHMC inference "
+            f"or an in-memory array")
+    return float_blocks(estimator, X, reset=reset, binary=True, dtype=np.float64)
+
+
+def _minibatch(X, rows):
+    """Rows of the training data for one step: dense float rows, or for a dask
+    array's blocks the :class:`~skdgm._core.blocks.RowSelection` (not gathered)."""
+    if isinstance(X, RowBlocks):
+        return X[rows]
+    return dense_rows(X, rows).astype(float, copy=False)
+
+
 def engine_pass(engine, X, rng, batch_size):
     """One pass over ``X``: a full iteration, or an epoch of minibatches (streaming).
 
@@ -71,8 +108,7 @@ def engine_pass(engine, X, rng, batch_size):
         return engine.step(X, rng)
     metrics = {}
     for batch in iter_minibatches(X.shape[0], batch_size, rng):
-        metrics = engine.step(dense_rows(X, batch).astype(float, copy=False), rng,
-                              n_total=X.shape[0])
+        metrics = engine.step(_minibatch(X, batch), rng, n_total=X.shape[0])
     return metrics
 
 
@@ -85,8 +121,7 @@ def stream_steps(engine, X, rng, batch_size, n_total):
     """
     metrics = {}
     for rows in iter_minibatches(X.shape[0], batch_size):
-        metrics = engine.step(dense_rows(X, rows).astype(float, copy=False), rng,
-                              n_total=n_total)
+        metrics = engine.step(_minibatch(X, rows), rng, n_total=n_total)
     return metrics
 
 
@@ -123,6 +158,10 @@ def pretrain_stages(X, sizes, rng, *, new_engine, n_passes, batch_size, log_pass
     params, states, hidden
         As :func:`skdgm.sbn._model.assemble_stages`.
     """
+    if isinstance(X, RowBlocks):
+        raise ValueError(
+            "BayesianSBN does not pre-train on a dask array (each stage's data would be "
+            "the hidden units of every row); use pretrain=False with a dask array")
     data, parts = X, []
     for s in range(len(sizes)):
         sub = _model.init_params(data.shape[1], sizes[s:s + 1], rng,

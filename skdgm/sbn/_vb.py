@@ -19,8 +19,10 @@ would give if the minibatch were replicated ``N / |B|`` times.
 """
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.special import expit
 
+from .._core.blocks import sum_parts
 from .._core.mcmc import bernoulli
 from . import _model
 from ._priors import prior_precision, vb_prior_bound, vb_update_prior
@@ -30,10 +32,12 @@ __all__ = [
     "expected_psi",
     "init_vb_state",
     "local_step",
+    "local_step_blocks",
     "mc_bound",
     "pg_mean",
     "rows_update",
     "vb_iteration",
+    "visible_statistic",
 ]
 
 _LOG2 = np.log(2.0)
@@ -137,7 +141,74 @@ def local_step(template, state, X, hidden_means, n_iter=1):
     return gbar
 
 
-def rows_update(zbar, xbar, gbar, M, V, prior_prec, mask, *, scale=1.0, rho=1.0):
+def _centred_moment(zbar, xbar):
+    """``sum_n zbar_ni (xbar_nj - 1/2)``, shape ``(d, J)``: the only place the rows'
+    values ``xbar`` enter a layer's coordinate update (and, with ``<psi>``, the bound)."""
+    return zbar.T @ (xbar - 0.5)
+
+
+def visible_statistic(template, X, hidden_means):
+    """The visible layer's :func:`_centred_moment`, summable over blocks of rows.
+
+    What a block of a dask array returns (with its rows' ``q(H)``) so that the
+    client's :func:`global_step` and :func:`augmented_bound` never read the rows
+    (non-autoregressive models: the visible layer's regressors are then
+    ``[pi_1, 1]``, held by the client).
+    """
+    return _centred_moment(_zbar(template, [X] + list(hidden_means), 0), X)
+
+
+def _local_block(X, shared, hidden_means):
+    """The per-row part of an online-VB step on one block's rows (where the block lives).
+
+    ``shared = (template, {"M", "V"}, n_iter)``; ``hidden_means`` are the rows'
+    starting ``pi`` (drawn on the client as in memory). Returns the fitted
+    ``q(H)`` of the rows and their :func:`visible_statistic`.
+    """
+    template, state, n_iter = shared
+    X = X.toarray() if sp.issparse(X) else np.asarray(X, dtype=float)
+    hidden = [np.array(h, dtype=float) for h in hidden_means]
+    local_step(template, state, X, hidden, n_iter=n_iter)
+    return hidden, visible_statistic(template, X, hidden)
+
+
+def _rows_in(rows):
+    return rows.stop - rows.start if isinstance(rows, slice) else len(rows)
+
+
+def local_step_blocks(template, state, X, hidden_means, n_iter):
+    """:func:`local_step` on a dask array's minibatch ``X`` (a
+    :class:`~skdgm._core.blocks.RowSelection`), each block's rows where the block lives.
+
+    The per-row coordinate sweeps are independent across rows, so each block
+    runs them on its share of the rows from its share of the starting means
+    ``hidden_means``; only the rows' ``q(H)`` (``K`` numbers a row, not the
+    ``D`` pixels) and the parameter-sized :func:`visible_statistic` come back,
+    in block order. The global factors travel once per step.
+
+    Returns
+    -------
+    hidden_means : list of ndarray
+        The minibatch's fitted ``pi`` per hidden layer, rows in minibatch order.
+    visible_zc : ndarray of shape (d_0, n_features)
+        Summed over the blocks in block order.
+    """
+    shared = (template, {"M": state["M"], "V": state["V"]}, n_iter)
+
+    def extras(parts):          # each block's share of the starting means, in row order
+        out, start = [], 0
+        for _, rows in parts:
+            stop = start + _rows_in(rows)
+            out.append([h[start:stop] for h in hidden_means])
+            start = stop
+        return out
+
+    results = X.map(_local_block, shared, extras)
+    hidden = [np.concatenate(layer) for layer in zip(*(h for h, _ in results))]
+    return hidden, sum_parts([zc for _, zc in results])
+
+
+def rows_update(zbar, xbar, gbar, M, V, prior_prec, mask, *, scale=1.0, rho=1.0, zc=None):
     """Coordinate update of every ``q(w_ji)`` of one layer, coefficient by coefficient.
 
     For coefficient ``i`` of all rows at once: precision
@@ -145,10 +216,13 @@ def rows_update(zbar, xbar, gbar, M, V, prior_prec, mask, *, scale=1.0, rho=1.0)
     ``P_ji M_ji = scale * sum_n zbar_ni [(xbar_nj - 1/2) - gbar_nj (<psi_nj> - zbar_ni M_ji)]``.
     ``scale = N / |B|`` and ``rho < 1`` give the online (natural-gradient) step, which
     blends the natural parameters ``(P, P M)``. ``M`` and ``V`` are updated in place.
+    ``zc``: :func:`_centred_moment` summed over blocks of rows (then ``xbar`` is
+    not read).
     """
     psi = zbar @ M.T                                                # (n, J)
     gpsi = gbar * psi
-    zc = zbar.T @ (xbar - 0.5)                                      # (d, J)
+    if zc is None:
+        zc = _centred_moment(zbar, xbar)                            # (d, J)
     zg = zbar.T @ gbar                                              # (d, J); E[z^2] = zbar
     z2g = (zbar * zbar).T @ gbar                                    # E[z_i] E[z_i] terms
     for i in range(M.shape[1]):
@@ -179,8 +253,12 @@ def _prior_prec_rows(prior, st, prior_params, mask, vb=True):
 
 
 def global_step(template, state, X, hidden_means, gbar, prior, prior_params, *,
-                scale=1.0, rho=1.0, frozen_layers=()):
-    """Update every layer's ``q(w)`` (and then the prior's factors) given ``q(H)``, ``q(gamma)``."""
+                scale=1.0, rho=1.0, frozen_layers=(), visible_zc=None):
+    """Update every layer's ``q(w)`` (and then the prior's factors) given ``q(H)``, ``q(gamma)``.
+
+    ``visible_zc``: :func:`visible_statistic` summed over the blocks of a dask
+    array's minibatch, in place of reading ``X``.
+    """
     L = template.n_hidden_layers
     layers_mean = [X] + hidden_means
     for l in range(L + 1):
@@ -189,7 +267,8 @@ def global_step(template, state, X, hidden_means, gbar, prior, prior_params, *,
         mask = state["masks"][l]
         prec = _prior_prec_rows(prior, state["prior"][l], prior_params, mask)
         rows_update(_zbar(template, layers_mean, l), layers_mean[l], gbar[l],
-                    state["M"][l], state["V"][l], prec, mask, scale=scale, rho=rho)
+                    state["M"][l], state["V"][l], prec, mask, scale=scale, rho=rho,
+                    zc=visible_zc if l == 0 else None)
         w2 = state["M"][l][:, :-1] ** 2 + state["V"][l][:, :-1]
         state["prior"][l] = vb_update_prior(prior, state["prior"][l], w2, mask[:, :-1],
                                             prior_params)
@@ -214,14 +293,24 @@ def _bernoulli_entropy(p):
     return -(p * np.log(p) + q * np.log(q))
 
 
-def augmented_bound(template, state, X, hidden_means, prior, prior_params):
-    """``L'`` with ``q(gamma)`` at its optimum (exact; never decreases in batch VB)."""
+def augmented_bound(template, state, X, hidden_means, prior, prior_params, *, visible_zc=None):
+    """``L'`` with ``q(gamma)`` at its optimum (exact; never decreases in batch VB).
+
+    ``visible_zc`` (a dask array's minibatch): the visible layer's
+    ``sum (x - 1/2) <psi>`` is ``sum_ij zc_ij M_ji``, linear in the means, so the
+    rows are not read (the same value, summed in another order).
+    """
     L = template.n_hidden_layers
     layers_mean = [X] + hidden_means
     total = 0.0
     for l in range(L + 1):
         psi, psi2 = expected_psi(_zbar(template, layers_mean, l), state["M"][l], state["V"][l])
-        total += np.sum(-_LOG2 + (layers_mean[l] - 0.5) * psi - _log_cosh_half(np.sqrt(psi2)))
+        if l == 0 and visible_zc is not None:
+            total += np.sum(-_LOG2 - _log_cosh_half(np.sqrt(psi2)))
+            total += np.sum(visible_zc * state["M"][0].T)
+        else:
+            total += np.sum(-_LOG2 + (layers_mean[l] - 0.5) * psi
+                            - _log_cosh_half(np.sqrt(psi2)))
         if l >= 1:
             total += np.sum(_bernoulli_entropy(hidden_means[l - 1]))
     return total + _global_bound(state, prior, prior_params)

@@ -1,0 +1,121 @@
+"""BayesianSBN online VB on a dask array of 50,000 binarized-MNIST rows (issue 28).
+
+The fixed binarized MNIST training split (50,000 x 784), fitted by
+``BayesianSBN(inference="online_vb")`` for one pass (``--n-iter``) with the
+settings below, three ways in one run:
+
+* in memory (the reference; CPU seconds and wall-clock);
+* as a dask array of ``--blocks`` row blocks on a ``LocalCluster`` of one worker
+  process, then of two (one thread each): wall-clock seconds of ``fit``
+  (cluster start-up excluded; the blocks are sent from the client to the
+  workers once, at the start of each fit and inside its time, and stay there:
+  dask warns of the large graph; a cluster that loads its blocks itself skips
+  that). Each minibatch's local step
+  (``n_local_iter`` coordinate sweeps of the rows' ``q(H)``) runs on the workers
+  holding its rows; the rows' ``q(H)`` and the visible layer's centred moment come
+  back, and the global step runs on the client.
+
+The dask fits must equal each other bit for bit; against the in-memory fit the
+blocks' centred moments add in another order, a rounding that the coordinate
+ascent carries along from step to step: the script prints the largest parameter
+difference. Quality: the mean test ``log p(x)``
+of the first ``--n-test`` test rows under each model (``score``; the default
+``"stratified"`` estimator for 17-64 hidden units), in memory and from the
+two-worker model. A wall-clock ratio is only meaningful on an idle host: run it
+inside ``/work/prompts/s4/idle.sh`` under the CPU lock.
+
+Usage (about 5 minutes of one core)::
+
+    SKDGM_DATA=../shared/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
+        python benchmarks/bench_dask_sbn_fit.py > benchmarks/results/dask_sbn_fit.txt
+"""
+
+import argparse
+import os
+import sys
+import time
+import warnings
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import _common  # noqa: E402
+from _common import header  # noqa: E402
+
+
+def _params(est):
+    return list(est.coefs_) + list(est.intercepts_)
+
+
+def _fit(make, X):
+    t, w = time.process_time(), time.perf_counter()
+    est = make().fit(X)
+    return est, time.process_time() - t, time.perf_counter() - w
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n-components", type=int, default=50)
+    parser.add_argument("--n-iter", type=int, default=1)
+    parser.add_argument("--batch-size", type=int, default=500)
+    parser.add_argument("--blocks", type=int, default=4)
+    parser.add_argument("--n-test", type=int, default=500)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--n-rows", type=int, default=None,
+                        help="first rows of the training split only (a smoke run)")
+    args = parser.parse_args()
+    header([f"BayesianSBN({args.n_components}, inference='online_vb', n_iter={args.n_iter}, "
+            f"batch_size={args.batch_size}, random_state={args.seed}); {args.blocks} row "
+            f"blocks; LocalCluster worker processes with 1 thread each; "
+            f"test rows {args.n_test}"])
+
+    import dask.array as da
+    import distributed
+
+    from skdgm import BayesianSBN
+    from skdgm.datasets import fetch_binarized_mnist
+
+    home = _common.data_home(None)
+    X = fetch_binarized_mnist(data_home=home, subset="train").data[:args.n_rows]
+    X = X.astype(np.float64)
+    X_test = fetch_binarized_mnist(data_home=home, subset="test").data[:args.n_test]
+    X_test = X_test.astype(np.float64)
+    rows = -(-X.shape[0] // args.blocks)
+    Xd = da.from_array(X, chunks=(rows, X.shape[1]))
+    print(f"data: {X.shape[0]} x {X.shape[1]} ({X.nbytes / 1e6:.0f} MB float64), "
+          f"blocks of {rows} rows")
+
+    def make():
+        return BayesianSBN(n_components=args.n_components, inference="online_vb",
+                           n_iter=args.n_iter, batch_size=args.batch_size,
+                           random_state=args.seed)
+
+    mem, cpu, wall_mem = _fit(make, X)
+    print(f"in memory          : fit {wall_mem:7.1f} s wall, {cpu:7.1f} CPU-s", flush=True)
+    fits = {}
+    for n_workers in (1, 2):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")     # the dashboard's port notice
+            cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
+                                               processes=True, dashboard_address=None)
+        with cluster, distributed.Client(cluster) as client:
+            client.wait_for_workers(n_workers)
+            est, cpu, wall = _fit(make, Xd)
+        fits[n_workers] = (est, wall)
+        diff = max(float(np.max(np.abs(a - b))) for a, b in zip(_params(mem), _params(est)))
+        print(f"dask, {n_workers} worker(s)  : fit {wall:7.1f} s wall, {cpu:7.1f} client "
+              f"CPU-s; largest |parameter - in memory| {diff:.2e}", flush=True)
+    same = all(np.array_equal(a, b) for a, b in zip(_params(fits[1][0]), _params(fits[2][0])))
+    print(f"1 and 2 workers bit for bit: {same}")
+    print(f"speed-up (wall): 2 workers vs 1 {fits[1][1] / fits[2][1]:.2f}x; "
+          f"2 workers vs in memory {wall_mem / fits[2][1]:.2f}x")
+    t = time.process_time()
+    lp_mem = mem.score(X_test)
+    lp_dsk = fits[2][0].score(X_test)
+    print(f"test log p (mean over {args.n_test} rows): in memory {lp_mem:.3f}, dask 2 "
+          f"workers {lp_dsk:.3f}, difference {lp_dsk - lp_mem:+.2e} "
+          f"(scoring {time.process_time() - t:.1f} CPU-s)")
+
+
+if __name__ == "__main__":
+    main()
