@@ -148,7 +148,8 @@ class AutoStopping:
     def _end_burn_in(self, ctx, burn_in):
         """Samples are collected from here on, thinned to fit the collection."""
         self.burn_in_ = burn_in
-        ctx["thin"] = max(1, self._auto_plan[1] // self.n_posterior_samples)
+        if not ctx.get("keep_all"):     # warm_start keeps every draw (see _warm)
+            ctx["thin"] = max(1, self._auto_plan[1] // self.n_posterior_samples)
 
 
 def resolve_burn_in(n_iter, *, streaming_steps=False):
@@ -249,4 +250,5 @@ PARAMETER_CONSTRAINTS = {
     "verbose": ["verbose"],
     "n_jobs": N_JOBS_CONSTRAINT,
     "binarize": [Interval(numbers.Real, None, None, closed="neither"), None],
+    "warm_start": ["boolean"],
 }
