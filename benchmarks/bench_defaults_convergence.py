@@ -27,7 +27,10 @@ With ``--skip-long`` only the defaults run (the 1,000-row line of the user guide
 run's line (passes, figure) from ``FILE``, the output of an earlier ``--skip-long`` run
 with the same data options, and prints that line again beside the 4x one (for the
 optimisers, whose 4x run alone can take most of a locked slot; not BayesianSBN,
-whose 4x burn-in the saved line does not hold).
+whose 4x burn-in the saved line does not hold). BayesianSBN's 4x run is split over
+two processes instead: ``--long-first k`` runs the default and the first ``k`` passes
+of the 4x run (``warm_start=True``), ``--long-resume`` the rest of the same chain
+(bit-identical to one fit), and scores both.
 
 ``--share-lock FILE`` (for a 4x run longer than a locked slot on a shared machine):
 the script takes ``FILE``'s ``flock`` itself instead of running under ``flock``, and
@@ -42,7 +45,9 @@ Usage::
 
 Results: ``benchmarks/results/defaults_convergence_{deep_lda,dbm,sbn,grbm}.txt`` (and
 ``..._1k.txt`` for ``--rows 1000 --skip-long``; ``defaults_convergence_dbm_4x.txt`` for
-``--only DBMCAST --long-from benchmarks/results/defaults_convergence_dbm.txt``). CPU seconds of this process, one BLAS
+``--only DBMCAST --long-from benchmarks/results/defaults_convergence_dbm.txt``;
+``defaults_convergence_sbn_4x.txt`` for ``--only BayesianSBN --long-first 264`` then
+``--only BayesianSBN --long-resume``, appended). CPU seconds of this process, one BLAS
 thread.
 """
 
@@ -167,6 +172,46 @@ def run(name, est, X, test, label, note=None):
     return value
 
 
+def sbn_long_in_two(first, est, X, test):
+    """BayesianSBN's 4x run split over two processes (each within a locked slot).
+
+    ``first`` passes: the default run, then the first ``first`` passes of the 4x run
+    with ``warm_start=True``, saved with the default's line and the CPU so far.
+    ``first=None``: load them, run the remaining passes (the same chain, so the
+    result is that of one 4x fit, as ``tests/test_sbn_warm_start.py`` checks),
+    score, and print the default's line again beside the 4x one.
+    """
+    import joblib
+
+    path = _common.RESULTS / "defaults_convergence_sbn_4x.joblib"
+    if first is not None:
+        value = run("BayesianSBN", est, X, test, "default")
+        long_est = longer("BayesianSBN", est).set_params(warm_start=True)
+        total = long_est.n_iter
+        t = time.process_time()
+        long_est.set_params(n_iter=first).fit(X)
+        cpu = time.process_time() - t
+        joblib.dump(dict(est=long_est, total=total, cpu=cpu, value=value,
+                         default=(est.n_iter_, est.burn_in_)), path)
+        print(f"# 4x run: first {first} of {total} passes (burn-in {long_est.burn_in_}) "
+              f"in {cpu:.1f} CPU-s, saved for --long-resume", flush=True)
+        return
+    saved = joblib.load(path)
+    long_est, value = saved["est"], saved["value"]
+    rest = saved["total"] - long_est.n_iter_
+    t = time.process_time()
+    long_est.set_params(n_iter=rest).fit(X)
+    cpu = saved["cpu"] + time.process_time() - t
+    long_value, score_s = quality("BayesianSBN", long_est, test)
+    print(f"# default (from the --long-first run): {saved['default'][0]} passes, burn-in "
+          f"{saved['default'][1]}, mean log p {value:.3f}")
+    print(f"{'BayesianSBN':22s} {'4x':8s} {cpu:9.1f} {long_est.n_iter_:6d} {long_value:12.3f} "
+          f"{score_s:11.2f}  {saved['total']} passes fixed, burn-in {long_est.burn_in_} "
+          f"(two warm_start calls: {saved['total'] - rest} + {rest})", flush=True)
+    print(f"# default is {long_value - value:+.3f} nats below the 4x run "
+          f"(target: within 1 nat)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", choices=NAMES, required=True)
@@ -183,6 +228,14 @@ def main():
                     help="hold FILE's flock, handing it over between the 4x run's passes")
     ap.add_argument("--hold-max", type=float, default=600.0,
                     help="seconds the lock is held before it is handed over (600)")
+    ap.add_argument("--long-first", type=int, default=None, metavar="PASSES",
+                    help="BayesianSBN: run the default, then only the first PASSES of "
+                         "the 4x run (warm_start=True), and save it to "
+                         "results/defaults_convergence_sbn_4x.joblib for --long-resume")
+    ap.add_argument("--long-resume", action="store_true",
+                    help="BayesianSBN: finish the 4x run saved by --long-first (the "
+                         "same chain: bit-identical to one fit), score it and print both "
+                         "lines")
     _common.add_data_home_arg(ap)
     args = ap.parse_args()
     lock = SharedLock(args.share_lock, args.hold_max) if args.share_lock else None
@@ -199,6 +252,10 @@ def main():
     import skdgm
 
     est = getattr(skdgm, name)(random_state=0)
+    if args.long_first is not None or args.long_resume:
+        if name != "BayesianSBN":
+            ap.error("--long-first / --long-resume: BayesianSBN only (warm_start)")
+        return sbn_long_in_two(args.long_first, est, X, test)
     if args.long_from:
         if name == "BayesianSBN":
             ap.error("--long-from: BayesianSBN's 4x run needs the default's burn-in")

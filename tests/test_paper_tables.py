@@ -7,6 +7,7 @@ The runs here use a cheap row (a 10-unit DSGHMC-Gibbs SBN on 300 images, a few A
 temperatures) and deterministic checkpoints every two chunks.
 """
 
+import argparse
 import csv
 import importlib.util
 import os
@@ -46,11 +47,18 @@ def _bench_module():
         sys.path.remove(str(BENCH))
 
 
-def _run(tmp, name, *extra, check=True):
+# a batch row: a probe pass, then one warm_start pass per step (6 passes, burn-in 2)
+TINY_BATCH = ["--n-train", "300", "--n-test", "20", "--checkpoint-steps", "2",
+              "--curve-n-test", "5", "--curve-ais-betas", "5", "--curve-ais-runs", "2",
+              "--final-ais-betas", "10", "--final-ais-runs", "2",
+              "--set", "n_components=(10,)", "--set", "n_iter=6"]
+
+
+def _run(tmp, name, *extra, check=True, tiny=TINY):
     env = {**os.environ, "SKDGM_DATA": str(DATA), "OMP_NUM_THREADS": "1",
            "OPENBLAS_NUM_THREADS": "1"}
     out = subprocess.run(
-        [sys.executable, str(SCRIPT), *TINY, "--checkpoint-dir", str(tmp / name),
+        [sys.executable, str(SCRIPT), *tiny, "--checkpoint-dir", str(tmp / name),
          "--csv", str(tmp / f"{name}.csv"), "--results-file", str(tmp / f"{name}.txt"),
          *extra], capture_output=True, text=True, env=env, cwd=ROOT)
     if check:
@@ -106,6 +114,37 @@ def test_resume_continues_where_it_stopped_and_matches_an_uninterrupted_run(tmp_
     assert row["command"].startswith("python benchmarks/bench_paper_tables.py --row")
     assert "--checkpoint-dir" not in row["command"] and "--csv" not in row["command"]
     assert "--resume" not in b[1][COLUMNS.index("command")]
+
+
+@needs_data
+@pytest.mark.parametrize("row", ["sbn_gibbs", "sbn_vb"])
+def test_batch_sbn_rows_resume_mid_fit_and_equal_one_fit(tmp_path, row):
+    from skdgm import BayesianSBN
+
+    tiny = ["--row", row, *TINY_BATCH] + (["--set", "burn_in=2"] if row == "sbn_gibbs" else [])
+    _run(tmp_path, "whole", tiny=tiny)
+    # step 1 is the probe, steps 2-7 the six passes: stop at the checkpoint of step 4,
+    # i.e. after three passes, in the middle of the chain
+    stopped = _run(tmp_path, "split", "--stop-after-steps", "3", tiny=tiny)
+    assert "stopping at step 4" in stopped.stdout
+    mid = _state(tmp_path, "split")
+    assert mid["prog"]["batch_passes"] == 3 and mid["est"].n_iter_ == 3
+    resumed = _run(tmp_path, "split", "--resume", tiny=tiny)
+    assert "resumed at step 4" in resumed.stdout
+    whole, split = _state(tmp_path, "whole"), _state(tmp_path, "split")
+    assert split["prog"]["steps"] == whole["prog"]["steps"] == 7
+    assert split["prog"]["final"]["ours"] == whole["prog"]["final"]["ours"]
+    # the chain in pieces is the chain of one fit with all the passes
+    X = _bench_module().load_sbn_mnist(DATA, argparse.Namespace(
+        n_train=300, n_test=20, curve_n_test=5))["train"]
+    params = dict(n_components=(10,), inference=row.removeprefix("sbn_"), random_state=0,
+                  n_posterior_samples=5, n_iter=6)
+    one = BayesianSBN(**params, **({"burn_in": 2} if row == "sbn_gibbs" else {})).fit(X)
+    for est in (whole["est"], split["est"]):
+        assert est.n_iter_ == 6
+        for a, b in zip(est.posterior_samples_, one.posterior_samples_):
+            for x, y in zip(a.weights + a.biases, b.weights + b.biases):
+                np.testing.assert_array_equal(x, y)
 
 
 @needs_data

@@ -18,7 +18,7 @@ from .._core.random import RANDOM_STATE_CONSTRAINT
 from .._core.stopping import BurnInStop
 from ._train import INFERENCE
 
-__all__ = ["AUTO_CAP_FACTOR", "AutoStopping", "AUTO_PATIENCE", "AUTO_TOL", "PAPER_PRESETS",
+__all__ = ["AUTO_BURN_ROW_VISITS", "AUTO_CAP_FACTOR", "AutoStopping", "AUTO_PATIENCE", "AUTO_TOL", "PAPER_PRESETS",
            "PLATEAU_INFERENCE", "auto_plateau_plan", "auto_width_for_inference", "resolve_burn_in",
            "resolve_n_components", "resolve_n_iter",
            "resolve_run_length", "resolve_sizes", "PARAMETER_CONSTRAINTS"]
@@ -82,6 +82,12 @@ def resolve_n_iter(n_samples):
 AUTO_TOL = 1e-4
 AUTO_PATIENCE = 10
 AUTO_CAP_FACTOR = 4
+#: Gibbs's burn-in cap in row visits (passes times rows): a pass costs ``O(N D K^2)``,
+#: so a cap in passes alone grows a default fit with ``N`` (132 passes at 10 CPU-s per
+#: 50,000-row pass would be 22 CPU-minutes). 2,000,000 row visits are 40 passes at
+#: 50,000 rows; up to 20,833 rows the cap of AUTO_CAP_FACTOR times the fixed rule is
+#: the smaller one, so nothing changes there (issue 25).
+AUTO_BURN_ROW_VISITS = 2_000_000
 #: The inferences whose ``n_iter="auto"`` runs until the plateau.
 PLATEAU_INFERENCE = ("gibbs", "vb")
 
@@ -90,16 +96,23 @@ def auto_plateau_plan(n_samples, inference):
     """``(min_burn, max_burn, collect)`` passes of ``n_iter="auto"`` for a batch inference.
 
     Gibbs: burn-in from the fixed rule's 40 % of :func:`resolve_n_iter` up to
-    ``AUTO_CAP_FACTOR`` times that, then the fixed rule's 60 % collected (on small
-    data that converge by then, exactly the fixed rule). VB: its passes are all
-    "burn-in", from :func:`resolve_n_iter` up to ``AUTO_CAP_FACTOR`` times, nothing
-    collected.
+    ``AUTO_CAP_FACTOR`` times that or :data:`AUTO_BURN_ROW_VISITS` row visits,
+    whichever is fewer passes (never below the fixed rule), then the fixed rule's
+    60 % collected (on small data that converge by then, exactly the fixed rule).
+    VB: its passes are all "burn-in", from :func:`resolve_n_iter` up to
+    ``AUTO_CAP_FACTOR`` times, nothing collected.
+
+    Examples
+    --------
+    >>> auto_plateau_plan(10_000, "gibbs"), auto_plateau_plan(50_000, "gibbs")
+    ((24, 96, 36), (24, 40, 36))
     """
     n0 = resolve_n_iter(n_samples)
     if inference == "vb":
         return n0, AUTO_CAP_FACTOR * n0, 0
     burn = resolve_burn_in(n0)
-    return burn, AUTO_CAP_FACTOR * burn, n0 - burn
+    by_rows = math.ceil(AUTO_BURN_ROW_VISITS / max(1, n_samples))
+    return burn, max(burn, min(AUTO_CAP_FACTOR * burn, by_rows)), n0 - burn
 
 
 class AutoStopping:
@@ -135,7 +148,8 @@ class AutoStopping:
     def _end_burn_in(self, ctx, burn_in):
         """Samples are collected from here on, thinned to fit the collection."""
         self.burn_in_ = burn_in
-        ctx["thin"] = max(1, self._auto_plan[1] // self.n_posterior_samples)
+        if not ctx.get("keep_all"):     # warm_start keeps every draw (see _warm)
+            ctx["thin"] = max(1, self._auto_plan[1] // self.n_posterior_samples)
 
 
 def resolve_burn_in(n_iter, *, streaming_steps=False):
@@ -236,4 +250,5 @@ PARAMETER_CONSTRAINTS = {
     "verbose": ["verbose"],
     "n_jobs": N_JOBS_CONSTRAINT,
     "binarize": [Interval(numbers.Real, None, None, closed="neither"), None],
+    "warm_start": ["boolean"],
 }

@@ -34,6 +34,7 @@ from ._impute import impute_over_samples
 from ._posterior import hidden_moments, inference_arrays
 from ._priors import DEFAULT_PRIOR_PARAMS, resolve_prior_params
 from ._train import INFERENCE as _INFERENCE, INFERENCE_READS as _INFERENCE_READS
+from ._warm import WarmStart
 
 __all__ = ["BayesianSBN"]
 
@@ -52,8 +53,8 @@ def _streaming(est):
     return _INFERENCE[est.inference].streaming if est.inference in _INFERENCE else False
 
 
-class BayesianSBN(_defaults.AutoStopping, ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
-                  BaseGenerativeModel):
+class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutMixin,
+                  InferenceDataMixin, BaseGenerativeModel):
     """Deep sigmoid belief net with Bayesian inference (Gan, Henao, Carlson, Carin 2015).
 
     The generative model (Eq. 7-8): ``p(h^(L)_k = 1) = sigmoid(c^(L+1)_k)`` and
@@ -94,9 +95,11 @@ class BayesianSBN(_defaults.AutoStopping, ClassNamePrefixFeaturesOutMixin, Infer
         lasts until the pass's training figure (the mean log joint of the rows and
         their sampled hidden units; VB's augmented bound) has not improved by a relative
         1e-4 for 10 passes, but at least the fixed rule's burn-in (0.4 ``n0``; VB
-        ``n0``) and at most four times it; Gibbs then collects for 0.6 ``n0``
-        passes. On small data that converge in time this is the fixed rule. The
-        passes made are ``n_iter_``, why they stopped ``stopping_reason_``.
+        ``n0``) and at most four times it (Gibbs: and at most 2,000,000 row visits,
+        i.e. 40 passes at 50,000 rows, as a Gibbs pass costs ``O(N D K^2)``; this
+        binds above 20,833 rows); Gibbs then collects for 0.6 ``n0`` passes. On
+        small data that converge in time this is the fixed rule. The passes made
+        are ``n_iter_``, why they stopped ``stopping_reason_``.
     batch_size : int, default=100
         Minibatch size of the streaming methods (at most: ``n`` rows are cut into
         ``ceil(n / batch_size)`` near-equal minibatches), and the rows a Gibbs
@@ -171,6 +174,17 @@ class BayesianSBN(_defaults.AutoStopping, ClassNamePrefixFeaturesOutMixin, Infer
         in every method that takes ``X``, as :class:`sklearn.neural_network.BernoulliRBM`
         users do with :class:`~sklearn.preprocessing.Binarizer`. ``None``: the input
         must already be 0/1 (anything else raises a ``ValueError``).
+    warm_start : bool, default=False
+        Batch ``"gibbs"`` and ``"vb"``: a ``fit`` keeps the state of its chain (the
+        engine, the generator, every draw after burn-in), and the next ``fit`` on
+        the same ``X`` continues that chain for ``n_iter`` (an int) more passes
+        instead of starting afresh, so that a long fit can be split into calls and
+        checkpointed (pickle the estimator between calls). ``fit(n_iter=n)`` then
+        ``fit(n_iter=m)`` equals one ``fit(n_iter=n + m)`` bit for bit when
+        ``burn_in`` is an int (the burn-in and pre-training are the first call's;
+        the kept samples follow the fixed rule over the whole chain). Memory: one
+        parameter sample per post-burn-in pass. Another ``inference`` starts afresh;
+        other rows raise a ``ValueError``.
 
     Attributes
     ----------
@@ -221,7 +235,7 @@ class BayesianSBN(_defaults.AutoStopping, ClassNamePrefixFeaturesOutMixin, Infer
                  total_samples=None, learning_rate=0.01, friction=0.1, sgmcmc="sghmc",
                  n_sghmc_steps=10, n_hidden_samples=5, gibbs_sweeps=5,
                  recognition_learning_rate=1e-3, n_is_samples=1000, n_ais_betas=100, n_ais_runs=10, ais_tol=0.5,
-                 random_state=None, verbose=0, n_jobs=None, binarize=None):
+                 random_state=None, verbose=0, n_jobs=None, binarize=None, warm_start=False):
         self.n_components = n_components
         self.inference = inference
         self.prior = prior
@@ -251,6 +265,7 @@ class BayesianSBN(_defaults.AutoStopping, ClassNamePrefixFeaturesOutMixin, Infer
         self.verbose = verbose
         self.n_jobs = n_jobs
         self.binarize = binarize
+        self.warm_start = warm_start
 
     # ------------------------------------------------------------------ helpers
     def _validate(self, X, reset, allow_nan=False, dense=True):
@@ -361,6 +376,8 @@ class BayesianSBN(_defaults.AutoStopping, ClassNamePrefixFeaturesOutMixin, Infer
         return sizes, pp, rng
 
     def _initialize(self, X, *, fit):
+        if fit and self._continues(X):          # warm_start: the same chain, n_iter more
+            return self._continue_chain(X)
         sizes, pp, rng = self._fresh_start(X, fit)
         self._hold_collection()
         stages = len(sizes) if (fit and self.pretrain and len(sizes) > 1) else 0
@@ -380,10 +397,7 @@ class BayesianSBN(_defaults.AutoStopping, ClassNamePrefixFeaturesOutMixin, Infer
             params = _model.init_params(D, sizes, rng, autoregressive=self.autoregressive)
             engine = self._new_engine(params, pp)
             engine.init_data(X, rng)
-        n_passes = self._n_passes()
-        return {"engine": engine, "rng": rng, "samples": [], "t": 0, "n_passes": n_passes,
-                "thin": max(1, (n_passes - self.burn_in_) // self.n_posterior_samples),
-                "fit": fit, "n_rows": X.shape[0]}
+        return self._chain_start(engine, rng, fit=fit, n_rows=X.shape[0])
 
     def _fit_pass(self, X, ctx):
         engine, rng = ctx["engine"], ctx["rng"]
@@ -397,7 +411,7 @@ class BayesianSBN(_defaults.AutoStopping, ClassNamePrefixFeaturesOutMixin, Infer
         if not ctx["fit"]:
             return
         engine, rng = ctx["engine"], ctx["rng"]
-        self._finish(engine, _train.final_samples(engine, ctx["samples"],
+        self._finish(engine, _train.final_samples(engine, self._kept_samples(ctx),
                                                   self.n_posterior_samples, rng))
         self._n_seen = ctx["n_rows"]
         # the Gibbs iteration's scratch statistics (J x d x d per layer) are not state

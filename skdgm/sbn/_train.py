@@ -42,8 +42,8 @@ _DSGHMC_READS = {"batch_size", "total_samples", "burn_in", "learning_rate", "fri
                  "sgmcmc", "n_sghmc_steps", "n_hidden_samples"}
 #: ``{"inference": {option: parameters it reads}}``, the skeleton's ``_option_reads``
 INFERENCE_READS = {"inference": {
-    "gibbs": {"burn_in", "batch_size"},
-    "vb": set(),
+    "gibbs": {"burn_in", "batch_size", "warm_start"},
+    "vb": {"warm_start"},
     "online_vb": {"batch_size", "total_samples", "learning_offset", "learning_decay",
                   "n_local_iter"},
     "dsghmc_gibbs": _DSGHMC_READS | {"gibbs_sweeps"},
