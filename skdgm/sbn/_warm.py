@@ -19,10 +19,15 @@ and :meth:`WarmStart._kept_samples`; nothing here knows scikit-learn beyond them
 
 import copy
 
-__all__ = ["WARM_INFERENCE", "WarmStart", "thinned"]
+__all__ = ["WARM_INFERENCE", "WarmStart", "fixed_thin", "thinned"]
 
 #: The inferences whose ``fit`` a warm start continues (the batch ones).
 WARM_INFERENCE = ("gibbs", "vb")
+
+
+def fixed_thin(n_passes, burn_in, n_keep):
+    """The fixed rule's thinning: ``n_keep`` samples spread over the post-burn-in passes."""
+    return max(1, (n_passes - burn_in) // n_keep)
 
 
 def thinned(draws, thin, n_keep):
@@ -78,7 +83,7 @@ class WarmStart:
         """
         n_passes = self._n_passes()
         ctx = {"engine": engine, "rng": rng, "samples": [], "t": 0, "n_passes": n_passes,
-               "thin": max(1, (n_passes - self.burn_in_) // self.n_posterior_samples),
+               "thin": fixed_thin(n_passes, self.burn_in_, self.n_posterior_samples),
                "fit": fit, "n_rows": n_rows}
         if fit and self.warm_start and self.inference in WARM_INFERENCE:
             ctx.update(keep_all=True, thin=1)
@@ -94,5 +99,6 @@ class WarmStart:
         self._chain = {"inference": self.inference, "t": ctx["t"],
                        "shape": (ctx["n_rows"], self.n_features_in_),
                        "rng": copy.deepcopy(ctx["rng"]), "draws": ctx["samples"]}
-        thin = max(1, (ctx["t"] - self.burn_in_) // self.n_posterior_samples)
-        return thinned(ctx["samples"], thin, self.n_posterior_samples)
+        return thinned(ctx["samples"],
+                       fixed_thin(ctx["t"], self.burn_in_, self.n_posterior_samples),
+                       self.n_posterior_samples)
