@@ -175,6 +175,56 @@ def test_fast_gibbs_sweep_handles_extreme_activations():
     np.testing.assert_array_equal(ref[1], fast[1])
 
 
+
+@pytest.mark.parametrize("n_features", [70, 97])
+def test_fast_gibbs_sweep_block_path_equals_numpy_sweep(n_features):
+    # 70 and 97 children: the branch-free path's 32-child blocks plus a remainder
+    # (and, at 97, a second layer of 5 units whose children are the 6 below).
+    rng = np.random.default_rng(5)
+    sizes = (6,) if n_features == 70 else (6, 5)
+    p = _tiny(rng, sizes, n_features=n_features, scale=0.5)
+    X = (rng.random((9, n_features)) < 0.3).astype(float)
+    state = [X] + sample_hidden_prior(p, (4, 9), rng)
+    changed = 0
+    for sweep, beta in enumerate((1.0, 0.4, 1.0)):
+        ref = gibbs_sweep(p, state, np.random.default_rng(sweep), beta)
+        fast = gibbs_sweep_fast(p, state, np.random.default_rng(sweep), beta)
+        for a, b in zip(ref[1:], fast[1:]):
+            np.testing.assert_array_equal(a, b)
+        changed += sum(int(np.sum(a != b)) for a, b in zip(state[1:], fast[1:]))
+        state = fast
+    assert changed > 10
+
+
+def test_fast_gibbs_sweep_mixes_paths_when_an_activation_leaves_the_range():
+    # Rows whose children's activations cross +-20 after a flip switch to the exact
+    # branch mid-sweep (the kernel counts them per row) and back.
+    rng = np.random.default_rng(6)
+    p = _tiny(rng, (5,), n_features=40, scale=0.5)
+    W = p.weights[0].copy()
+    W[:3, 0] = [19.0, -19.5, 15.0]          # one child's activation swings past +-20
+    p = p._replace(weights=[W])
+    X = (rng.random((8, 40)) < 0.5).astype(float)
+    state = [X] + sample_hidden_prior(p, (3, 8), rng)
+    for sweep in range(3):
+        ref = gibbs_sweep(p, state, np.random.default_rng(10 + sweep))
+        fast = gibbs_sweep_fast(p, state, np.random.default_rng(10 + sweep))
+        np.testing.assert_array_equal(ref[1], fast[1])
+        state = fast
+
+
+def test_softplus_row_sums_equals_numpy_twin():
+    from skdgm._core.numerics import softplus
+    from skdgm.sbn._dsghmc_fast import softplus_row_sums
+
+    rng = np.random.default_rng(7)
+    # beyond one 512-element block, with tails far beyond the exp range of a factor
+    A = rng.normal(scale=30.0, size=(5, 1100))
+    A[0, :4] = [800.0, -800.0, 0.0, 1e-300]
+    out = np.empty(5)
+    softplus_row_sums(A, out)
+    np.testing.assert_allclose(out, softplus(A).sum(axis=1), rtol=1e-13)
+
 # --- the doubly stochastic gradient ----------------------------------------------
 
 def test_doubly_stochastic_gibbs_gradient_is_unbiased():

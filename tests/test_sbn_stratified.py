@@ -94,7 +94,7 @@ def test_chunks_are_independent_of_the_rest_of_the_rows():
 
 
 def test_chains_follow_the_width():
-    sizes = {16: 32, 40: 20, 200: 4, 1000: 4}
+    sizes = {16: 32, 20: 32, 40: 16, 64: 10, 200: 4, 1000: 4}
     for k, chains in sizes.items():
         params = _model.init_params(5, (k,), np.random.default_rng(0))
         assert _stratified.stratified_chains(params) == chains

@@ -35,10 +35,11 @@ __all__ = ["WARM_AIS", "WARM_AIS_UNIT_SWEEPS", "call_seed", "check_method", "fit
 #: Gibbs chains per row fitting the proposal ``q``, their sweeps discarded, then
 #: averaged into ``q``; AIS temperatures from ``q`` to the posterior. The runs per row
 #: follow the model's size (:func:`warm_ais_runs`).
-WARM_AIS = {"n_chains": 3, "n_burn": 2, "n_fit": 5, "n_betas": 15}
+WARM_AIS = {"n_chains": 3, "n_burn": 2, "n_fit": 5, "n_betas": 20}
 #: Hidden-unit sweeps per row that :func:`warm_ais_runs` spreads over the AIS runs
-#: (divided by the temperatures): about 20 CPU-ms per row at 784-200 and 784-40.
-WARM_AIS_UNIT_SWEEPS = 9000
+#: (divided by the temperatures): 4 runs at 784-200, about 18 CPU-ms per row
+#: (``bench_scoring_budget.py``: there more temperatures beat more runs).
+WARM_AIS_UNIT_SWEEPS = 16000
 # purpose key of the proposal's stream (apart from the AIS runs' streams)
 _PROPOSAL_PURPOSE = 0x9A0F
 # floor of a proposal probability (and 1 - its ceiling): full support
@@ -138,8 +139,8 @@ def warm_ais_runs(params):
     """AIS runs per row of the default ``"warm_ais"``: 3 to 16, fewer for wider nets.
 
     A sweep's cost grows with the hidden units, so a fixed budget of unit-sweeps
-    per row (:data:`WARM_AIS_UNIT_SWEEPS` over ``n_betas`` temperatures) buys 3
-    runs at 200 units and 15 at 40: small nets get the extra runs their
+    per row (:data:`WARM_AIS_UNIT_SWEEPS` over ``n_betas`` temperatures) buys 4
+    runs at 200 units and 16 up to 50: small nets get the extra runs their
     multimodal posteriors need (duplicate units) at a similar cost per row.
     """
     units = sum(map(len, params.biases[1:]))
