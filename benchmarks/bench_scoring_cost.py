@@ -128,6 +128,19 @@ def sbn_exact(home):
     sbn_line("ais 100 x 10 (the default before)", est, X[:100], "ais", exact[:100])
 
 
+def load_model(path):
+    """A saved BayesianSBN; hyper-parameters added since it was saved get their defaults."""
+    import inspect
+
+    import joblib
+
+    est = joblib.load(path)
+    for name, p in inspect.signature(type(est)).parameters.items():
+        if not hasattr(est, name):
+            setattr(est, name, p.default)
+    return est
+
+
 def sbn_mnist(home, n_ref, models_dir):
     from skdgm import BayesianSBN
 
@@ -137,12 +150,12 @@ def sbn_mnist(home, n_ref, models_dir):
 
     Xtr, Xte = mnist(home)
     wide = (models_dir or RESULTS) / "sbn_online_vb_200.joblib"   # bench_scoring_budget.py's
-    models = [("784-200 online VB, 1 epoch", joblib.load(wide) if wide.exists() else
+    models = [("784-200 online VB, 1 epoch", load_model(wide) if wide.exists() else
                BayesianSBN(200, inference="online_vb", n_iter=1, random_state=0))]
     for n in (10000, 50000):
         saved = (models_dir or RESULTS) / f"sbn_default_{n}.joblib"
         if saved.exists():
-            models.append((f"784-40, the default at {n:,} rows (saved)", joblib.load(saved)))
+            models.append((f"784-40, the default at {n:,} rows (saved)", load_model(saved)))
     for label, est in models:
         fit = 0.0
         if not hasattr(est, "params_"):
