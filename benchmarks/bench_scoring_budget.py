@@ -23,7 +23,8 @@ rows differ by several nats), and the share of rows with
 * ``method="warm_ais"`` on the 784-200 model, by allocation: chains fitting the
   proposal, AIS runs, temperatures, schedule.
 * The reported error of ``"warm_ais"`` at its defaults on 4 seeds: the delta
-  method alone, the log-normal error ``sqrt(expm1(s^2) / R)`` and the larger of
+  method alone, the log-normal error ``sqrt(expm1(s^2) / R)`` (at most ``s``, the
+  s.d. of the runs' log weights) and the larger of
   the two (what is reported), against the s.d. over the 4 seeds.
 
 Usage::
@@ -161,7 +162,7 @@ def warm_error_calibration(params, X, n_seeds=4):
             0.0, beta_schedule(w["n_betas"]), n_runs, n_groups=min(n_runs, 2),
             random_state=seed)
         log_w = np.asarray(res.log_weights)
-        normal = np.sqrt(np.expm1(np.minimum(log_w.var(0, ddof=1), 50.0)) / n_runs)
+        normal = _evaluate.lognormal_std_err(log_w)
         out.append((np.asarray(res.log_z), np.asarray(res.std_err), normal,
                     _evaluate._warm_std_err(log_w, res.std_err)))
     lz = np.array([o[0] for o in out])

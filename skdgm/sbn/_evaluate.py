@@ -251,12 +251,23 @@ def _warm_std_err(log_w, delta):
     weights' upper tail that the runs did not reach: at 784-200 it read about half
     the seed-to-seed standard deviation (``bench_scoring_budget.py``). AIS log
     weights are close to normal (Neal 2001), and for ``log w ~ N(m, s^2)`` the
-    relative error of the mean of ``R`` weights is ``sqrt(expm1(s^2) / R)``, with
-    ``s^2`` the runs' sample variance of ``log w``: it reads the spread of the log
-    weights, which a few runs do measure. Both agree when the weights are even.
+    relative error of the mean of ``R`` weights is ``sqrt(expm1(s^2) / R)``
+    (:func:`lognormal_std_err`), with ``s^2`` the runs' sample variance of
+    ``log w``: it reads the spread of the log weights, which a few runs do
+    measure. Both agree when the weights are even.
     """
-    n_runs = log_w.shape[0]
-    if n_runs < 2:
+    if log_w.shape[0] < 2:
         return np.asarray(delta)
-    s2 = np.minimum(log_w.var(axis=0, ddof=1), 50.0)   # expm1(50): already hopeless
-    return np.maximum(np.asarray(delta), np.sqrt(np.expm1(s2) / n_runs))
+    return np.maximum(np.asarray(delta), lognormal_std_err(log_w))
+
+
+def lognormal_std_err(log_w):
+    """``sqrt(expm1(s^2) / R)``, at most ``s``: the error of ``log mean w`` for log-normal weights.
+
+    ``s^2`` is the sample variance of the ``R`` log weights per row (along axis 0).
+    Beyond ``s`` the linearisation fails (a mean of far-spread weights is their
+    largest, whose log varies about as one log weight does), so ``s`` caps it.
+    """
+    R = log_w.shape[0]
+    s2 = log_w.var(axis=0, ddof=1)
+    return np.minimum(np.sqrt(np.expm1(np.minimum(s2, 50.0)) / R), np.sqrt(s2))
