@@ -74,37 +74,28 @@ cdef inline double _slow_sum(const double[:, ::1] Wt, const double[:, ::1] Et,
                              bint off) noexcept nogil:
     """``sum_j [softplus(a1_j) - softplus(a0_j)]`` (unit k on minus off), any range.
 
-    Each term is ``log(f)`` with ``f = 1 + p (e^{+-w} - 1)`` in ``[e^-20, e^20]``
-    where both ``|w|`` and ``|a|`` are below the limit; the factors are multiplied
-    and the log taken only when the product leaves ``[1e-150, 1e150]``, so one log
-    serves many children. Beyond the limit, the exact softplus.
+    From the unit's current state: off, the sum of ``softplus(a + w) - softplus(a)``;
+    on, minus that of ``softplus(a - w) - softplus(a)``. Each term is ``log(f)``
+    with ``f = 1 + p (e^{+-w} - 1)`` in ``[e^-20, e^20]`` where both ``|w|`` and
+    ``|a|`` are below the limit; the factors are multiplied and the log taken only
+    when the product leaves ``[1e-150, 1e150]``, so one log serves many children.
+    Beyond the limit, the exact softplus.
     """
     cdef Py_ssize_t j
     cdef double s = 0.0, prod = 1.0, w, a
-    if off:
-        for j in range(J):
-            w = Wt[k, j]
-            a = a_below[n, j]
-            if fabs(w) < FAST_LIMIT and fabs(a) < FAST_LIMIT:
-                prod = prod * (1.0 + p[j] * (Et[k, j] - 1.0))
-                if prod > 1e150 or prod < 1e-150:
-                    s = s + log(prod)
-                    prod = 1.0
-            else:
-                s = s + softplus(a + w) - softplus(a)
-        return s + log(prod)
+    cdef double sign = 1.0 if off else -1.0
+    cdef const double[:, ::1] E = Et if off else Eit
     for j in range(J):
         w = Wt[k, j]
         a = a_below[n, j]
         if fabs(w) < FAST_LIMIT and fabs(a) < FAST_LIMIT:
-            prod = prod * (1.0 + p[j] * (Eit[k, j] - 1.0))
+            prod = prod * (1.0 + p[j] * (E[k, j] - 1.0))
             if prod > 1e150 or prod < 1e-150:
-                s = s - log(prod)
+                s = s + log(prod)
                 prod = 1.0
         else:
-            s = s + softplus(a) - softplus(a - w)
-    return s - log(prod)
-
+            s = s + softplus(a + sign * w) - softplus(a)
+    return sign * (s + log(prod))
 
 def collapsed_sweep_layer(const double[:, ::1] Wt, const double[:, ::1] Et,
                           const double[:, ::1] Eit, const double[:, ::1] xw,
