@@ -629,15 +629,16 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
             units, else ``"stratified"`` up to 64 units and ``"warm_ais"`` above
             (``"ais"`` for an autoregressive model).
             ``"stratified"``: per row, 4 to 32 collapsed Gibbs chains (fewer for
-            wider nets; 8 sweeps each, the first 4 with the likelihood tempered)
-            start from the prior; the distinct states they visit are summed
-            exactly, and 64 importance draws from a mixture of the chains'
-            factorised conditionals estimate the rest of ``p(x)``, vectorised
-            over rows: about 15 CPU-ms per row at 784-40, unbiased for ``p(x)``
-            whatever the chains found (see the user guide). ``"warm_ais"``: per
-            row, 3 short Gibbs chains fit a factorised Bernoulli proposal
-            ``q(h | x)``, then 3 to 16 AIS runs anneal from ``q`` to the posterior
-            through 15 temperatures (about 20 CPU-ms per row at 784-200).
+            wider nets: 16 at 40 units; 16 sweeps each, the first 14 with the
+            likelihood tempered) start from the prior; the distinct states they
+            visit are summed exactly, and 64 importance draws from a mixture of
+            the chains' factorised conditionals estimate the rest of ``p(x)``,
+            vectorised over rows: about 10 CPU-ms per row at 784-40, unbiased for
+            ``p(x)`` whatever the chains found (see the user guide).
+            ``"warm_ais"``: per row, 3 short Gibbs chains fit a factorised
+            Bernoulli proposal ``q(h | x)``, then 4 to 16 AIS runs (4 at 200
+            units) anneal from ``q`` to the posterior through 20 temperatures
+            (about 20 CPU-ms per row at 784-200).
             ``"ais"``: annealed importance
             sampling from the prior (``n_ais_runs`` chains per point,
             ``n_ais_betas`` temperatures, Pólya-Gamma augmented sweeps as
@@ -648,9 +649,13 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
         return_std : bool, default=False
             Also return each row's Monte-Carlo standard error: 0 when exact; for
             ``"stratified"`` the delta-method error of the importance draws
-            combined with a leave-one-chain-out jackknife over the chains; else
-            the delta-method error of the importance weights over the runs,
-            ``sd(w) / (sqrt(n_runs) mean(w))`` (:func:`skdgm._core.mcmc.importance_std_err`).
+            combined with a leave-one-chain-out jackknife over the chains; for
+            ``"warm_ais"`` the larger of the delta-method error of the runs'
+            weights and the log-normal one, ``sqrt(expm1(s^2) / n_runs)`` (at most
+            ``s``) with ``s^2`` the variance of the runs' log weights (a few runs
+            miss the weights' tail, which the delta method alone cannot see);
+            else the delta-method error ``sd(w) / (sqrt(n_runs) mean(w))``
+            (:func:`skdgm._core.mcmc.importance_std_err`).
             It measures run-to-run noise, not the mass of posterior modes that
             no chain or run reached (the log of an unbiased estimate is a
             stochastic lower bound); :meth:`log_likelihood_bounds` measures that
