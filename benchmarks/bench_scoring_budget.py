@@ -1,6 +1,7 @@
 """Where the error of BayesianSBN's ``score_samples`` comes from at ~20 CPU-ms per row (issue 25).
 
-Two MNIST-size models, cached in ``--models-dir`` (never committed):
+Two MNIST-size models, cached in ``--models-dir`` (default ``results/``, whose
+``*.joblib`` files are never committed; a link to a scratch folder will do):
 
 * the default model at 50,000 binarised MNIST rows (784-40, batch Gibbs), as
   ``bench_sbn_scaling_defaults.py --only sbn_50k`` saves it
@@ -30,8 +31,7 @@ rows differ by several nats), and the share of rows with
 Usage::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 SKDGM_DATA=... nice python \\
-        benchmarks/bench_scoring_budget.py --models-dir /tmp/sbn_models \\
-        > benchmarks/results/scoring_budget.txt
+        benchmarks/bench_scoring_budget.py > benchmarks/results/scoring_budget.txt
 
 Results: ``benchmarks/results/scoring_budget.txt``. CPU seconds of this process, one
 BLAS thread.
@@ -179,8 +179,9 @@ def warm_error_calibration(params, X, n_seeds=4):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--models-dir", type=Path, required=True,
-                    help="where the fitted models are cached (not committed)")
+    ap.add_argument("--models-dir", type=Path, default=_common.RESULTS,
+                    help="where the fitted models are cached (default results/, whose "
+                         "*.joblib files are not committed)")
     ap.add_argument("--rows", type=int, default=256, help="test images per line")
     ap.add_argument("--only", nargs="*", choices=["stratified", "warm", "calibration"],
                     default=["stratified", "warm", "calibration"])
