@@ -18,8 +18,7 @@ whose activations and a unit whose weights all lie inside +-20 (tracked per row:
 ``n_far`` counts the children outside) take a branch-free path with four
 independent products, one ``log`` per 32 children: each factor lies in
 ``[e^-20, e^20]``, so 32 of them stay inside the double range (issue 25: the
-scoring sweeps, about 3x faster at 784-200). Only the rounding differs from the
-one-product loop.
+scoring sweeps). Only the rounding differs from the one-product loop.
 """
 
 from libc.math cimport exp, log, log1p, fabs
