@@ -98,6 +98,9 @@ def test_the_joint_objective_samples_per_block_so_it_is_another_chain():
 @pytest.mark.parametrize("cls, params, data", [
     pytest.param(GaussianBernoulliRBM, GRBM, _gaussian, id="grbm-joint"),
     pytest.param(DBMCAST, DBM, _binary, id="dbm"),
+    # the greedy stack's CD-1 sums and its sampled hidden layer are taken where the
+    # blocks live, from one seed per block
+    pytest.param(DBMCAST, PRETRAIN, _binary, id="dbm-pretrained"),
 ])
 def test_blocks_decide_the_answer_not_workers_or_client(cls, params, data, thread_cluster):
     X = data()
@@ -182,16 +185,9 @@ def test_client_side_checks_name_the_problem(cls, params, data):
         cls(**dict(params, early_stopping=True)).fit(_dask(X, 100))
 
 
-def test_dbm_pretraining_on_blocks_depends_on_the_blocks_only(thread_cluster):
-    # the greedy stack's CD-1 sums and its sampled hidden layer are taken where the
-    # blocks live, from one seed per block: no client, one worker or two agree
-    X = _binary()
-    Xd = _dask(X, 50)
-    assert_blocks_decide_the_answer(
-        thread_cluster, _same, lambda: DBMCAST(**PRETRAIN).fit(Xd),
-        lambda: DBMCAST(**PRETRAIN).fit(Xd[:160]).partial_fit(Xd[160:]),
-        lambda: DBMCAST(**PRETRAIN).fit(_dask(X, 90)))
-    # and pre-training did something: the stack differs from a random start
+def test_dbm_pretraining_on_blocks_trains_the_stack():
+    # pre-training did something on the blocks: the stack is not the random start
+    Xd = _dask(_binary(), 50)
     assert not _same(DBMCAST(**PRETRAIN).fit(Xd), DBMCAST(**dict(DBM, n_iter=1)).fit(Xd))
 
 
