@@ -21,7 +21,8 @@ from _dask_fits import (assert_every_call_raises,  # noqa: E402
                         remote_cluster,  # noqa: F401
                         thread_cluster)  # noqa: F401 - fixtures
 from skdgm import DeepLDA, GaussianBernoulliRBM  # noqa: E402
-from skdgm._core.blocks import RowBlocks, float_blocks  # noqa: E402
+from skdgm._core.blocks import (RowBlocks, float_blocks, sum_parts,  # noqa: E402
+                                tree_reduce)
 
 CHEAP = dict(n_components=(6, 3), n_iter=2, batch_size=60, local_burn_in=2,
              local_samples=2, n_posterior_samples=2, random_state=3)
@@ -206,6 +207,46 @@ def test_the_client_logs_no_parameters_of_a_fit(thread_cluster):
         assert "users-own-task" in logged
         assert not [k for k in logged if "skdgm-rows" in str(k)], logged
         blocks.release()
+
+
+def _rows_sum_noisy(rows, shared, extra):
+    return rows.sum(axis=0) * np.pi
+
+
+@pytest.mark.parametrize("n_blocks", [1, 2, 5, 8])
+def test_a_tree_reduction_is_the_flat_sum(thread_cluster, n_blocks):
+    # integer-valued sums are exact in any order: the tree's total equals the flat
+    # sum in block order bit for bit; with rounding (times pi) the tree is its own
+    # order, the same with or without a client, and within rounding of the flat sum
+    X = np.arange(1200.0).reshape(200, 6)
+    none = lambda parts: [None] * len(parts)      # noqa: E731
+    Xd = da.from_array(X, chunks=(-(-200 // n_blocks), 6))
+    est = GaussianBernoulliRBM()
+    local = float_blocks(est, Xd, reset=True, dtype=np.float64)
+    with distributed.Client(thread_cluster):
+        remote = float_blocks(est, Xd, reset=True, dtype=np.float64)
+        for func in (_rows_sum, _rows_sum_noisy):
+            flat = sum_parts(remote[3:190].map(func, (np.zeros(6),) if func is _rows_sum
+                                               else None, none))
+            tree = remote[3:190].map(func, (np.zeros(6),) if func is _rows_sum else None,
+                                     none, combine=np.add)
+            assert len(tree) == 1                 # only the total came back
+            here = local[3:190].map(func, (np.zeros(6),) if func is _rows_sum else None,
+                                    none, combine=np.add)
+            np.testing.assert_array_equal(tree[0], here[0])
+            if func is _rows_sum:
+                np.testing.assert_array_equal(tree[0], flat)
+                np.testing.assert_array_equal(tree[0], X[3:190].sum(axis=0))
+            else:
+                np.testing.assert_allclose(tree[0], flat, rtol=1e-14)
+        remote.release()
+
+
+def test_tree_reduce_pairs_in_a_fixed_shape():
+    assert tree_reduce(list("abcde"), lambda a, b: f"({a}{b})") == "(((ab)(cd))e)"
+    assert tree_reduce(["a"], lambda a, b: a + b) == "a"
+    with pytest.raises(ValueError, match="at least one"):
+        tree_reduce([], lambda a, b: a + b)
 
 
 # --------------------------------------------------------- fault tolerance

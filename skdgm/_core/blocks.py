@@ -33,7 +33,7 @@ import scipy.sparse as sp
 __all__ = ["BLOCKWISE_METHODS", "RowBlocks", "RowSelection", "active_client", "block_seeds",
            "blockwise", "check_dask_rows", "column_means", "dask_method", "float_blocks",
            "forget_sent", "gather_rows", "is_dask_array", "max_abs", "prepare_float_block",
-           "sum_parts"]
+           "sum_parts", "tree_reduce"]
 
 
 def is_dask_array(X):
@@ -295,7 +295,7 @@ class RowBlocks:
                 out.append((b, rows[cuts[b]:cuts[b + 1]] - self.offsets[b]))
         return out
 
-    def map_rows(self, func, rows, shared, extras):
+    def map_rows(self, func, rows, shared, extras, combine=None):
         """``func(block_rows, shared, extra)`` on every block's share of ``rows``.
 
         Parameters
@@ -311,16 +311,25 @@ class RowBlocks:
         extras : callable
             ``extras(parts) -> list``: one argument per block of
             ``parts = split(rows)`` (e.g. its random seeds), in the same order.
+        combine : callable, optional
+            ``combine(a, b)`` of two results (a picklable sum): the results are
+            then reduced by :func:`tree_reduce`, on the workers with a client,
+            and only the total comes back (Spark MLlib's ``treeAggregate``). The
+            tree's shape follows the block order alone, so the total does not
+            depend on the workers either.
 
         Returns
         -------
         results : list
-            ``func``'s results in block order (never in arrival order).
+            ``func``'s results in block order (never in arrival order); with
+            ``combine``, a list holding their total.
         """
         parts = self.split(rows)
         extra = extras(parts)
         if self.client is None:
-            return [func(self._local_rows(b, r), shared, e) for (b, r), e in zip(parts, extra)]
+            results = [func(self._local_rows(b, r), shared, e)
+                       for (b, r), e in zip(parts, extra)]
+            return results if combine is None else [tree_reduce(results, combine)]
         client = self.client
         # The shared arguments enter the graph as a task of their own rather than by
         # scatter: a worker lost between two updates made the next scatter fail
@@ -329,6 +338,8 @@ class RowBlocks:
         shared_f = self._submit(_identity, shared)
         futs = [self._submit(_on_rows, func, self._futures[b], r, shared_f, e)
                 for (b, r), e in zip(parts, extra)]
+        if combine is not None:
+            futs = [tree_reduce(futs, partial(self._submit, combine))]
         results = client.gather(futs)
         forget_sent(client)
         return results
@@ -418,11 +429,11 @@ class RowSelection:
         out = self.blocks.take(rows)
         return out.toarray() if sp.issparse(out) else np.asarray(out)
 
-    def map(self, func, shared, extras):
+    def map(self, func, shared, extras, combine=None):
         """:meth:`RowBlocks.map_rows` over these rows (which must be increasing)."""
         if not self._sorted():
             raise ValueError("a minibatch's rows must be increasing")
-        return self.blocks.map_rows(func, self.rows, shared, extras)
+        return self.blocks.map_rows(func, self.rows, shared, extras, combine)
 
     def map_carry(self, func, shared, extras, carry=None):
         """:meth:`RowBlocks.map_rows_carry` over these rows (which must be increasing)."""
@@ -491,6 +502,22 @@ def float_blocks(estimator, X, *, reset, model_dtype=None, binary=False, dtype=N
                       binarize=getattr(estimator, "binarize", None) if binary else None,
                       hint=binary_hint(estimator) if binary else None)
     return RowBlocks(X, prepare, float_summary, client=active_client(), dtype=dtype)
+
+
+def tree_reduce(items, combine):
+    """``items`` combined pairwise, level by level: ``(0 1) (2 3) ...``, an odd last
+    item carried up, until one is left (``log2(n)`` levels instead of ``n - 1`` steps).
+
+    ``combine(a, b)`` may return a future (``client.submit``), so the tree is
+    built from futures on the workers; its shape depends on ``len(items)`` only.
+    """
+    level = list(items)
+    if not level:
+        raise ValueError("tree_reduce needs at least one item")
+    while len(level) > 1:
+        pairs = [combine(level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
+        level = pairs + level[len(pairs) * 2:]
+    return level[0]
 
 
 def sum_parts(parts):
