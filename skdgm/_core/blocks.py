@@ -221,7 +221,8 @@ class RowBlocks:
 
     def _submit(self, func, *args, **kwargs):
         """``client.submit`` under a fresh key that :func:`forget_sent` recognises."""
-        name = getattr(func, "__name__", None) or getattr(func.func, "__name__", "task")
+        name = (getattr(func, "__name__", None)
+                or getattr(getattr(func, "func", None), "__name__", "task"))
         return self.client.submit(func, *args, key=f"{name}{_TAG}{uuid.uuid4().hex}",
                                   **kwargs)
 
