@@ -33,9 +33,9 @@ def remote_cluster():
     A ``LocalCluster`` runs its scheduler inside the client's process, so a memory
     measurement there counts the scheduler's task states and its developer logs of
     the messages sent to the workers (the parameters of the last 1,000 batches):
-    memory of the scheduler, wherever it runs, not of the client. Measured on a
-    750 x 8 GRBM fit, 32 updates: the client's traced memory grew 0.2 MB per update
-    with the scheduler in-process and stayed flat with it in its own process.
+    memory of the scheduler, wherever it runs, not of the client. On a GRBM fit the
+    client's traced memory kept growing with the updates with the scheduler
+    in-process, and stayed flat with it in its own process.
     """
     # its processes are started afresh: they find the test modules (whose functions
     # make the blocks) through PYTHONPATH

@@ -138,7 +138,7 @@ def forget_sent(client, keys=()):
     1 MB), for developers' debugging. A fit sends the global parameters with every
     update, so that log would keep up to 1,000 copies of them on the client (and,
     through the arrays' buffers, the parameter arrays themselves): the client's
-    memory grew by 0.3 MB per update on a 750 x 8 GRBM. The update-graph messages
+    memory grew with every update. The update-graph messages
     of our tasks (their keys carry ``_TAG``; ``keys`` adds others) are removed from
     the logged batches; the other messages stay. It runs on the client's event loop,
     the thread that appends to the log, and returns once done. Called after the
