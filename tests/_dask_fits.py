@@ -27,6 +27,34 @@ def thread_cluster():
 
 
 @pytest.fixture(scope="module")
+def remote_cluster():
+    """Two worker processes and the scheduler in a third: the client's process alone.
+
+    A ``LocalCluster`` runs its scheduler inside the client's process, so a memory
+    measurement there counts the scheduler's task states and its developer logs of
+    the messages sent to the workers (the parameters of the last 1,000 batches):
+    memory of the scheduler, wherever it runs, not of the client. On a GRBM fit the
+    client's traced memory kept growing with the updates with the scheduler
+    in-process, and stayed flat with it in its own process.
+    """
+    # its processes are started afresh: they find the test modules (whose functions
+    # make the blocks) through PYTHONPATH
+    here = os.path.dirname(os.path.abspath(__file__))
+    before = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (here, before) if p)
+    try:
+        with distributed.SubprocessCluster(n_workers=2, threads_per_worker=1,
+                                           dashboard_address=None) as cluster:
+            cluster.wait_for_workers(2, timeout=60)
+            yield cluster
+    finally:
+        if before is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = before
+
+
+@pytest.fixture(scope="module")
 def process_cluster():
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   dashboard_address=None) as cluster:
@@ -93,6 +121,19 @@ def client_peak(fit, cluster):
             _, peak = tracemalloc.get_traced_memory()
         finally:
             tracemalloc.stop()
+    return peak
+
+
+def assert_the_client_never_holds(fit, Xd, cluster):
+    """``fit()`` on ``cluster`` (:func:`remote_cluster`) raises the client's peak memory by
+    less than a quarter of ``Xd``'s bytes; and the same measurement of ``Xd.compute()``
+    (the data gathered) fails that limit: the check sees a gather. The client's peak."""
+    peak = client_peak(fit, cluster)
+    gathered = client_peak(Xd.compute, cluster)
+    print(f"client peak {peak / 1e6:.1f} MB for {Xd.nbytes / 1e6:.0f} MB of data "
+          f"(gathered: {gathered / 1e6:.0f} MB)")
+    assert gathered >= Xd.nbytes / 4, (gathered, Xd.nbytes)
+    assert peak < Xd.nbytes / 4, (peak, Xd.nbytes)
     return peak
 
 

@@ -15,12 +15,14 @@ import scipy.sparse as sp
 da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
-from _dask_fits import (assert_every_call_raises, client_peak,  # noqa: E402
-                        fit_killing_a_worker,
+from _dask_fits import (assert_every_call_raises,  # noqa: E402
+                        assert_the_client_never_holds, fit_killing_a_worker,
                         fits_without_and_with_workers, process_cluster,  # noqa: F401
+                        remote_cluster,  # noqa: F401
                         thread_cluster)  # noqa: F401 - fixtures
-from skdgm import DeepLDA  # noqa: E402
-from skdgm._core.blocks import RowBlocks  # noqa: E402
+from skdgm import DeepLDA, GaussianBernoulliRBM  # noqa: E402
+from skdgm._core.blocks import (RowBlocks, float_blocks, sum_parts,  # noqa: E402
+                                tree_reduce)
 
 CHEAP = dict(n_components=(6, 3), n_iter=2, batch_size=60, local_burn_in=2,
              local_samples=2, n_posterior_samples=2, random_state=3)
@@ -163,17 +165,88 @@ def _make_block(block_id, n_rows, V):
     return rng.poisson(0.05, (n_rows, V)).astype(np.float64)
 
 
-def test_the_client_never_holds_the_data(process_cluster):
+def test_the_client_never_holds_the_data(remote_cluster):
     # 48 MB of counts made on the workers (never on the client)
     n, V, rows = 8_000, 750, 1_000
     Xd = da.map_blocks(_make_block, n_rows=rows, V=V, chunks=((rows,) * (n // rows), (V,)),
                        dtype=np.float64)
     est = DeepLDA(n_components=(5,), n_iter=1, batch_size=2_000, local_burn_in=1,
                   local_samples=1, random_state=0)
-    peak = client_peak(lambda: est.fit(Xd), process_cluster)
+    assert_the_client_never_holds(lambda: est.fit(Xd), Xd, remote_cluster)
     assert est.n_updates_ == 4
-    assert peak < Xd.nbytes / 4, (peak, Xd.nbytes)
-    print(f"client peak {peak / 1e6:.1f} MB for {Xd.nbytes / 1e6:.0f} MB of data")
+
+
+def _logged_graphs(client):
+    """The keys of every update-graph message in the client's log of sent batches."""
+    return [key for batch in client.scheduler_comm.recent_message_log
+            if isinstance(batch, list) for m in batch if m.get("op") == "update-graph"
+            for key in m["keys"]]
+
+
+def _rows_sum(rows, shared, extra):
+    return rows.sum(axis=0) + shared[0][:rows.shape[1]]
+
+
+def test_the_client_logs_no_parameters_of_a_fit(thread_cluster):
+    # distributed logs the last 1,000 batches the client sent (developer
+    # debugging), each message holding its tasks' arguments: every update's
+    # parameters would stay on the client. RowBlocks drops its own messages
+    # (prepare, summaries, updates, gathered rows) and leaves the others.
+    X = np.arange(600.0).reshape(100, 6)
+    big = np.ones(20_000)
+    with distributed.Client(thread_cluster) as client:
+        mine = client.submit(np.sum, np.ones(10), key="users-own-task")
+        assert mine.result() == 10
+        blocks = float_blocks(GaussianBernoulliRBM(), da.from_array(X, chunks=(30, 6)),
+                              reset=True)
+        for _ in range(3):          # rows 10-94 lie in 4 blocks of 30
+            sums = blocks[10:95].map(_rows_sum, (big,), lambda parts: [None] * len(parts))
+        np.testing.assert_array_equal(sum(sums), X[10:95].sum(axis=0) + 4)
+        np.testing.assert_array_equal(blocks[[50, 3]].toarray(), X[[50, 3]])
+        logged = _logged_graphs(client)
+        assert "users-own-task" in logged
+        assert not [k for k in logged if "skdgm-rows" in str(k)], logged
+        blocks.release()
+
+
+def _rows_sum_noisy(rows, shared, extra):
+    return rows.sum(axis=0) * np.pi
+
+
+@pytest.mark.parametrize("n_blocks", [1, 2, 5, 8])
+def test_a_tree_reduction_is_the_flat_sum(thread_cluster, n_blocks):
+    # integer-valued sums are exact in any order: the tree's total equals the flat
+    # sum in block order bit for bit; with rounding (times pi) the tree is its own
+    # order, the same with or without a client, and within rounding of the flat sum
+    X = np.arange(1200.0).reshape(200, 6)
+    none = lambda parts: [None] * len(parts)      # noqa: E731
+    Xd = da.from_array(X, chunks=(-(-200 // n_blocks), 6))
+    est = GaussianBernoulliRBM()
+    local = float_blocks(est, Xd, reset=True, dtype=np.float64)
+    with distributed.Client(thread_cluster):
+        remote = float_blocks(est, Xd, reset=True, dtype=np.float64)
+        for func in (_rows_sum, _rows_sum_noisy):
+            flat = sum_parts(remote[3:190].map(func, (np.zeros(6),) if func is _rows_sum
+                                               else None, none))
+            tree = remote[3:190].map(func, (np.zeros(6),) if func is _rows_sum else None,
+                                     none, combine=np.add)
+            assert len(tree) == 1                 # only the total came back
+            here = local[3:190].map(func, (np.zeros(6),) if func is _rows_sum else None,
+                                    none, combine=np.add)
+            np.testing.assert_array_equal(tree[0], here[0])
+            if func is _rows_sum:
+                np.testing.assert_array_equal(tree[0], flat)
+                np.testing.assert_array_equal(tree[0], X[3:190].sum(axis=0))
+            else:
+                np.testing.assert_allclose(tree[0], flat, rtol=1e-14)
+        remote.release()
+
+
+def test_tree_reduce_pairs_in_a_fixed_shape():
+    assert tree_reduce(list("abcde"), lambda a, b: f"({a}{b})") == "(((ab)(cd))e)"
+    assert tree_reduce(["a"], lambda a, b: a + b) == "a"
+    with pytest.raises(ValueError, match="at least one"):
+        tree_reduce([], lambda a, b: a + b)
 
 
 # --------------------------------------------------------- fault tolerance

@@ -24,17 +24,20 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 from _dask_fits import (assert_blocks_decide_the_answer,  # noqa: E402
-                        assert_every_call_raises, assert_quality_matches, client_peak,
-                        fit_killing_a_worker,
+                        assert_every_call_raises, assert_quality_matches,
+                        assert_the_client_never_holds, fit_killing_a_worker,
                         process_cluster,  # noqa: F401
+                        remote_cluster,  # noqa: F401
                         thread_cluster)  # noqa: F401 - fixtures
 from skdgm import DBMCAST, GaussianBernoulliRBM  # noqa: E402
-from skdgm._core.blocks import float_blocks  # noqa: E402
+from skdgm._core.blocks import RowBlocks, float_blocks  # noqa: E402
 from skdgm._core.stopping import EarlyStopping  # noqa: E402
+from skdgm.dbm._train import pretrain_recon_error, pretrain_stack  # noqa: E402
 
 GRBM = dict(n_components=6, n_iter=3, batch_size=40, cd_steps=5, random_state=1)
 DBM = dict(n_components=(6, 4), n_iter=3, batch_size=40, n_chains=20, pretrain=False,
            random_state=1)
+PRETRAIN = dict(DBM, pretrain=True, pretrain_n_iter=2, n_iter=1)
 
 
 def _gaussian(n=320, d=12, seed=0):
@@ -95,6 +98,9 @@ def test_the_joint_objective_samples_per_block_so_it_is_another_chain():
 @pytest.mark.parametrize("cls, params, data", [
     pytest.param(GaussianBernoulliRBM, GRBM, _gaussian, id="grbm-joint"),
     pytest.param(DBMCAST, DBM, _binary, id="dbm"),
+    # the greedy stack's CD-1 sums and its sampled hidden layer are taken where the
+    # blocks live, from one seed per block
+    pytest.param(DBMCAST, PRETRAIN, _binary, id="dbm-pretrained"),
 ])
 def test_blocks_decide_the_answer_not_workers_or_client(cls, params, data, thread_cluster):
     X = data()
@@ -120,6 +126,7 @@ def test_dbm_sparse_blocks_train_as_dense_ones():
 @pytest.mark.parametrize("cls, params, data", [
     pytest.param(GaussianBernoulliRBM, dict(GRBM, n_iter=15), _gaussian, id="grbm-joint"),
     pytest.param(DBMCAST, dict(DBM, n_iter=15), _binary, id="dbm"),
+    pytest.param(DBMCAST, dict(PRETRAIN, n_iter=10), _binary, id="dbm-pretrained"),
 ])
 def test_quality_matches_the_in_memory_fit(cls, params, data):
     # Exact log-likelihoods (<= 16 hidden units in the enumerated layer). The dask
@@ -178,9 +185,33 @@ def test_client_side_checks_name_the_problem(cls, params, data):
         cls(**dict(params, early_stopping=True)).fit(_dask(X, 100))
 
 
-def test_dbm_pretraining_needs_the_rows_in_memory():
-    with pytest.raises(ValueError, match="pretrain=False"):
-        DBMCAST(**dict(DBM, pretrain=True)).fit(_dask(_binary(), 100))
+def test_dbm_pretraining_on_blocks_trains_the_stack():
+    # pre-training did something on the blocks: the stack is not the random start
+    Xd = _dask(_binary(), 50)
+    assert not _same(DBMCAST(**PRETRAIN).fit(Xd), DBMCAST(**dict(DBM, n_iter=1)).fit(Xd))
+
+
+def test_dbm_pretraining_gathers_no_rows(monkeypatch):
+    # the only rows a dask fit gathers are the chains' few starting rows, after
+    # pre-training (RowBlocks.take): pre-training itself gathers none
+    taken = []
+    take = RowBlocks.take
+    monkeypatch.setattr(RowBlocks, "take", lambda self, rows: taken.append(
+        (self.shape, len(rows))) or take(self, rows))
+    pretrain_stack(float_blocks(DBMCAST(**PRETRAIN), _dask(_binary(), 80), reset=True,
+                                binary=True), [6, 4], n_epochs=2, learning_rate=0.05,
+                   batch_size=40, rng=np.random.default_rng(0))
+    assert taken == []
+
+
+def test_the_blocks_reconstruction_error_is_the_in_memory_one():
+    # the verbose figure of a greedy-stack RBM, summed block by block
+    X = _binary()
+    rng = np.random.default_rng(0)
+    W, bv, bh = rng.normal(size=(12, 6)), rng.normal(size=12), rng.normal(size=6)
+    blocks = float_blocks(DBMCAST(**DBM), _dask(X, 70), reset=True, binary=True)
+    np.testing.assert_allclose(pretrain_recon_error(blocks, W, bv, bh, 2.0, 1.0),
+                               pretrain_recon_error(X, W, bv, bh, 2.0, 1.0), rtol=1e-12)
 
 
 def test_auto_early_stopping_stays_off_on_a_dask_array():
@@ -213,33 +244,29 @@ def _make_binary_block(block_id, n_rows, d):
 
 @pytest.mark.parametrize("cls, params, make, n", [
     # The GRBM's negative chains are batch_size rows, and its sampler's temporaries
-    # several times that (about 6 MB at 250 x 750): twice the rows, so that the
+    # several times that (about 8 MB at 500 x 750): twice the rows, so that the
     # chains stay small next to the data.
     pytest.param(GaussianBernoulliRBM, dict(n_components=8, n_iter=1, batch_size=500,
                                             cd_steps=1, random_state=0),
-                 _make_gaussian_block, 16_000, id="grbm",
-                 marks=pytest.mark.xfail(reason=(
-                     "issue 28, open: 25.1 MB peak for 96 MB (limit 24): the chains' "
-                     "~12 MB plus the per-update growth inside distributed"), strict=False)),
+                 _make_gaussian_block, 16_000, id="grbm"),
     pytest.param(DBMCAST, dict(n_components=(8, 4), n_iter=1, batch_size=1000, n_chains=50,
                                pretrain=False, random_state=0),
                  _make_binary_block, 8_000, id="dbm"),
+    pytest.param(DBMCAST, dict(n_components=(8, 4), n_iter=1, batch_size=1000, n_chains=50,
+                               pretrain=True, pretrain_n_iter=1, random_state=0),
+                 _make_binary_block, 8_000, id="dbm-pretrained"),
 ])
-def test_the_client_never_holds_the_data(process_cluster, cls, params, make, n):
+def test_the_client_never_holds_the_data(remote_cluster, cls, params, make, n):
     # 48 or 96 MB made on the workers (never on the client); the client holds the
-    # parameters, the negative chains and the sums. Measured while writing this:
-    # the client process also keeps about 130-300 KB per update, which grows with
-    # the number of updates, not with the rows (the submitted parameters'
-    # serialised buffers, inside distributed; left open in issue 28): so few
-    # updates here (8 and 32), as in the DeepLDA test.
+    # parameters, the negative chains and the sums. The scheduler runs in its own
+    # process (remote_cluster: in a LocalCluster it shares the client's), and the
+    # client's log of sent messages keeps none of the parameters (forget_sent).
     d, rows = 750, 1_000
     Xd = da.map_blocks(make, n_rows=rows, d=d, chunks=((rows,) * (n // rows), (d,)),
                        dtype=np.float64)
     est = cls(**params)
-    peak = client_peak(lambda: est.fit(Xd), process_cluster)
+    assert_the_client_never_holds(lambda: est.fit(Xd), Xd, remote_cluster)
     assert est.n_updates_ == n // params["batch_size"]
-    assert peak < Xd.nbytes / 4, (peak, Xd.nbytes)
-    print(f"client peak {peak / 1e6:.1f} MB for {Xd.nbytes / 1e6:.0f} MB of data")
 
 
 # --------------------------------------------------------- fault tolerance

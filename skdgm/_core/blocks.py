@@ -24,6 +24,7 @@ Dask is an optional dependency: nothing here imports it until a dask array is gi
 """
 
 import sys
+import uuid
 from functools import partial
 
 import numpy as np
@@ -31,7 +32,8 @@ import scipy.sparse as sp
 
 __all__ = ["BLOCKWISE_METHODS", "RowBlocks", "RowSelection", "active_client", "block_seeds",
            "blockwise", "check_dask_rows", "column_means", "dask_method", "float_blocks",
-           "gather_rows", "is_dask_array", "max_abs", "prepare_float_block", "sum_parts"]
+           "forget_sent", "gather_rows", "is_dask_array", "max_abs", "prepare_float_block",
+           "sum_parts", "tree_reduce"]
 
 
 def is_dask_array(X):
@@ -101,6 +103,10 @@ def _select(block, rows):
     return block[rows]
 
 
+def _derive_block(func, block, shared, extra):
+    return func(block, shared, extra)
+
+
 def _on_rows(func, block, rows, shared, extra):
     return func(block[rows], shared, extra)
 
@@ -111,6 +117,44 @@ def _on_rows_carry(func, block, rows, shared, extra, state):
 
 def _item(pair, i):
     return pair[i]
+
+
+#: In the key of every task :class:`RowBlocks` submits, so its messages can be told apart.
+_TAG = "-skdgm-rows-"
+
+
+def _ours(msg, keys):
+    if not (isinstance(msg, dict) and msg.get("op") == "update-graph"):
+        return False
+    sent = msg.get("keys") or ()
+    return bool(sent) and all(_TAG in str(k) or k in keys for k in sent)
+
+
+def forget_sent(client, keys=()):
+    """Drop the graphs :class:`RowBlocks` sent from ``client``'s log of recent messages.
+
+    ``distributed`` keeps the last batches a client sent to the scheduler (up to
+    ``distributed.admin.low-level-log-length``, 1,000 by default, of those under
+    1 MB), for developers' debugging. A fit sends the global parameters with every
+    update, so that log would keep up to 1,000 copies of them on the client (and,
+    through the arrays' buffers, the parameter arrays themselves): the client's
+    memory grew with every update. The update-graph messages
+    of our tasks (their keys carry ``_TAG``; ``keys`` adds others) are removed from
+    the logged batches; the other messages stay. It runs on the client's event loop,
+    the thread that appends to the log, and returns once done. Called after the
+    tasks' results came back, when their graphs have been sent (and logged).
+    """
+    log = getattr(getattr(client, "scheduler_comm", None), "recent_message_log", None)
+    if log is None:
+        return
+    keys = frozenset(keys)
+
+    async def scrub():
+        for batch in log:
+            if isinstance(batch, list):
+                batch[:] = [m for m in batch if not _ours(m, keys)]
+
+    client.sync(scrub)
 
 
 class RowBlocks:
@@ -148,6 +192,7 @@ class RowBlocks:
         self.offsets = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
         self.client = client
         self._prepare = prepare
+        self._parent = None
         if client is not None:
             # Spread the blocks round-robin over the workers present now: every
             # update's tasks follow the blocks, so an even spread is what puts every
@@ -155,22 +200,31 @@ class RowBlocks:
             # root tasks would have made of the workers' load at this moment. A hint
             # only: a block whose worker is gone is recomputed elsewhere.
             workers = sorted(client.scheduler_info()["workers"])
-            self._futures = []
+            self._futures, raw_keys = [], []
             for b, block in enumerate(X.to_delayed().ravel()):
                 where = (dict(workers=[workers[b % len(workers)]], allow_other_workers=True)
                          if workers else {})    # no worker yet: the scheduler waits for one
                 raw = client.compute(block, **where)
-                # pure=False: every fit gets its own keys, released with this object;
+                raw_keys.append(raw.key)
+                # a fresh key: every fit gets its own, released with this object;
                 # the prepared block's lineage reaches the source through ``raw``
-                self._futures.append(client.submit(prepare, raw, pure=False, **where))
-            both = client.gather(client.map(partial(_summary, summarize), self._futures,
-                                            pure=False))
+                self._futures.append(self._submit(prepare, raw, **where))
+            both = client.gather([self._submit(partial(_summary, summarize), f)
+                                  for f in self._futures])
+            forget_sent(client, raw_keys)
         else:
             self._X = X
             both = [_summary(summarize, self._local_rows(b, slice(None)))
                     for b in range(self.n_blocks)]
         self.nnz = sum(n for n, _ in both)
         self.summaries = [s for _, s in both]
+
+    def _submit(self, func, *args, **kwargs):
+        """``client.submit`` under a fresh key that :func:`forget_sent` recognises."""
+        name = (getattr(func, "__name__", None)
+                or getattr(getattr(func, "func", None), "__name__", "task"))
+        return self.client.submit(func, *args, key=f"{name}{_TAG}{uuid.uuid4().hex}",
+                                  **kwargs)
 
     @property
     def size(self):
@@ -181,8 +235,45 @@ class RowBlocks:
         return len(self.offsets) - 1
 
     def _local_rows(self, b, rows):
+        if self._parent is not None:     # derived: the parent's whole block, mapped
+            func, shared, extra = self._derived
+            return func(self._parent._local_rows(b, slice(None)), shared, extra[b])[rows]
         part = self._X.blocks[b][rows].compute(scheduler="sync")
         return self._prepare(part)
+
+    def derive(self, func, shared, extras, *, n_features, dtype, summarize):
+        """Another :class:`RowBlocks`: ``func(block, shared, extra)`` of every block.
+
+        For data made from the rows, row by row, that later steps read as rows
+        (the greedy stack's sampled hidden layer): ``func`` maps a prepared block
+        to a block of as many rows and ``n_features`` columns of ``dtype``.
+        ``extras(parts)`` gives every block's argument (e.g. its seed), as in
+        :meth:`map_rows`, over the whole blocks. With a client the mapped blocks
+        are computed once where the blocks live and kept there (their lineage
+        reaches the source, so a lost worker's are recomputed); without one a
+        block's rows are mapped whenever they are read (the whole block each
+        time: memory stays a block's). ``summarize`` as in the constructor.
+        """
+        new = object.__new__(RowBlocks)
+        new.shape = (self.shape[0], int(n_features))
+        new.dtype = np.dtype(dtype)
+        new.offsets, new.client, new._prepare = self.offsets, self.client, _identity
+        extra = extras([(b, slice(None)) for b in range(self.n_blocks)])
+        if self.client is None:
+            new._parent, new._derived, new._X = self, (func, shared, extra), None
+            both = [_summary(summarize, new._local_rows(b, slice(None)))
+                    for b in range(new.n_blocks)]
+        else:
+            new._parent = None
+            shared_f = self._submit(_identity, shared)
+            new._futures = [self._submit(_derive_block, func, f, shared_f, e)
+                            for f, e in zip(self._futures, extra)]
+            both = self.client.gather([self._submit(partial(_summary, summarize), f)
+                                       for f in new._futures])
+            forget_sent(self.client)
+        new.nnz = sum(n for n, _ in both)
+        new.summaries = [s for _, s in both]
+        return new
 
     def split(self, rows):
         """``[(block, local rows), ...]`` of the blocks holding some of ``rows``, in block order.
@@ -205,7 +296,7 @@ class RowBlocks:
                 out.append((b, rows[cuts[b]:cuts[b + 1]] - self.offsets[b]))
         return out
 
-    def map_rows(self, func, rows, shared, extras):
+    def map_rows(self, func, rows, shared, extras, combine=None):
         """``func(block_rows, shared, extra)`` on every block's share of ``rows``.
 
         Parameters
@@ -221,25 +312,38 @@ class RowBlocks:
         extras : callable
             ``extras(parts) -> list``: one argument per block of
             ``parts = split(rows)`` (e.g. its random seeds), in the same order.
+        combine : callable, optional
+            ``combine(a, b)`` of two results (a picklable sum): the results are
+            then reduced by :func:`tree_reduce`, on the workers with a client,
+            and only the total comes back (Spark MLlib's ``treeAggregate``). The
+            tree's shape follows the block order alone, so the total does not
+            depend on the workers either.
 
         Returns
         -------
         results : list
-            ``func``'s results in block order (never in arrival order).
+            ``func``'s results in block order (never in arrival order); with
+            ``combine``, a list holding their total.
         """
         parts = self.split(rows)
         extra = extras(parts)
         if self.client is None:
-            return [func(self._local_rows(b, r), shared, e) for (b, r), e in zip(parts, extra)]
+            results = [func(self._local_rows(b, r), shared, e)
+                       for (b, r), e in zip(parts, extra)]
+            return results if combine is None else [tree_reduce(results, combine)]
         client = self.client
         # The shared arguments enter the graph as a task of their own rather than by
         # scatter: a worker lost between two updates made the next scatter fail
         # (CommClosedError), whereas a task's result is recomputed by the scheduler
         # like any other. The block tasks fetch it from the worker that holds it.
-        shared_f = client.submit(_identity, shared, pure=False)
-        futs = [client.submit(_on_rows, func, self._futures[b], r, shared_f, e, pure=False)
+        shared_f = self._submit(_identity, shared)
+        futs = [self._submit(_on_rows, func, self._futures[b], r, shared_f, e)
                 for (b, r), e in zip(parts, extra)]
-        return client.gather(futs)
+        if combine is not None:
+            futs = [tree_reduce(futs, partial(self._submit, combine))]
+        results = client.gather(futs)
+        forget_sent(client)
+        return results
 
     def map_rows_carry(self, func, rows, shared, extras, carry=None):
         """:meth:`map_rows` for per-row work whose state stays with the block.
@@ -266,12 +370,12 @@ class RowBlocks:
                     for (b, r), e, c in zip(parts, extra, carry)]
             return [o[0] for o in outs], [o[1] for o in outs]
         client = self.client
-        shared_f = client.submit(_identity, shared, pure=False)
-        futs = [client.submit(_on_rows_carry, func, self._futures[b], r, shared_f, e, c,
-                              pure=False)
+        shared_f = self._submit(_identity, shared)
+        futs = [self._submit(_on_rows_carry, func, self._futures[b], r, shared_f, e, c)
                 for (b, r), e, c in zip(parts, extra, carry)]
-        results = client.gather([client.submit(_item, f, 0, pure=False) for f in futs])
-        return results, [client.submit(_item, f, 1, pure=False) for f in futs]
+        results = client.gather([self._submit(_item, f, 0) for f in futs])
+        forget_sent(client)
+        return results, [self._submit(_item, f, 1) for f in futs]
 
     def take(self, rows):
         """The rows ``rows`` (any order, repeats allowed) gathered as one matrix."""
@@ -281,9 +385,9 @@ class RowBlocks:
         if self.client is None:
             pieces = [self._local_rows(b, r) for b, r in parts]
         else:
-            pieces = self.client.gather([
-                self.client.submit(_select, self._futures[b], r, pure=False)
-                for b, r in parts])
+            pieces = self.client.gather([self._submit(_select, self._futures[b], r)
+                                         for b, r in parts])
+            forget_sent(self.client)
         stack = sp.vstack(pieces, format="csr") if sp.issparse(pieces[0]) else np.vstack(pieces)
         return stack[np.searchsorted(uniq, rows)]
 
@@ -293,7 +397,7 @@ class RowBlocks:
     def release(self):
         """Let the workers drop the persisted blocks (the object is unusable after)."""
         self._futures = []
-        self._X = None
+        self._X = self._parent = None
 
 
 class RowSelection:
@@ -326,11 +430,11 @@ class RowSelection:
         out = self.blocks.take(rows)
         return out.toarray() if sp.issparse(out) else np.asarray(out)
 
-    def map(self, func, shared, extras):
+    def map(self, func, shared, extras, combine=None):
         """:meth:`RowBlocks.map_rows` over these rows (which must be increasing)."""
         if not self._sorted():
             raise ValueError("a minibatch's rows must be increasing")
-        return self.blocks.map_rows(func, self.rows, shared, extras)
+        return self.blocks.map_rows(func, self.rows, shared, extras, combine)
 
     def map_carry(self, func, shared, extras, carry=None):
         """:meth:`RowBlocks.map_rows_carry` over these rows (which must be increasing)."""
@@ -399,6 +503,22 @@ def float_blocks(estimator, X, *, reset, model_dtype=None, binary=False, dtype=N
                       binarize=getattr(estimator, "binarize", None) if binary else None,
                       hint=binary_hint(estimator) if binary else None)
     return RowBlocks(X, prepare, float_summary, client=active_client(), dtype=dtype)
+
+
+def tree_reduce(items, combine):
+    """``items`` combined pairwise, level by level: ``(0 1) (2 3) ...``, an odd last
+    item carried up, until one is left (``log2(n)`` levels instead of ``n - 1`` steps).
+
+    ``combine(a, b)`` may return a future (``client.submit``), so the tree is
+    built from futures on the workers; its shape depends on ``len(items)`` only.
+    """
+    level = list(items)
+    if not level:
+        raise ValueError("tree_reduce needs at least one item")
+    while len(level) > 1:
+        pairs = [combine(level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
+        level = pairs + level[len(pairs) * 2:]
+    return level[0]
 
 
 def sum_parts(parts):

@@ -444,8 +444,8 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
             are checked where they live and each minibatch's mean-field positive
             phase runs there, on the workers when a ``dask.distributed`` client is
             active; the persistent chains and the update stay on the client (see
-            :ref:`dask_array_fit`). It needs ``pretrain=False`` (the greedy stack
-            trains in memory); ``early_stopping=True`` is refused there.
+            :ref:`dask_array_fit`), as do the greedy stack's CD-1 sums (one seed
+            per block); ``early_stopping=True`` is refused there.
         y : Ignored
 
         Returns

@@ -27,6 +27,7 @@ from .._core.mcmc import bernoulli
 from .._core.numerics import softplus
 from .._core.schedules import InverseTime, make_schedule
 from . import _model
+from ._pretrain_blocks import cd1_minibatch, recon_error_sum, sample_up
 
 __all__ = ["PassResult", "PositiveSums", "SAUpdate", "energy_diagnostics", "init_params",
            "initial_chain_layers", "moment_difference", "moment_product", "positive_block",
@@ -57,19 +58,15 @@ def pretrain_rbm(X, n_hidden, *, up, down, n_epochs, learning_rate, batch_size, 
     n, d = X.shape
     dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.dtype(np.float64)
     W = rng.normal(0.0, 0.01, (d, n_hidden)).astype(dtype)
-    bv = logit(np.clip(np.asarray(X.mean(axis=0)).ravel(), 1e-3, 1 - 1e-3)).astype(dtype)
+    bv = logit(np.clip(column_means(X), 1e-3, 1 - 1e-3)).astype(dtype)
     bh = np.zeros(n_hidden, dtype=dtype)
     for _ in range(int(n_epochs)):
         for sl in iter_minibatches(n, batch_size, rng):
-            v0 = dense_rows(X, sl)   # one minibatch at a time from a CSR X
-            ph0 = expit(up * (v0 @ W) + bh)
-            h0 = bernoulli(ph0, rng, dtype=dtype)
-            pv1 = expit(down * (h0 @ W.T) + bv)
-            ph1 = expit(up * (pv1 @ W) + bh)
-            m = v0.shape[0]
-            W += learning_rate * (v0.T @ ph0 - pv1.T @ ph1) / m
-            bv += learning_rate * (v0 - pv1).mean(axis=0)
-            bh += learning_rate * (ph0 - ph1).mean(axis=0)
+            # one minibatch at a time, densified (CSR) or summed where its blocks live
+            gW, gbv, gbh, m = cd1_minibatch(X, sl, W, bv, bh, up, down, rng)
+            W += learning_rate * gW / m
+            bv += learning_rate * (gbv / m)      # a mean, as the rows' mean
+            bh += learning_rate * (gbh / m)
     return W, bv, bh
 
 
@@ -80,11 +77,6 @@ def pretrain_stack(X, sizes, *, n_epochs, learning_rate, batch_size, rng, report
     layer, a middle layer's the average of the two RBMs it belongs to.
     ``report(l, data, W, b_v, b_h, up, down)`` is called after each RBM (verbose).
     """
-    if isinstance(X, RowBlocks):
-        raise ValueError(
-            "DBMCAST(pretrain=True) trains its greedy stack of RBMs in memory and cannot "
-            "pre-train on a dask array; use pretrain=False with a dask array, or fit an "
-            "in-memory sample first and continue with partial_fit on the dask array")
     L = len(sizes)
     data = X
     coefs, bottoms, tops = [], [], []
@@ -99,7 +91,7 @@ def pretrain_stack(X, sizes, *, n_epochs, learning_rate, batch_size, rng, report
         tops.append(bh)
         if report is not None:
             report(l, data, W, bv, bh, up, down)
-        data = bernoulli(expit(up * (data @ W) + bh), rng, dtype=W.dtype)
+        data = sample_up(data, W, bh, up, rng)
     intercepts = [bottoms[0]] + [0.5 * (tops[l - 1] + bottoms[l]) for l in range(1, L)] \
         + [tops[L - 1]]
     return coefs, intercepts
@@ -313,6 +305,8 @@ def pretrain_recon_error(data, W, bv, bh, up, down):
     ``p(h | v) = sigma(up * v W + bh)`` and ``p(v | h) = sigma(h (down W)^T + bv)``,
     per row of ``data``.
     """
+    if isinstance(data, RowBlocks):
+        return recon_error_sum(data, W, bv, bh, up, down) / data.shape[0]
     return reconstruction_error(data, expit(up * (data @ W) + bh), down * W,
                                 bv) / data.shape[0]
 

@@ -1,0 +1,93 @@
+"""The greedy stack's CD-1 step, on in-memory rows or a dask array's blocks (issue 28).
+
+One CD-1 update of an RBM of the stack (Salakhutdinov & Hinton 2009, Sec. 3.1;
+:func:`skdgm.dbm._train.pretrain_rbm`) is a sum over the minibatch's rows and an
+update of the parameters from it. On a :class:`~skdgm._core.blocks.RowBlocks` the
+sums are taken where the blocks live, each block's rows drawing their hidden
+states from a seed of their own (one per block and minibatch, from the fit's
+generator), and added in block order: the answer depends on the row chunks, not on
+the workers. The next RBM's data, the hidden states sampled from the rows, are a
+derived ``RowBlocks`` that stays where the blocks live too; the client only ever
+holds parameters and sums.
+"""
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import expit
+
+from .._core.base import dense_rows
+from .._core.blocks import RowBlocks, block_seeds, float_summary, sum_parts
+from .._core.mcmc import bernoulli
+
+__all__ = ["cd1_minibatch", "cd1_sums", "recon_error_sum", "sample_up"]
+
+
+def _dense(rows):
+    return rows.toarray() if sp.issparse(rows) else rows
+
+
+def cd1_sums(v0, W, bv, bh, up, down, rng):
+    """The sums of one CD-1 step over the rows ``v0`` (dense).
+
+    ``up`` and ``down`` scale the weights in ``p(h | v)`` and ``p(v | h)``
+    (Sec. 3.1's doubled directions). Returns the weight gradient's sum
+    ``v0^T p(h|v0) - v1^T p(h|v1)`` (``v1`` the reconstruction's means) and the
+    two biases' summed differences; the caller divides by the row count.
+    """
+    ph0 = expit(up * (v0 @ W) + bh)
+    h0 = bernoulli(ph0, rng, dtype=W.dtype)
+    pv1 = expit(down * (h0 @ W.T) + bv)
+    ph1 = expit(up * (pv1 @ W) + bh)
+    return v0.T @ ph0 - pv1.T @ ph1, (v0 - pv1).sum(axis=0), (ph0 - ph1).sum(axis=0)
+
+
+def _cd1_block(rows, shared, seed):
+    return cd1_sums(_dense(rows), *shared, np.random.default_rng(seed))
+
+
+def cd1_minibatch(X, rows, W, bv, bh, up, down, rng):
+    """:func:`cd1_sums` of ``X``'s rows ``rows``, and their count.
+
+    In memory the rows draw from ``rng``; from a :class:`RowBlocks` every block's
+    share draws from its own seed (:func:`~skdgm._core.blocks.block_seeds`) where
+    the block lives, and the sums are added in block order.
+    """
+    if isinstance(X, RowBlocks):
+        batch = X[rows]
+        parts = batch.map(_cd1_block, (W, bv, bh, up, down), block_seeds(rng))
+        return tuple(sum_parts([p[i] for p in parts]) for i in range(3)) + (batch.shape[0],)
+    v0 = dense_rows(X, rows)
+    return cd1_sums(v0, W, bv, bh, up, down, rng) + (v0.shape[0],)
+
+
+def _sample_block(block, shared, seed):
+    W, bh, up = shared
+    return bernoulli(expit(up * (_dense(block) @ W) + bh), np.random.default_rng(seed),
+                     dtype=W.dtype)
+
+
+def sample_up(data, W, bh, up, rng):
+    """The next RBM's data: hidden states drawn given every row of ``data``.
+
+    In memory from ``rng``; a :class:`RowBlocks`' are derived block by block
+    (one seed per block) and stay where the blocks live.
+    """
+    if isinstance(data, RowBlocks):
+        return data.derive(_sample_block, (W, bh, up), block_seeds(rng),
+                           n_features=W.shape[1], dtype=W.dtype, summarize=float_summary)
+    return bernoulli(expit(up * (data @ W) + bh), rng, dtype=W.dtype)
+
+
+def _recon_block(rows, shared, extra):
+    from ._train import reconstruction_error
+
+    W, bv, bh, up, down = shared
+    v = _dense(rows)
+    return reconstruction_error(v, expit(up * (v @ W) + bh), down * W, bv)
+
+
+def recon_error_sum(data, W, bv, bh, up, down):
+    """The summed reconstruction cross-entropy of a :class:`RowBlocks`' rows, block by
+    block (the verbose figure of :func:`skdgm.dbm._train.pretrain_recon_error`)."""
+    parts = data[:].map(_recon_block, (W, bv, bh, up, down), lambda p: [None] * len(p))
+    return float(sum(parts))
