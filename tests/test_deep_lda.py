@@ -613,6 +613,7 @@ def fan_out(monkeypatch):
     from skdgm.deep_lda import _runs
     monkeypatch.setattr(_runs, "CHUNK_DOCS", 50)
     monkeypatch.setattr(chains, "MIN_PARALLEL_COST", 0.0)
+    monkeypatch.setattr(chains, "MIN_THREAD_COST", 0.0)
     monkeypatch.setattr(chains, "SHARE_MIN_BYTES", 1)    # tiny kept samples go as files
 
 
@@ -621,7 +622,15 @@ def _shared_files():
     return {view.filename for _, view in list(chains._FILES.views.values())}
 
 
-def test_kept_samples_are_shared_once_per_model(fan_out):
+@pytest.fixture
+def loky():
+    """Process workers (DeepLDA prefers threads unless a backend is configured)."""
+    from joblib import parallel_config
+    with parallel_config(backend="loky"):
+        yield
+
+
+def test_kept_samples_are_shared_once_per_model(fan_out, loky):
     # Process workers read the kept samples from one file per array, written on the
     # first call that fans out, reused by every later call, never touched by
     # pickling, and deleted with the samples (refit, or the estimator dropped).
@@ -713,6 +722,7 @@ def test_small_calls_stay_in_process(monkeypatch, count_parallel):
         small = [m.transform(X), m.score_samples(X)]
         assert made == []
         monkeypatch.setattr(chains, "MIN_PARALLEL_COST", 0.0)
+        monkeypatch.setattr(chains, "MIN_THREAD_COST", 0.0)
         fanned = [m.transform(X), m.score_samples(X)]
         assert len(made) == 2
     for a, b in zip(small, fanned):

@@ -45,6 +45,17 @@ EM_STEPS = 5
 # K = 128), for run_chains' estimate of whether a second process pays
 _SECONDS_PER_TOKEN_SWEEP = 1e-7
 _SECONDS_PER_UNIT_SWEEP = 2e-9
+#: ``run_chains``' hint for every local run: the samplers spend their time in
+#: Cython kernels that release the GIL, so threads share the kept samples and the
+#: results in place, where processes had them pickled or memory-mapped and sent
+#: back (``bench_parallel.py``, issue 26); a configured joblib backend still wins.
+PREFER = "threads"
+#: At least this many chunks once a call has ``SPLIT_MIN_DOCS`` documents per
+#: chunk: five chunks of 400 (2,000 documents) cap two workers at 5/3 = 1.67x,
+#: eight chunks of 250 balance them. Larger chunks run faster (fewer NumPy
+#: calls per document), so small calls and large ones keep ``chunk_docs``.
+SPLIT_CHUNKS = 8
+SPLIT_MIN_DOCS = 200
 
 
 def local_cost(X, Ks, n_sweeps):
@@ -103,7 +114,7 @@ def run_local(X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics, a0, b0
         [(X[sl], th) for sl, th in zip(chunks, thetas)]
     seeds = seed_seq.spawn(len(tasks))
     return run_chains(
-        local_task, tasks, seeds=seeds, n_jobs=n_jobs,
+        local_task, tasks, seeds=seeds, n_jobs=n_jobs, prefer=PREFER,
         cost=local_cost(X, [p.shape[1] for p in phis], n_burn + n_collect),
         **local_kwargs(phis, r, n_burn=n_burn, n_collect=n_collect,
                        collect_topics=collect_topics, keep_theta=keep_theta,
@@ -112,8 +123,11 @@ def run_local(X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics, a0, b0
 
 def chunk_layout(n_docs, chunk_docs):
     """The local sampler's tasks over ``n_docs`` documents: near-equal slices of
-    about ``chunk_docs``, a layout that depends on nothing else."""
-    return even_chunks(n_docs, math.ceil(n_docs / chunk_docs))
+    about ``chunk_docs``, but at least ``SPLIT_CHUNKS`` slices where each keeps
+    ``SPLIT_MIN_DOCS`` documents: a layout that depends on nothing else (never on
+    ``n_jobs``), so neither do the streams."""
+    n_chunks = max(math.ceil(n_docs / chunk_docs), min(SPLIT_CHUNKS, n_docs // SPLIT_MIN_DOCS))
+    return even_chunks(n_docs, n_chunks)
 
 
 def local_kwargs(phis, r, *, n_burn, n_collect, collect_topics, a0, b0, e0, f0, link,
@@ -270,7 +284,7 @@ def run_over_samples(X, seed_seq, samples, *, n_burn, n_collect, what, a0, b0, e
     tasks = [X[sl] for sl in chunk_layout(X.shape[0], chunk_docs)]
     Ks = [p.shape[1] for p in samples[0][0]]
     return run_chains(
-        samples_task, tasks, seeds=seed_seq.spawn(len(tasks)), n_jobs=n_jobs,
+        samples_task, tasks, seeds=seed_seq.spawn(len(tasks)), n_jobs=n_jobs, prefer=PREFER,
         samples=samples, n_burn=n_burn, n_collect=n_collect, what=what, a0=a0, b0=b0,
         e0=e0, f0=f0, link=link, compact_words=True, em_steps=EM_STEPS,
         cost=local_cost(X, Ks, n_burn + n_collect * len(samples)),
@@ -285,6 +299,7 @@ def chain_mapper(seed_seq, n_jobs=None):
     """
     def map_chunks(func, tasks, **kwargs):
         return run_chains(func, tasks, seeds=seed_seq.spawn(len(tasks)), n_jobs=n_jobs,
+                          prefer=PREFER,
                           **kwargs)
 
     return map_chunks
