@@ -549,16 +549,17 @@ def test_perplexity_chains_carry_over_kept_samples(monkeypatch):
     for _ in range(4):
         m.partial_fit(X)
     calls = []
-    over = m._over_samples
+    from skdgm.deep_lda import _train
+    over = _train.run_over_samples
 
     def spy(Xo, seed, samples, **kw):
         calls.append((len(samples), kw["n_burn"], kw["n_collect"], kw["what"]))
         return over(Xo, seed, samples, **kw)
 
-    monkeypatch.setattr(m, "_over_samples", spy)
+    monkeypatch.setattr(_train, "run_over_samples", spy)
     ppl = m.perplexity(X, X, n_burn=7, n_samples=3)
     assert np.isfinite(ppl) and ppl > 1
-    assert calls == [(3, 7, 3, "theta_sums")]
+    assert calls == [(3, 7, 3, "heldout")]
 
 
 @pytest.mark.parametrize("layers", [(5,), (5, 3)])
@@ -587,6 +588,34 @@ def test_samples_task_continues_one_chain(layers, link):
     for l in range(len(layers)):
         np.testing.assert_allclose(mom["mean"][l], one["theta_norm_sum"][l] / 6, rtol=1e-12)
         assert np.all(mom["var"][l] >= 0)
+
+
+@pytest.mark.parametrize("layers", [(5,), (5, 3)])
+def test_heldout_rates_formed_in_the_task_equal_those_from_theta_sums(layers):
+    """``samples_task(what="heldout")`` gives, bit for bit, the rates and totals the
+    calling process used to form from the returned ``theta^(1)`` sums."""
+    from skdgm.deep_lda import _local_fast
+    X = _random_csr(9, 30, 0.3, seed=2)
+    held = _random_csr(9, 30, 0.2, seed=5)
+    rng = np.random.default_rng(8)
+    phis, rows = [], 30
+    for K in layers:
+        p = rng.gamma(1.0, 1.0, (rows, K))
+        phis.append(p / p.sum(axis=0))
+        rows = K
+    samples = [(phis, rng.gamma(1.0, 1.0, layers[-1])), (phis,
+                                                         rng.gamma(1.0, 1.0, layers[-1]))]
+    kw = dict(link="poisson", compact_words=True, em_steps=3, n_burn=2, n_collect=3)
+    sums = _local.samples_task(X, np.random.default_rng(1), samples=samples,
+                               what="theta_sums", **kw)
+    got = _local.samples_task((X, held), np.random.default_rng(1), samples=samples,
+                              what="heldout", **kw)
+    ptr, loc = held.indptr.astype(np.int64), held.indices.astype(np.int64)
+    assert len(got) == len(samples)
+    for (phis_s, _), th, (num, den) in zip(samples, sums, got):
+        assert num.shape == (held.nnz,) and np.all(num > 0)
+        np.testing.assert_array_equal(num, _local_fast.entry_dots(ptr, loc, phis_s[0], th))
+        np.testing.assert_array_equal(den, th.sum(axis=1))
 
 
 def test_memory_flat_over_many_partial_fit_calls():

@@ -267,7 +267,7 @@ def _n_rows(rows):
 
 
 def run_over_samples(X, seed_seq, samples, *, n_burn, n_collect, what, a0, b0, e0, f0, link,
-                     chunk_docs, n_jobs=None):
+                     chunk_docs, n_jobs=None, held=None):
     """Every chunk's local chain carried over the kept global ``samples``, one task per chunk.
 
     The chunks (as :func:`run_local` cuts them) each run
@@ -276,12 +276,16 @@ def run_over_samples(X, seed_seq, samples, *, n_burn, n_collect, what, a0, b0, e
     One dispatch per chunk for the whole protocol, rather than one per sample or
     per sweep, so that ``n_jobs`` pays and the layout and start are built once.
 
+    ``held`` (a CSR matrix of ``X``'s shape, with ``what="heldout"``) travels
+    with each chunk as its rows.
+
     Returns
     -------
     results : list
         One :func:`~skdgm.deep_lda._local.samples_task` result per chunk.
     """
-    tasks = [X[sl] for sl in chunk_layout(X.shape[0], chunk_docs)]
+    layout = chunk_layout(X.shape[0], chunk_docs)
+    tasks = [X[sl] if held is None else (X[sl], held[sl]) for sl in layout]
     Ks = [p.shape[1] for p in samples[0][0]]
     return run_chains(
         samples_task, tasks, seeds=seed_seq.spawn(len(tasks)), n_jobs=n_jobs, prefer=PREFER,
