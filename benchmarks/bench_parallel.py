@@ -204,21 +204,21 @@ def deep_lda_rows(args):
         compare_lda("DeepLDA(128).impute", f"{n_imp:,} docs, 1% missing",
                 lambda nj, Xm=Xm: with_jobs(nj).impute(Xm), args.repeats)
 
-    def stream(nj, batch):
-        m = DeepLDA(128, total_samples=X.shape[0], random_state=0, n_jobs=nj)
-        for i in range(0, 2000, batch):
+    def stream(nj, batch, n_docs, batch_size=None):
+        m = DeepLDA(128, total_samples=X.shape[0], random_state=0, n_jobs=nj,
+                    **({} if batch_size is None else {"batch_size": batch_size}))
+        for i in range(0, n_docs, batch):
             m.partial_fit(X[i:i + batch])
         return m
 
+    # the default minibatch (200 documents, one chunk) has nothing to share out
     compare_lda("DeepLDA(128).partial_fit", "10 calls x 200 docs",
-            lambda nj: stream(nj, 200), args.repeats)
-    compare_lda("DeepLDA(128).partial_fit", "2 calls x 2,000 docs",
-            lambda nj: DeepLDA(128, total_samples=X.shape[0], random_state=0, n_jobs=nj)
-            .partial_fit(X[:2000]).partial_fit(X[2000:4000]), args.repeats)
+                lambda nj: stream(nj, 200, 2000), args.repeats)
+    compare_lda("DeepLDA(128).partial_fit", "2 calls x 2,000 docs, batch 2,000",
+                lambda nj: stream(nj, 2000, 4000, 2000), args.repeats)
     n_big = 10000 if not args.quick else 4000
-    compare_lda("DeepLDA(128).partial_fit", f"1 call x {n_big:,} docs",
-            lambda nj: DeepLDA(128, total_samples=X.shape[0], random_state=0, n_jobs=nj)
-            .partial_fit(X[:n_big]), args.repeats)
+    compare_lda("DeepLDA(128).partial_fit", f"1 call x {n_big:,} docs, batch {n_big:,}",
+                lambda nj: stream(nj, n_big, n_big, n_big), args.repeats)
     compare_lda("DeepLDA(128).fit", "4,000 docs, batch 2,000, 1 pass",
             lambda nj: DeepLDA(128, batch_size=2000, n_iter=1, random_state=0,
                                n_jobs=nj).fit(X[:4000]), args.repeats)

@@ -603,8 +603,7 @@ def test_heldout_rates_formed_in_the_task_equal_those_from_theta_sums(layers):
         p = rng.gamma(1.0, 1.0, (rows, K))
         phis.append(p / p.sum(axis=0))
         rows = K
-    samples = [(phis, rng.gamma(1.0, 1.0, layers[-1])), (phis,
-                                                         rng.gamma(1.0, 1.0, layers[-1]))]
+    samples = [(phis, rng.gamma(1.0, 1.0, layers[-1])), (phis, rng.gamma(1.0, 1.0, layers[-1]))]
     kw = dict(link="poisson", compact_words=True, em_steps=3, n_burn=2, n_collect=3)
     sums = _local.samples_task(X, np.random.default_rng(1), samples=samples,
                                what="theta_sums", **kw)
