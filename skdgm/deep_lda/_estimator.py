@@ -114,10 +114,11 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
         ``1``: one line per pass with ``history_``'s figures, the elapsed time
         and an estimate of the time left.
     n_jobs : int, optional
-        Parallel local sampling over fixed chunks of documents (joblib; results
-        do not depend on it). A call whose estimated work is below
-        ``skdgm._core.chains.MIN_PARALLEL_COST`` CPU seconds (a minibatch of the
-        default size, a ``transform`` of a few hundred documents) runs in-process.
+        Parallel local sampling over fixed chunks of documents (joblib threads
+        unless ``joblib.parallel_config`` names a backend; results do not depend
+        on it). A call of one chunk (a minibatch of the default size, a
+        ``transform`` of up to 400 documents) or of estimated work below
+        ``skdgm._core.chains.MIN_THREAD_COST`` CPU seconds runs in-process.
     round_counts : bool, default=False
         Round every input to the nearest integers before the check for
         non-negative integer counts (like ``binarize`` on the binary models):
