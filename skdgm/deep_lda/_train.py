@@ -50,10 +50,11 @@ _SECONDS_PER_UNIT_SWEEP = 2e-9
 #: results in place, where processes had them pickled or memory-mapped and sent
 #: back (``bench_parallel.py``, issue 26); a configured joblib backend still wins.
 PREFER = "threads"
-#: At least this many chunks once a call has ``SPLIT_MIN_DOCS`` documents per
-#: chunk: five chunks of 400 (2,000 documents) cap two workers at 5/3 = 1.67x,
-#: eight chunks of 250 balance them. Larger chunks run faster (fewer NumPy
-#: calls per document), so small calls and large ones keep ``chunk_docs``.
+#: At least this many chunks from ``SPLIT_CHUNKS * SPLIT_MIN_DOCS`` documents on:
+#: five chunks of 400 (2,000 documents) cap two workers at 5/3 = 1.67x, eight
+#: chunks of 250 balance them. Larger chunks run faster (fewer NumPy calls per
+#: document), so smaller calls (in-process anyway) and larger ones keep
+#: ``chunk_docs``.
 SPLIT_CHUNKS = 8
 SPLIT_MIN_DOCS = 200
 
@@ -123,10 +124,12 @@ def run_local(X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics, a0, b0
 
 def chunk_layout(n_docs, chunk_docs):
     """The local sampler's tasks over ``n_docs`` documents: near-equal slices of
-    about ``chunk_docs``, but at least ``SPLIT_CHUNKS`` slices where each keeps
-    ``SPLIT_MIN_DOCS`` documents: a layout that depends on nothing else (never on
-    ``n_jobs``), so neither do the streams."""
-    n_chunks = max(math.ceil(n_docs / chunk_docs), min(SPLIT_CHUNKS, n_docs // SPLIT_MIN_DOCS))
+    about ``chunk_docs``, but at least ``SPLIT_CHUNKS`` of them from
+    ``SPLIT_CHUNKS * SPLIT_MIN_DOCS`` documents on: a layout that depends on
+    nothing else (never on ``n_jobs``), so neither do the streams."""
+    n_chunks = math.ceil(n_docs / chunk_docs)
+    if n_docs >= SPLIT_CHUNKS * SPLIT_MIN_DOCS:
+        n_chunks = max(n_chunks, SPLIT_CHUNKS)
     return even_chunks(n_docs, n_chunks)
 
 
