@@ -1,6 +1,7 @@
 """Tests of skdgm.deep_lda: kernels against their twins and exact laws, global
 updates against the paper's equations, and the estimator's contract."""
 
+import contextlib
 from math import lgamma
 from pathlib import Path
 import tracemalloc
@@ -711,26 +712,45 @@ def test_n_jobs_and_backends_give_identical_results(fan_out):
     params = dict(n_components=(3, 2), n_iter=1, batch_size=250, local_burn_in=2,
                   local_samples=2, random_state=3)
     ref = DeepLDA(**params, n_jobs=1).fit(X)
-    thr = DeepLDA(**params, n_jobs=2)
-    with parallel_config(backend="threading"):
-        thr.fit(X)
-    loky = DeepLDA(**params, n_jobs=2).fit(X)
-    for m in (thr, loky):
-        for a, b in zip(ref.topics_, m.topics_):
-            np.testing.assert_array_equal(a, b)
+    # None: no backend configured, DeepLDA's prefer="threads" hint decides
+    models = {b: DeepLDA(**params, n_jobs=2) for b in (None, "threading", "loky")}
+
+    def configured(backend):
+        return contextlib.nullcontext() if backend is None else parallel_config(backend=backend)
+
+    for b, m in models.items():
+        with configured(b):
+            m.fit(X)
+        for a, c in zip(ref.topics_, m.topics_):
+            np.testing.assert_array_equal(a, c)
     Xm = X[:60].toarray().astype(float)
     Xm[::7, 3] = np.nan
 
     def public(m):
         mean, std = m.transform(X, return_std=True, all_layers=True)
-        return mean + std + [m.score_samples(X), m.perplexity(X, X), m.impute(Xm, n_sweeps=4)]
+        return mean + std + [m.score_samples(X), m.perplexity(X, X), m.impute(Xm, n_sweeps=4),
+                             m.score_samples(X, return_std=True)[1]]
 
     want = public(ref)
-    with parallel_config(backend="threading"):
-        got_thr = public(thr)
-    for got in (got_thr, public(loky)):
-        for a, b in zip(want, got):
-            np.testing.assert_array_equal(a, b)
+    for b, m in models.items():
+        with configured(b):
+            got = public(m)
+        for a, c in zip(want, got):
+            np.testing.assert_array_equal(a, c)
+
+
+def test_chunk_layout_balances_two_workers_from_1600_documents():
+    """The chunks depend on the number of documents only: chunks of 400 below
+    1,600 documents, at least eight (of near-equal size) from there on."""
+    import math
+
+    from skdgm.deep_lda._train import SPLIT_CHUNKS, SPLIT_MIN_DOCS, chunk_layout
+    assert SPLIT_CHUNKS * SPLIT_MIN_DOCS == 1600
+    for n in (1, 200, 399, 400, 401, 1200, 1599, 1600, 2000, 3199, 3200, 11284):
+        sizes = [sl.stop - sl.start for sl in chunk_layout(n, 400)]
+        assert sum(sizes) == n and max(sizes) - min(sizes) <= 1
+        assert len(sizes) == (max(math.ceil(n / 400), 8) if n >= 1600 else math.ceil(n / 400))
+    assert len(chunk_layout(60, 25)) == 3         # small chunk sizes (tests) unchanged
 
 
 def test_small_calls_stay_in_process(monkeypatch, count_parallel):
