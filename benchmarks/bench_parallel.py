@@ -353,6 +353,14 @@ def timeline(args):
                 func, tasks, seeds, [("as sent", kw, n) for n in (2, 4, 8)], args.repeats)
 
 
+def all_rows(args):
+    """The rows of the workloads named by ``--only``."""
+    if "deep_lda" in args.only:
+        deep_lda_rows(args)
+    if "grbm" in args.only:
+        grbm_rows(args)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
@@ -374,11 +382,7 @@ def main():
               "run_chains tasks, outside them (serial); Amdahl bound for 2 workers\n")
         print(f"{'method':<38} {'size':<34} {'call':>10} {'tasks':>10} {'serial':>10} "
               f"{'serial':>9} {'bound':>7}", flush=True)
-        if "deep_lda" in args.only:
-            deep_lda_rows(args)
-        if "grbm" in args.only:
-            grbm_rows(args)
-        return
+        return all_rows(args)
     if args.timeline:
         header([f"cores: {os.cpu_count()}; load average at start: "
                 f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"])
@@ -391,10 +395,7 @@ def main():
     print(f"wall-clock medians of {args.repeats} alternating repeats; backend: {backend}\n")
     print(f"{'method':<38} {'size':<34} {'workers':<9} {'n_jobs=1':>10} {'n_jobs=2':>10} "
           f"{'wall x':>7} {'CPU x':>6} {'idle-machine bound':>7}  results", flush=True)
-    if "deep_lda" in args.only:
-        deep_lda_rows(args)
-    if "grbm" in args.only:
-        grbm_rows(args)
+    all_rows(args)
     print(f"\nload average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -563,6 +563,16 @@ def test_perplexity_chains_carry_over_kept_samples(monkeypatch):
     assert calls == [(3, 7, 3, "heldout")]
 
 
+def _layer_topics(rng, V, layers):
+    """Random topics of every layer (columns on the simplex), ``V`` words at the bottom."""
+    phis, rows = [], V
+    for K in layers:
+        p = rng.gamma(1.0, 1.0, (rows, K))
+        phis.append(p / p.sum(axis=0))
+        rows = K
+    return phis
+
+
 @pytest.mark.parametrize("layers", [(5,), (5, 3)])
 @pytest.mark.parametrize("link", ["poisson", "bernoulli"])
 def test_samples_task_continues_one_chain(layers, link):
@@ -572,11 +582,7 @@ def test_samples_task_continues_one_chain(layers, link):
     if link == "bernoulli":
         X.data[:] = 1.0
     rng = np.random.default_rng(8)
-    phis, rows = [], 30
-    for K in layers:
-        p = rng.gamma(1.0, 1.0, (rows, K))
-        phis.append(p / p.sum(axis=0))
-        rows = K
+    phis = _layer_topics(rng, 30, layers)
     r = rng.gamma(1.0, 1.0, layers[-1])
     kw = dict(link=link, compact_words=True, em_steps=3)
     sums = _local.samples_task(X, np.random.default_rng(1), samples=[(phis, r)] * 2,
@@ -599,11 +605,7 @@ def test_heldout_rates_formed_in_the_task_equal_those_from_theta_sums(layers):
     X = _random_csr(9, 30, 0.3, seed=2)
     held = _random_csr(9, 30, 0.2, seed=5)
     rng = np.random.default_rng(8)
-    phis, rows = [], 30
-    for K in layers:
-        p = rng.gamma(1.0, 1.0, (rows, K))
-        phis.append(p / p.sum(axis=0))
-        rows = K
+    phis = _layer_topics(rng, 30, layers)
     samples = [(phis, rng.gamma(1.0, 1.0, layers[-1])), (phis, rng.gamma(1.0, 1.0, layers[-1]))]
     kw = dict(link="poisson", compact_words=True, em_steps=3, n_burn=2, n_collect=3)
     sums = _local.samples_task(X, np.random.default_rng(1), samples=samples,
