@@ -3,10 +3,11 @@
 Each row times one public call (``transform``, ``score_samples``, ``perplexity``,
 ``impute``, ``partial_fit``, ``fit``, ``log_partition``) on an estimator set to
 ``n_jobs=1`` and to ``n_jobs=2`` (the workers the library picks with no
-``joblib.parallel_config``: threads for DeepLDA, whose local runs pass
-``prefer="threads"``, loky processes for the GRBM; ``--backend loky`` or
-``threading`` forces one), alternating the two settings over ``--repeats`` repeats, after one untimed call of each (so that
-the worker processes are running, as they are for every call but a session's
+``joblib.parallel_config``: threads for DeepLDA's training, whose local runs pass
+``prefer="threads"``, loky processes for its evaluation methods and the GRBM;
+``--backend loky`` or ``threading`` forces one), alternating the two settings over
+``--repeats`` repeats, after one untimed call of each (so that the worker
+processes are running, as they are for every call but a session's
 first). The figure is the ratio of the median wall-clock seconds; the two outputs
 are checked to be identical (bit for bit) on every row. Wall-clock speed-ups depend
 on the machine's other load: the load average is printed at the start and the end.
@@ -142,7 +143,12 @@ SERIAL = {"on": False}
 
 
 def compare_lda(*args):
-    """:func:`compare` for DeepLDA, whose local runs prefer thread workers."""
+    """:func:`compare` for DeepLDA's evaluation methods (joblib's default workers)."""
+    return compare(*args, workers="processes")
+
+
+def compare_lda_training(*args):
+    """:func:`compare` for DeepLDA's training, whose local runs prefer thread workers."""
     return compare(*args, workers="threads")
 
 
@@ -212,14 +218,14 @@ def deep_lda_rows(args):
         return m
 
     # the default minibatch (200 documents, one chunk) has nothing to share out
-    compare_lda("DeepLDA(128).partial_fit", "10 calls x 200 docs",
+    compare_lda_training("DeepLDA(128).partial_fit", "10 calls x 200 docs",
                 lambda nj: stream(nj, 200, 2000), args.repeats)
-    compare_lda("DeepLDA(128).partial_fit", "2 calls x 2,000 docs, batch 2,000",
+    compare_lda_training("DeepLDA(128).partial_fit", "2 calls x 2,000 docs, batch 2,000",
                 lambda nj: stream(nj, 2000, 4000, 2000), args.repeats)
     n_big = 10000 if not args.quick else 4000
-    compare_lda("DeepLDA(128).partial_fit", f"1 call x {n_big:,} docs, batch {n_big:,}",
+    compare_lda_training("DeepLDA(128).partial_fit", f"1 call x {n_big:,} docs, batch {n_big:,}",
                 lambda nj: stream(nj, n_big, n_big, n_big), args.repeats)
-    compare_lda("DeepLDA(128).fit", "4,000 docs, batch 2,000, 1 pass",
+    compare_lda_training("DeepLDA(128).fit", "4,000 docs, batch 2,000, 1 pass",
             lambda nj: DeepLDA(128, batch_size=2000, n_iter=1, random_state=0,
                                n_jobs=nj).fit(X[:4000]), args.repeats)
 

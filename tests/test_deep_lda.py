@@ -714,11 +714,13 @@ def test_n_jobs_and_backends_give_identical_results(fan_out):
     params = dict(n_components=(3, 2), n_iter=1, batch_size=250, local_burn_in=2,
                   local_samples=2, random_state=3)
     ref = DeepLDA(**params, n_jobs=1).fit(X)
-    # None: no backend configured, DeepLDA's prefer="threads" hint decides
+    # None: no backend configured, DeepLDA's hints decide (threads for training)
     models = {b: DeepLDA(**params, n_jobs=2) for b in (None, "threading", "loky")}
 
     def configured(backend):
-        return contextlib.nullcontext() if backend is None else parallel_config(backend=backend)
+        if backend is None:
+            return contextlib.nullcontext()
+        return parallel_config(backend=backend)
 
     for b, m in models.items():
         with configured(b):

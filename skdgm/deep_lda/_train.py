@@ -45,11 +45,19 @@ EM_STEPS = 5
 # K = 128), for run_chains' estimate of whether a second process pays
 _SECONDS_PER_TOKEN_SWEEP = 1e-7
 _SECONDS_PER_UNIT_SWEEP = 2e-9
-#: ``run_chains``' hint for every local run: the samplers spend their time in
-#: Cython kernels that release the GIL, so threads share the kept samples and the
-#: results in place, where processes had them pickled or memory-mapped and sent
-#: back (``bench_parallel.py``, issue 26); a configured joblib backend still wins.
-PREFER = "threads"
+#: ``run_chains``' hint for the training's local runs (``fit``, ``partial_fit``,
+#: batch Gibbs): the samplers spend their time in Cython kernels that release the
+#: GIL, and the topics change at every update, so process workers would receive
+#: them pickled on every call while threads read them in place; threads also
+#: start in microseconds, so a minibatch of 2,000 documents already pays
+#: (``bench_parallel.py``, issue 26). A configured joblib backend still wins.
+TRAIN_PREFER = "threads"
+#: The hint for the evaluation runs over the kept samples (``transform``, scores,
+#: ``impute``): joblib's default, processes. They read the kept samples from files
+#: written once per model (:func:`skdgm._core.chains.shared_array`) and send back
+#: little, and on this project's 2-core host they gained 1.72-1.74x where threads
+#: gained 0.96-1.70x from one run to the next (``parallel_loky.txt``, ``parallel.txt``).
+EVAL_PREFER = None
 #: At least this many chunks from ``SPLIT_CHUNKS * SPLIT_MIN_DOCS`` documents on:
 #: five chunks of 400 (2,000 documents) cap two workers at 5/3 = 1.67x, eight
 #: chunks of 250 balance them. Larger chunks run faster (fewer NumPy calls per
@@ -115,7 +123,7 @@ def run_local(X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics, a0, b0
         [(X[sl], th) for sl, th in zip(chunks, thetas)]
     seeds = seed_seq.spawn(len(tasks))
     return run_chains(
-        local_task, tasks, seeds=seeds, n_jobs=n_jobs, prefer=PREFER,
+        local_task, tasks, seeds=seeds, n_jobs=n_jobs, prefer=TRAIN_PREFER,
         cost=local_cost(X, [p.shape[1] for p in phis], n_burn + n_collect),
         **local_kwargs(phis, r, n_burn=n_burn, n_collect=n_collect,
                        collect_topics=collect_topics, keep_theta=keep_theta,
@@ -291,7 +299,8 @@ def run_over_samples(X, seed_seq, samples, *, n_burn, n_collect, what, a0, b0, e
     tasks = [X[sl] if held is None else (X[sl], held[sl]) for sl in layout]
     Ks = [p.shape[1] for p in samples[0][0]]
     return run_chains(
-        samples_task, tasks, seeds=seed_seq.spawn(len(tasks)), n_jobs=n_jobs, prefer=PREFER,
+        samples_task, tasks, seeds=seed_seq.spawn(len(tasks)), n_jobs=n_jobs,
+        prefer=EVAL_PREFER,
         samples=samples, n_burn=n_burn, n_collect=n_collect, what=what, a0=a0, b0=b0,
         e0=e0, f0=f0, link=link, compact_words=True, em_steps=EM_STEPS,
         cost=local_cost(X, Ks, n_burn + n_collect * len(samples)),
@@ -306,7 +315,7 @@ def chain_mapper(seed_seq, n_jobs=None):
     """
     def map_chunks(func, tasks, **kwargs):
         return run_chains(func, tasks, seeds=seed_seq.spawn(len(tasks)), n_jobs=n_jobs,
-                          prefer=PREFER,
+                          prefer=TRAIN_PREFER,
                           **kwargs)
 
     return map_chunks
