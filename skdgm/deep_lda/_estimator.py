@@ -114,11 +114,11 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
         ``1``: one line per pass with ``history_``'s figures, the elapsed time
         and an estimate of the time left.
     n_jobs : int, optional
-        Parallel local sampling over fixed chunks of documents (joblib threads
-        unless ``joblib.parallel_config`` names a backend; results do not depend
-        on it). A call of one chunk (a minibatch of the default size, a
-        ``transform`` of up to 400 documents) or of estimated work below
-        ``skdgm._core.chains.MIN_THREAD_COST`` CPU seconds runs in-process.
+        Parallel local sampling over fixed chunks of documents (joblib: threads
+        for training, processes otherwise, unless ``joblib.parallel_config``
+        names a backend; results do not depend on it). A call of one chunk (a
+        minibatch of the default size, a ``transform`` of up to 400 documents) or
+        of little estimated work (``skdgm._core.chains``) runs in-process.
     round_counts : bool, default=False
         Round every input to the nearest integers before the check for
         non-negative integer counts (like ``binarize`` on the binary models):
