@@ -25,7 +25,7 @@ touches a stream: every task keeps its own seed, so results are those of
 ``n_jobs=1``.
 
 A caller whose tasks spend their time in kernels that release the GIL (DeepLDA's
-samplers) passes ``prefer="threads"``, the soft hint scikit-learn's forests give:
+training) passes ``prefer="threads"``, the soft hint scikit-learn's forests give:
 unless the user's ``joblib.parallel_config`` names a backend, the tasks then run
 on threads of this process, which read the shared arguments where they are (no
 pickling, no memory-mapped files, no results sent back through a pipe) and start

@@ -666,8 +666,8 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
         global sample's accumulated rates, for the jackknife of
         :func:`skdgm.deep_lda._bounds.jackknife_heldout`."""
         samples = [(self.topics_, self.r_)] if point else list(self._posterior)
-        return _evaluate.heldout_loglik(X_obs, X_held, samples, self._heldout_rates, n_burn=n_burn,
-                                        n_collect=n_collect, seed=seed,
+        return _evaluate.heldout_loglik(X_obs, X_held, samples, self._heldout_rates,
+                                        n_burn=n_burn, n_collect=n_collect, seed=seed,
                                         return_parts=return_parts)
 
     def perplexity(self, X_observed, X_heldout, *, point=False, n_burn=None, n_samples=None):

@@ -120,7 +120,8 @@ def impute_over_samples(X, missing, samples, root, *, n_sweeps, a0, b0, e0, f0, 
     layout = chunk_layout(X.shape[0], chunk_docs)
     tasks = [(X[sl], missing[sl], c) for c, sl in enumerate(layout)]
     parts = run_chains(
-        impute_task, tasks, seeds=[fill_seed] * len(tasks), n_jobs=n_jobs, prefer=EVAL_PREFER,
+        impute_task, tasks, seeds=[fill_seed] * len(tasks), n_jobs=n_jobs,
+        prefer=EVAL_PREFER,
         cost=local_cost(sp.csr_matrix(np.where(missing, 0.0, X)),
                         [p.shape[1] for p in samples[0][0]], n_sweeps * len(samples)),
         samples=samples, sweep_seeds=sweep_seeds, n_sweeps=n_sweeps,

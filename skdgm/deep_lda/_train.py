@@ -56,7 +56,7 @@ TRAIN_PREFER = "threads"
 #: ``impute``): joblib's default, processes. They read the kept samples from files
 #: written once per model (:func:`skdgm._core.chains.shared_array`) and send back
 #: little, and on this project's 2-core host they gained 1.72-1.74x where threads
-#: gained 0.96-1.70x from one run to the next (``parallel_loky.txt``, ``parallel.txt``).
+#: gained 0.96-1.70x from row to row (``parallel_loky.txt``, ``parallel_threads.txt``).
 EVAL_PREFER = None
 #: At least this many chunks from ``SPLIT_CHUNKS * SPLIT_MIN_DOCS`` documents on:
 #: five chunks of 400 (2,000 documents) cap two workers at 5/3 = 1.67x, eight
