@@ -2,9 +2,12 @@
 
 Each row times one public call (``transform``, ``score_samples``, ``perplexity``,
 ``impute``, ``partial_fit``, ``fit``, ``log_partition``) on an estimator set to
-``n_jobs=1`` and to ``n_jobs=2`` (joblib's default loky backend), alternating the
-two settings over ``--repeats`` repeats, after one untimed call of each (so that
-the worker processes are running, as they are for every call but a session's
+``n_jobs=1`` and to ``n_jobs=2`` (the workers the library picks with no
+``joblib.parallel_config``: threads for DeepLDA's training, whose local runs pass
+``prefer="threads"``, loky processes for its evaluation methods and the GRBM;
+``--backend loky`` or ``threading`` forces one), alternating the two settings over
+``--repeats`` repeats, after one untimed call of each (so that the worker
+processes are running, as they are for every call but a session's
 first). The figure is the ratio of the median wall-clock seconds; the two outputs
 are checked to be identical (bit for bit) on every row. Wall-clock speed-ups depend
 on the machine's other load: the load average is printed at the start and the end.
@@ -12,10 +15,17 @@ on the machine's other load: the load average is printed at the start and the en
 Because a shared machine can hide any speed-up, each row also gives a figure that
 other jobs do not change: the CPU seconds of this process and of its worker
 processes (read from ``/proc``; Linux only) at ``n_jobs=2``. "CPU x" is the
-CPU of ``n_jobs=1`` over the total CPU of ``n_jobs=2`` (1.0: the second process
+CPU of ``n_jobs=1`` over the total CPU of ``n_jobs=2`` (1.0: the second worker
 costs nothing extra); "idle-machine bound" is the CPU of ``n_jobs=1`` over the
 busiest process's CPU at ``n_jobs=2`` (this process plus its busiest worker):
-the speed-up the call would see with two free cores, up to waiting.
+the speed-up the call would see with two free cores, up to waiting. Thread
+workers live in this process, so the bound is printed for process workers only.
+
+``--serial`` instead profiles the ``n_jobs=1`` calls: the CPU seconds inside the
+``run_chains`` tasks (what workers can share) and outside them (validation, the
+token split, stacking and reducing the tasks' results: what stays serial in the
+calling process), and the Amdahl bound ``1 / (serial + tasks / 2)`` for two
+workers.
 
 Workloads: DeepLDA(128) on 20 Newsgroups (topics from one pass over 2,000
 documents, five kept global samples), and GaussianBernoulliRBM(64) on
@@ -37,9 +47,12 @@ Usage::
         | tee benchmarks/results/parallel.txt
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
         python benchmarks/bench_parallel.py --timeline > benchmarks/results/parallel_timeline.txt
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
+        python benchmarks/bench_parallel.py --serial > benchmarks/results/parallel_serial.txt
 """
 
 import argparse
+import contextlib
 import os
 import time
 
@@ -83,16 +96,35 @@ def _descendants_cpu():
     return mine
 
 
-def compare(name, size, call, repeats):
+_BACKEND = {"name": None}
+
+
+def _config():
+    if _BACKEND["name"] is None:
+        return contextlib.nullcontext()
+    from joblib import parallel_config
+    return parallel_config(backend=_BACKEND["name"])
+
+
+def compare(name, size, call, repeats, workers="processes"):
     """``call(n_jobs)`` timed alternately at 1 and 2 workers; prints one row."""
-    outs = {nj: call(nj) for nj in (1, 2)}    # untimed: workers up, caches warm
+    if _BACKEND["name"] is not None:
+        workers = "threads" if _BACKEND["name"] == "threading" else "processes"
+    if SERIAL["on"]:
+        return serial_row(name, size, call)
+
+    def run(nj):
+        with _config():
+            return call(nj)
+
+    outs = {nj: run(nj) for nj in (1, 2)}    # untimed: workers up, caches warm
     wall, cpu, busiest, total = {1: [], 2: []}, {1: [], 2: []}, [], []
     for rep in range(repeats):
         order = (1, 2) if rep % 2 == 0 else (2, 1)
         for nj in order:
             kids = _descendants_cpu()
             c, t = time.process_time(), time.perf_counter()
-            outs[nj] = call(nj)
+            outs[nj] = run(nj)
             wall[nj].append(time.perf_counter() - t)
             cpu[nj].append(time.process_time() - c)
             if nj == 2:
@@ -102,8 +134,54 @@ def compare(name, size, call, repeats):
     a, b = np.median(wall[1]), np.median(wall[2])
     c1 = np.median(cpu[1])
     same = "identical" if _same(outs[1], outs[2]) else "DIFFERENT"
-    print(f"{name:<38} {size:<34} {a:8.3f} s {b:8.3f} s {a / b:6.2f}x {c1 / np.median(total):6.2f}"
-          f" {c1 / np.median(busiest):6.2f}x  {same}", flush=True)
+    bound = f"{c1 / np.median(busiest):6.2f}x" if workers == "processes" else f"{'-':>7}"
+    print(f"{name:<38} {size:<34} {workers:<9} {a:8.3f} s {b:8.3f} s {a / b:6.2f}x "
+          f"{c1 / np.median(total):6.2f} {bound}  {same}", flush=True)
+
+
+SERIAL = {"on": False}
+
+
+def compare_lda(*args):
+    """:func:`compare` for DeepLDA's evaluation methods (joblib's default workers)."""
+    return compare(*args, workers="processes")
+
+
+def compare_lda_training(*args):
+    """:func:`compare` for DeepLDA's training, whose local runs prefer thread workers."""
+    return compare(*args, workers="threads")
+
+
+def serial_row(name, size, call):
+    """CPU of ``call(1)`` inside the ``run_chains`` tasks and outside them."""
+    from skdgm._core import chains
+
+    inside = [0.0]
+    real = chains._call_batch
+
+    def timed(func, tasks, seeds, kwargs):
+        c = time.process_time()
+        try:
+            return real(func, tasks, seeds, kwargs)
+        finally:
+            inside[0] += time.process_time() - c
+
+    call(1)                                   # untimed: caches warm
+    chains._call_batch = timed
+    try:
+        rows = []
+        for _ in range(3):
+            inside[0] = 0.0
+            c = time.process_time()
+            call(1)
+            rows.append((time.process_time() - c, inside[0]))
+    finally:
+        chains._call_batch = real
+    total, tasks = (float(np.median([r[i] for r in rows])) for i in range(2))
+    serial = total - tasks
+    bound = total / (serial + tasks / 2)
+    print(f"{name:<38} {size:<34} {total:8.3f} s {tasks:8.3f} s {serial:8.3f} s "
+          f"{100 * serial / total:7.1f} % {bound:6.2f}x", flush=True)
 
 
 def deep_lda_rows(args):
@@ -115,35 +193,39 @@ def deep_lda_rows(args):
         return model.set_params(n_jobs=nj)
 
     n_all = X.shape[0] if not args.quick else 4000
-    compare("DeepLDA(128).transform", "200 docs",
+    compare_lda("DeepLDA(128).transform", "200 docs",
             lambda nj: with_jobs(nj).transform(X[:200]), args.repeats)
-    compare("DeepLDA(128).transform", "2,000 docs",
+    compare_lda("DeepLDA(128).transform", "2,000 docs",
             lambda nj: with_jobs(nj).transform(X[:2000]), args.repeats)
-    compare("DeepLDA(128).transform", f"{n_all:,} docs",
+    compare_lda("DeepLDA(128).transform", f"{n_all:,} docs",
             lambda nj: with_jobs(nj).transform(X[:n_all]), args.repeats)
-    compare("DeepLDA(128).score_samples", f"{n_all:,} docs",
+    compare_lda("DeepLDA(128).score_samples", f"{n_all:,} docs",
             lambda nj: with_jobs(nj).score_samples(X[:n_all]), args.repeats)
     n_test = Xo.shape[0] if not args.quick else 2000
-    compare("DeepLDA(128).perplexity", f"{n_test:,} test docs",
+    compare_lda("DeepLDA(128).perplexity", f"{n_test:,} test docs",
             lambda nj: with_jobs(nj).perplexity(Xo[:n_test], Xh[:n_test]), args.repeats)
     for n_imp in (400, 2000):       # one chunk of documents, then five
         Xm = X[:n_imp].toarray()
         Xm[np.random.default_rng(0).random(Xm.shape) < 0.01] = np.nan
-        compare("DeepLDA(128).impute", f"{n_imp:,} docs, 1% missing",
+        compare_lda("DeepLDA(128).impute", f"{n_imp:,} docs, 1% missing",
                 lambda nj, Xm=Xm: with_jobs(nj).impute(Xm), args.repeats)
 
-    def stream(nj, batch):
-        m = DeepLDA(128, total_samples=X.shape[0], random_state=0, n_jobs=nj)
-        for i in range(0, 2000, batch):
+    def stream(nj, batch, n_docs, batch_size=None):
+        m = DeepLDA(128, total_samples=X.shape[0], random_state=0, n_jobs=nj,
+                    **({} if batch_size is None else {"batch_size": batch_size}))
+        for i in range(0, n_docs, batch):
             m.partial_fit(X[i:i + batch])
         return m
 
-    compare("DeepLDA(128).partial_fit", "10 calls x 200 docs",
-            lambda nj: stream(nj, 200), args.repeats)
-    compare("DeepLDA(128).partial_fit", "2 calls x 2,000 docs",
-            lambda nj: DeepLDA(128, total_samples=X.shape[0], random_state=0, n_jobs=nj)
-            .partial_fit(X[:2000]).partial_fit(X[2000:4000]), args.repeats)
-    compare("DeepLDA(128).fit", "4,000 docs, batch 2,000, 1 pass",
+    # the default minibatch (200 documents, one chunk) has nothing to share out
+    compare_lda_training("DeepLDA(128).partial_fit", "10 calls x 200 docs",
+                lambda nj: stream(nj, 200, 2000), args.repeats)
+    compare_lda_training("DeepLDA(128).partial_fit", "2 calls x 2,000 docs, batch 2,000",
+                lambda nj: stream(nj, 2000, 4000, 2000), args.repeats)
+    n_big = 10000 if not args.quick else 4000
+    compare_lda_training("DeepLDA(128).partial_fit", f"1 call x {n_big:,} docs, batch {n_big:,}",
+                lambda nj: stream(nj, n_big, n_big, n_big), args.repeats)
+    compare_lda_training("DeepLDA(128).fit", "4,000 docs, batch 2,000, 1 pass",
             lambda nj: DeepLDA(128, batch_size=2000, n_iter=1, random_state=0,
                                n_jobs=nj).fit(X[:4000]), args.repeats)
 
@@ -277,6 +359,14 @@ def timeline(args):
                 func, tasks, seeds, [("as sent", kw, n) for n in (2, 4, 8)], args.repeats)
 
 
+def all_rows(args):
+    """The rows of the workloads named by ``--only``."""
+    if "deep_lda" in args.only:
+        deep_lda_rows(args)
+    if "grbm" in args.only:
+        grbm_rows(args)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
@@ -285,7 +375,20 @@ def main():
     ap.add_argument("--data-home", default=None)
     ap.add_argument("--timeline", action="store_true",
                     help="dissect one n_jobs=2 transform batch by batch instead")
+    ap.add_argument("--backend", choices=["loky", "threading"], default=None,
+                    help="force this joblib backend (default: the library's choice)")
+    ap.add_argument("--serial", action="store_true",
+                    help="CPU inside and outside the run_chains tasks at n_jobs=1 instead")
     args = ap.parse_args()
+    _BACKEND["name"] = args.backend
+    if args.serial:
+        SERIAL["on"] = True
+        header([f"cores: {os.cpu_count()}"])
+        print("n_jobs=1, CPU seconds, medians of 3 calls: the whole call, inside the "
+              "run_chains tasks, outside them (serial); Amdahl bound for 2 workers\n")
+        print(f"{'method':<38} {'size':<34} {'call':>10} {'tasks':>10} {'serial':>10} "
+              f"{'serial':>9} {'bound':>7}", flush=True)
+        return all_rows(args)
     if args.timeline:
         header([f"cores: {os.cpu_count()}; load average at start: "
                 f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"])
@@ -294,13 +397,11 @@ def main():
         return
     header([f"cores: {os.cpu_count()}; load average at start: "
             f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"])
-    print(f"wall-clock medians of {args.repeats} alternating repeats; loky backend\n")
-    print(f"{'method':<38} {'size':<34} {'n_jobs=1':>10} {'n_jobs=2':>10} {'wall x':>7} "
-          f"{'CPU x':>6} {'idle-machine bound':>7}  results", flush=True)
-    if "deep_lda" in args.only:
-        deep_lda_rows(args)
-    if "grbm" in args.only:
-        grbm_rows(args)
+    backend = args.backend or "the library's choice (no parallel_config)"
+    print(f"wall-clock medians of {args.repeats} alternating repeats; backend: {backend}\n")
+    print(f"{'method':<38} {'size':<34} {'workers':<9} {'n_jobs=1':>10} {'n_jobs=2':>10} "
+          f"{'wall x':>7} {'CPU x':>6} {'idle-machine bound':>7}  results", flush=True)
+    all_rows(args)
     print(f"\nload average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

@@ -69,6 +69,7 @@ def test_a_fit_makes_one_parallel(count_parallel, monkeypatch):
     from skdgm.deep_lda import _runs
     monkeypatch.setattr(_runs, "CHUNK_DOCS", 10)     # 4 chunks of documents
     monkeypatch.setattr(chains, "MIN_PARALLEL_COST", 0.0)  # tiny work fans out too
+    monkeypatch.setattr(chains, "MIN_THREAD_COST", 0.0)
     X = np.random.default_rng(0).poisson(1.0, size=(40, 12))
     model = DeepLDA(n_components=(3,), n_iter=3, batch_size=40, local_burn_in=2,
                     local_samples=2, random_state=0)
@@ -105,25 +106,54 @@ def _task_id(task, rng):
 
 
 @pytest.mark.parametrize("backend", ["threading", "loky"])
-def test_tasks_travel_in_few_batches_with_their_own_streams(count_parallel, backend,
-                                                             monkeypatch):
-    # 23 tasks on 2 workers: BATCHES_PER_WORKER * 2 messages, each task its own seed,
-    # in task order
+def test_tasks_travel_in_few_batches_with_their_own_streams(backend, monkeypatch):
+    # 23 tasks on 2 workers: processes get BATCHES_PER_WORKER * 2 messages (the
+    # shared arguments pickled once per message), threads one task at a time
+    # (nothing to pickle, the finest balance); each task its own seed, in task order
     sent = []
-    real = chains._call_batch
+    real = chains.delayed
 
-    def counting(func, tasks, seeds, kwargs):
-        sent.append(len(tasks))
-        return real(func, tasks, seeds, kwargs)
+    def counting(func):
+        def make(f, tasks, seeds, kwargs):
+            sent.append(len(tasks))
+            return real(func)(f, tasks, seeds, kwargs)
+        return make
 
-    if backend == "threading":      # the workers share this process: the spy sees them
-        monkeypatch.setattr(chains, "_call_batch", counting)
+    monkeypatch.setattr(chains, "delayed", counting)
     with parallel_config(backend=backend):
         par = run_chains(_task_id, 23, random_state=4, n_jobs=2)
-    if backend == "threading":
-        assert len(sent) == chains.BATCHES_PER_WORKER * 2 and sum(sent) == 23
+    n_messages = 23 if backend == "threading" else chains.BATCHES_PER_WORKER * 2
+    assert len(sent) == n_messages and sum(sent) == 23
     ser = run_chains(_task_id, 23, random_state=4, n_jobs=1)
     assert par == ser and [t for t, _ in par] == list(range(23))
+
+
+def test_prefer_threads_is_a_hint_a_configured_backend_overrides(count_parallel):
+    # DeepLDA asks for threads; with no backend configured it gets them (tasks see
+    # this process), under parallel_config(backend="loky") it gets processes.
+    pids = run_chains(_worker_pid, 4, random_state=0, n_jobs=2, prefer="threads")
+    assert set(pids) == {os.getpid()}
+    with parallel_config(backend="loky"):
+        pids = run_chains(_worker_pid, 4, random_state=0, n_jobs=2, prefer="threads")
+    assert os.getpid() not in pids
+    assert chains._workers_kind("threads") == "threads"
+    assert chains._workers_kind() == "processes"
+
+
+def test_thread_workers_have_their_own_cost_threshold(count_parallel):
+    # between the two thresholds: in-process for processes, fanned out on threads
+    cost = (chains.MIN_THREAD_COST + chains.MIN_PARALLEL_COST) / 2
+    assert chains.MIN_THREAD_COST < cost < chains.MIN_PARALLEL_COST
+    procs = run_chains(_draws, 6, random_state=1, n_jobs=2, cost=cost)
+    assert count_parallel == []
+    thr = run_chains(_draws, 6, random_state=1, n_jobs=2, cost=cost, prefer="threads")
+    assert len(count_parallel) == 1
+    below = run_chains(_draws, 6, random_state=1, n_jobs=2, cost=chains.MIN_THREAD_COST / 2,
+                       prefer="threads")
+    assert len(count_parallel) == 1
+    for a, b, c in zip(procs, thr, below):
+        np.testing.assert_array_equal(a, b)
+        np.testing.assert_array_equal(a, c)
 
 
 def test_cheap_calls_stay_in_process(count_parallel):

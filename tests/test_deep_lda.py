@@ -1,6 +1,7 @@
 """Tests of skdgm.deep_lda: kernels against their twins and exact laws, global
 updates against the paper's equations, and the estimator's contract."""
 
+import contextlib
 from math import lgamma
 from pathlib import Path
 import tracemalloc
@@ -549,16 +550,27 @@ def test_perplexity_chains_carry_over_kept_samples(monkeypatch):
     for _ in range(4):
         m.partial_fit(X)
     calls = []
-    over = m._over_samples
+    from skdgm.deep_lda import _train
+    over = _train.run_over_samples
 
     def spy(Xo, seed, samples, **kw):
         calls.append((len(samples), kw["n_burn"], kw["n_collect"], kw["what"]))
         return over(Xo, seed, samples, **kw)
 
-    monkeypatch.setattr(m, "_over_samples", spy)
+    monkeypatch.setattr(_train, "run_over_samples", spy)
     ppl = m.perplexity(X, X, n_burn=7, n_samples=3)
     assert np.isfinite(ppl) and ppl > 1
-    assert calls == [(3, 7, 3, "theta_sums")]
+    assert calls == [(3, 7, 3, "heldout")]
+
+
+def _layer_topics(rng, V, layers):
+    """Random topics of every layer (columns on the simplex), ``V`` words at the bottom."""
+    phis, rows = [], V
+    for K in layers:
+        p = rng.gamma(1.0, 1.0, (rows, K))
+        phis.append(p / p.sum(axis=0))
+        rows = K
+    return phis
 
 
 @pytest.mark.parametrize("layers", [(5,), (5, 3)])
@@ -570,11 +582,7 @@ def test_samples_task_continues_one_chain(layers, link):
     if link == "bernoulli":
         X.data[:] = 1.0
     rng = np.random.default_rng(8)
-    phis, rows = [], 30
-    for K in layers:
-        p = rng.gamma(1.0, 1.0, (rows, K))
-        phis.append(p / p.sum(axis=0))
-        rows = K
+    phis = _layer_topics(rng, 30, layers)
     r = rng.gamma(1.0, 1.0, layers[-1])
     kw = dict(link=link, compact_words=True, em_steps=3)
     sums = _local.samples_task(X, np.random.default_rng(1), samples=[(phis, r)] * 2,
@@ -587,6 +595,29 @@ def test_samples_task_continues_one_chain(layers, link):
     for l in range(len(layers)):
         np.testing.assert_allclose(mom["mean"][l], one["theta_norm_sum"][l] / 6, rtol=1e-12)
         assert np.all(mom["var"][l] >= 0)
+
+
+@pytest.mark.parametrize("layers", [(5,), (5, 3)])
+def test_heldout_rates_formed_in_the_task_equal_those_from_theta_sums(layers):
+    """``samples_task(what="heldout")`` gives, bit for bit, the rates and totals the
+    calling process used to form from the returned ``theta^(1)`` sums."""
+    from skdgm.deep_lda import _local_fast
+    X = _random_csr(9, 30, 0.3, seed=2)
+    held = _random_csr(9, 30, 0.2, seed=5)
+    rng = np.random.default_rng(8)
+    phis = _layer_topics(rng, 30, layers)
+    samples = [(phis, rng.gamma(1.0, 1.0, layers[-1])), (phis, rng.gamma(1.0, 1.0, layers[-1]))]
+    kw = dict(link="poisson", compact_words=True, em_steps=3, n_burn=2, n_collect=3)
+    sums = _local.samples_task(X, np.random.default_rng(1), samples=samples,
+                               what="theta_sums", **kw)
+    got = _local.samples_task((X, held), np.random.default_rng(1), samples=samples,
+                              what="heldout", **kw)
+    ptr, loc = held.indptr.astype(np.int64), held.indices.astype(np.int64)
+    assert len(got) == len(samples)
+    for (phis_s, _), th, (num, den) in zip(samples, sums, got):
+        assert num.shape == (held.nnz,) and np.all(num > 0)
+        np.testing.assert_array_equal(num, _local_fast.entry_dots(ptr, loc, phis_s[0], th))
+        np.testing.assert_array_equal(den, th.sum(axis=1))
 
 
 def test_memory_flat_over_many_partial_fit_calls():
@@ -613,6 +644,7 @@ def fan_out(monkeypatch):
     from skdgm.deep_lda import _runs
     monkeypatch.setattr(_runs, "CHUNK_DOCS", 50)
     monkeypatch.setattr(chains, "MIN_PARALLEL_COST", 0.0)
+    monkeypatch.setattr(chains, "MIN_THREAD_COST", 0.0)
     monkeypatch.setattr(chains, "SHARE_MIN_BYTES", 1)    # tiny kept samples go as files
 
 
@@ -621,7 +653,15 @@ def _shared_files():
     return {view.filename for _, view in list(chains._FILES.views.values())}
 
 
-def test_kept_samples_are_shared_once_per_model(fan_out):
+@pytest.fixture
+def loky():
+    """Process workers (DeepLDA prefers threads unless a backend is configured)."""
+    from joblib import parallel_config
+    with parallel_config(backend="loky"):
+        yield
+
+
+def test_kept_samples_are_shared_once_per_model(fan_out, loky):
     # Process workers read the kept samples from one file per array, written on the
     # first call that fans out, reused by every later call, never touched by
     # pickling, and deleted with the samples (refit, or the estimator dropped).
@@ -674,26 +714,47 @@ def test_n_jobs_and_backends_give_identical_results(fan_out):
     params = dict(n_components=(3, 2), n_iter=1, batch_size=250, local_burn_in=2,
                   local_samples=2, random_state=3)
     ref = DeepLDA(**params, n_jobs=1).fit(X)
-    thr = DeepLDA(**params, n_jobs=2)
-    with parallel_config(backend="threading"):
-        thr.fit(X)
-    loky = DeepLDA(**params, n_jobs=2).fit(X)
-    for m in (thr, loky):
-        for a, b in zip(ref.topics_, m.topics_):
-            np.testing.assert_array_equal(a, b)
+    # None: no backend configured, DeepLDA's hints decide (threads for training)
+    models = {b: DeepLDA(**params, n_jobs=2) for b in (None, "threading", "loky")}
+
+    def configured(backend):
+        if backend is None:
+            return contextlib.nullcontext()
+        return parallel_config(backend=backend)
+
+    for b, m in models.items():
+        with configured(b):
+            m.fit(X)
+        for a, c in zip(ref.topics_, m.topics_):
+            np.testing.assert_array_equal(a, c)
     Xm = X[:60].toarray().astype(float)
     Xm[::7, 3] = np.nan
 
     def public(m):
         mean, std = m.transform(X, return_std=True, all_layers=True)
-        return mean + std + [m.score_samples(X), m.perplexity(X, X), m.impute(Xm, n_sweeps=4)]
+        return mean + std + [m.score_samples(X), m.perplexity(X, X), m.impute(Xm, n_sweeps=4),
+                             m.score_samples(X, return_std=True)[1]]
 
     want = public(ref)
-    with parallel_config(backend="threading"):
-        got_thr = public(thr)
-    for got in (got_thr, public(loky)):
-        for a, b in zip(want, got):
-            np.testing.assert_array_equal(a, b)
+    for b, m in models.items():
+        with configured(b):
+            got = public(m)
+        for a, c in zip(want, got):
+            np.testing.assert_array_equal(a, c)
+
+
+def test_chunk_layout_balances_two_workers_from_1600_documents():
+    """The chunks depend on the number of documents only: chunks of 400 below
+    1,600 documents, at least eight (of near-equal size) from there on."""
+    import math
+
+    from skdgm.deep_lda._train import SPLIT_CHUNKS, SPLIT_MIN_DOCS, chunk_layout
+    assert SPLIT_CHUNKS * SPLIT_MIN_DOCS == 1600
+    for n in (1, 200, 399, 400, 401, 1200, 1599, 1600, 2000, 3199, 3200, 11284):
+        sizes = [sl.stop - sl.start for sl in chunk_layout(n, 400)]
+        assert sum(sizes) == n and max(sizes) - min(sizes) <= 1
+        assert len(sizes) == (max(math.ceil(n / 400), 8) if n >= 1600 else math.ceil(n / 400))
+    assert len(chunk_layout(60, 25)) == 3         # small chunk sizes (tests) unchanged
 
 
 def test_small_calls_stay_in_process(monkeypatch, count_parallel):
@@ -713,6 +774,7 @@ def test_small_calls_stay_in_process(monkeypatch, count_parallel):
         small = [m.transform(X), m.score_samples(X)]
         assert made == []
         monkeypatch.setattr(chains, "MIN_PARALLEL_COST", 0.0)
+        monkeypatch.setattr(chains, "MIN_THREAD_COST", 0.0)
         fanned = [m.transform(X), m.score_samples(X)]
         assert len(made) == 2
     for a, b in zip(small, fanned):

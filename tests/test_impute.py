@@ -407,6 +407,9 @@ def test_deep_lda_impute_one_task_per_chunk(monkeypatch, link):
     assert not np.array_equal(three[20:40][missing[20:40]], out[20:40][missing[20:40]])
     from skdgm._core import chains
     monkeypatch.setattr(chains, "MIN_PARALLEL_COST", 0.0)   # really use the workers
+    monkeypatch.setattr(chains, "MIN_THREAD_COST", 0.0)
     np.testing.assert_array_equal(est.set_params(n_jobs=2).impute(Xm, n_sweeps=6), three)
     monkeypatch.setattr(chains, "SHARE_MIN_BYTES", 1)       # the kept samples as files
-    np.testing.assert_array_equal(est.impute(Xm, n_sweeps=6), three)
+    from joblib import parallel_config
+    with parallel_config(backend="loky"):                   # process workers, not threads
+        np.testing.assert_array_equal(est.impute(Xm, n_sweeps=6), three)

@@ -23,6 +23,15 @@ its feeder thread serialises the later ones while the workers run the first, ins
 of after each completion, which left a worker idle between batches. Neither rule
 touches a stream: every task keeps its own seed, so results are those of
 ``n_jobs=1``.
+
+A caller whose tasks spend their time in kernels that release the GIL (DeepLDA's
+training) passes ``prefer="threads"``, the soft hint scikit-learn's forests give:
+unless the user's ``joblib.parallel_config`` names a backend, the tasks then run
+on threads of this process, which read the shared arguments where they are (no
+pickling, no memory-mapped files, no results sent back through a pipe) and start
+in microseconds. Threads take the tasks one at a time (nothing to amortise over a
+batch, and the finest balance between workers), and a call pays from
+:data:`MIN_THREAD_COST` CPU seconds on rather than :data:`MIN_PARALLEL_COST`.
 """
 
 import atexit
@@ -42,7 +51,7 @@ from joblib.parallel import get_active_backend
 from .random import as_generator, spawn_seeds
 
 __all__ = ["chain_pool", "run_chains", "even_chunks", "shared_array", "share_arguments",
-           "BATCHES_PER_WORKER", "MIN_PARALLEL_COST", "SHARE_MIN_BYTES"]
+           "BATCHES_PER_WORKER", "MIN_PARALLEL_COST", "MIN_THREAD_COST", "SHARE_MIN_BYTES"]
 
 #: Batches of tasks per worker: more than one, so that a worker slowed by other
 #: jobs on a shared machine hands its later batch to the others; few, because
@@ -55,12 +64,19 @@ BATCHES_PER_WORKER = 2
 #: scheduled, and a DeepLDA transform of 2,000 documents (about 0.15 CPU-s) took
 #: longer in wall-clock time with two workers than with one (issue 26).
 MIN_PARALLEL_COST = 0.5
+#: The same threshold when the workers are threads of this process
+#: (``prefer="threads"`` and no other backend configured): a thread hand-over
+#: costs microseconds and sends nothing, so a DeepLDA ``partial_fit`` of 2,000
+#: documents (about 0.2 CPU-s) already pays, while calls of one chunk (one task)
+#: always stay in-process (``bench_parallel.py``, issue 26).
+MIN_THREAD_COST = 0.1
 #: Read-only arrays from this size on travel to process workers as a file mapped in
 #: memory (:func:`shared_array`); joblib's own threshold for memory-mapping (1 MB),
 #: below which pickling the bytes costs less than opening a file.
 SHARE_MIN_BYTES = 1 << 20
 # joblib backends whose workers are processes on this machine, reading the same files
 _PROCESS_BACKENDS = ("LokyBackend", "MultiprocessingBackend")
+_THREAD_BACKENDS = ("ThreadingBackend",)
 
 
 class _Pool:
@@ -69,16 +85,21 @@ class _Pool:
     def __init__(self, n_jobs, stack):
         self.n_jobs = n_jobs
         self._stack = stack
-        self._parallel = None
+        self._parallel = {}      # one per ``prefer`` hint asked for
         self.busy = False
         self.n_created = 0
 
-    def get(self):
-        if self._parallel is None:
-            self._parallel = self._stack.enter_context(
-                Parallel(n_jobs=self.n_jobs, pre_dispatch="all"))
+    def get(self, prefer=None):
+        if prefer not in self._parallel:
+            self._parallel[prefer] = self._stack.enter_context(_parallel(self.n_jobs, prefer))
             self.n_created += 1
-        return self._parallel
+        return self._parallel[prefer]
+
+
+def _parallel(n_jobs, prefer):
+    # batch_size=1: run_chains forms its own batches (one per message for
+    # processes, single tasks for threads) and every one is dispatched at once
+    return Parallel(n_jobs=n_jobs, pre_dispatch="all", batch_size=1, prefer=prefer)
 
 
 _ACTIVE_POOL = contextvars.ContextVar("skdgm_chain_pool", default=None)
@@ -233,9 +254,14 @@ def share_arguments(kwargs):
     return {k: _share(v) for k, v in kwargs.items()}
 
 
-def _process_workers():
-    backend, _ = get_active_backend()
-    return type(backend).__name__ in _PROCESS_BACKENDS
+def _workers_kind(prefer=None):
+    """``"processes"``, ``"threads"`` or ``"other"`` (dask...): what ``Parallel(prefer=prefer)``
+    would run on under the active ``joblib.parallel_config``."""
+    backend, _ = get_active_backend(prefer=prefer)
+    name = type(backend).__name__
+    if name in _PROCESS_BACKENDS:
+        return "processes"
+    return "threads" if name in _THREAD_BACKENDS else "other"
 
 
 def _call_with_stream(func, task, seed, kwargs):
@@ -256,7 +282,7 @@ def _n_workers(n_jobs):
 
 
 def run_chains(func, tasks, *, random_state=None, seeds=None, n_jobs=None, cost=None,
-               **kwargs):
+               prefer=None, **kwargs):
     """Run ``func(task, rng, **kwargs)`` for every task, each with its own stream.
 
     Parameters
@@ -301,22 +327,27 @@ def run_chains(func, tasks, *, random_state=None, seeds=None, n_jobs=None, cost=
     seeds = list(seeds)
     if len(tasks) == 0:
         return []
-    if len(tasks) == 1 or n_jobs == 1 or (cost is not None and cost < MIN_PARALLEL_COST):
+    kind = _workers_kind(prefer) if len(tasks) > 1 and n_jobs != 1 else None
+    floor = MIN_THREAD_COST if kind == "threads" else MIN_PARALLEL_COST
+    if kind is None or (cost is not None and cost < floor):
         # Same calls, same streams, no scheduler overhead.
         return _call_batch(func, tasks, seeds, kwargs)
-    groups = even_chunks(len(tasks), BATCHES_PER_WORKER * _n_workers(n_jobs))
+    if kind == "threads":
+        groups = [slice(i, i + 1) for i in range(len(tasks))]
+    else:
+        groups = even_chunks(len(tasks), BATCHES_PER_WORKER * _n_workers(n_jobs))
     pool = _ACTIVE_POOL.get()
-    if _process_workers():
+    if kind == "processes":
         kwargs = share_arguments(kwargs)
     calls = (delayed(_call_batch)(func, tasks[g], seeds[g], kwargs) for g in groups)
     # A call made while the pool is running (a task that itself fans out) cannot
     # re-enter the same Parallel: it gets its own.
     if pool is None or pool.busy or pool.n_jobs != n_jobs:
-        batches = Parallel(n_jobs=n_jobs, pre_dispatch="all")(calls)
+        batches = _parallel(n_jobs, prefer)(calls)
     else:
         pool.busy = True
         try:
-            batches = pool.get()(calls)
+            batches = pool.get(prefer)(calls)
         finally:
             pool.busy = False
     return [res for batch in batches for res in batch]

@@ -114,10 +114,11 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
         ``1``: one line per pass with ``history_``'s figures, the elapsed time
         and an estimate of the time left.
     n_jobs : int, optional
-        Parallel local sampling over fixed chunks of documents (joblib; results
-        do not depend on it). A call whose estimated work is below
-        ``skdgm._core.chains.MIN_PARALLEL_COST`` CPU seconds (a minibatch of the
-        default size, a ``transform`` of a few hundred documents) runs in-process.
+        Parallel local sampling over fixed chunks of documents (joblib: threads
+        for training, processes otherwise, unless ``joblib.parallel_config``
+        names a backend; results do not depend on it). A call of one chunk (a
+        minibatch of the default size, a ``transform`` of up to 400 documents) or
+        of little estimated work (``skdgm._core.chains``) runs in-process.
     round_counts : bool, default=False
         Round every input to the nearest integers before the check for
         non-negative integer counts (like ``binarize`` on the binary models):
@@ -665,8 +666,8 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
         global sample's accumulated rates, for the jackknife of
         :func:`skdgm.deep_lda._bounds.jackknife_heldout`."""
         samples = [(self.topics_, self.r_)] if point else list(self._posterior)
-        return _evaluate.heldout_loglik(X_obs, X_held, samples, self._theta_sums, n_burn=n_burn,
-                                        n_collect=n_collect, seed=seed,
+        return _evaluate.heldout_loglik(X_obs, X_held, samples, self._heldout_rates,
+                                        n_burn=n_burn, n_collect=n_collect, seed=seed,
                                         return_parts=return_parts)
 
     def perplexity(self, X_observed, X_heldout, *, point=False, n_burn=None, n_samples=None):

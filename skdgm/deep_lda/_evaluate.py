@@ -11,14 +11,13 @@ decides where the chunks of documents run (:func:`skdgm._core.chains.run_chains`
 import numpy as np
 import scipy.sparse as sp
 
-from . import _local_fast
 from ._bounds import jackknife_heldout
 
 __all__ = ["PassLog", "document_scores", "heldout_loglik", "heldout_std", "pooled_score",
            "split_tokens"]
 
 
-def heldout_loglik(X_obs, X_held, samples, theta_sums, *, n_burn, n_collect, seed,
+def heldout_loglik(X_obs, X_held, samples, heldout_rates, *, n_burn, n_collect, seed,
                    return_parts=False):
     """Per document: the log predictive probability of its held-out words, and their count.
 
@@ -36,12 +35,15 @@ def heldout_loglik(X_obs, X_held, samples, theta_sums, *, n_burn, n_collect, see
         Observed and held-out counts of the same documents.
     samples : list of (phis, r)
         The kept global samples, oldest first.
-    theta_sums : callable
-        ``theta_sums(X, seed, samples, n_burn=, n_collect=)`` runs the local
-        sampler (:func:`skdgm.deep_lda._local.samples_task`, through the
-        estimator's chunks and workers) on the documents of ``X`` under every
-        sample in turn and returns, per sample, the documents' ``theta^(1)``
-        summed over its collected sweeps (an ``(n_docs, K_1)`` array).
+    heldout_rates : callable
+        ``heldout_rates(X, X_held, seed, samples, n_burn=, n_collect=)`` runs
+        the local sampler (:func:`skdgm.deep_lda._local.samples_task` with
+        ``what="heldout"``, through the estimator's chunks and workers) on the
+        documents of ``X`` under every sample in turn and returns, per sample,
+        ``(num, den)``: each held-out entry's rate ``Phi^(1) theta_sum`` (CSR
+        order of ``X_held``) and each document's ``|theta_sum|``, ``theta_sum``
+        its ``theta^(1)`` summed over the sample's collected sweeps. The
+        workers form them, so the calling process only adds them up.
     n_burn, n_collect : int
         Sweeps discarded (under the first sample only) and collected under
         each sample.
@@ -69,15 +71,8 @@ def heldout_loglik(X_obs, X_held, samples, theta_sums, *, n_burn, n_collect, see
     num = np.zeros(cols.size)
     den = np.zeros(n)
     num_parts, den_parts = [], []
-    sums = theta_sums(X_obs, seed, samples, n_burn=n_burn, n_collect=n_collect)
-    indptr, loc = Xh.indptr.astype(np.int64), cols.astype(np.int64)
-    for (phis, r), th in zip(samples, sums):
-        # each held-out entry's rate, without gathering (entries, K) rows of
-        # Phi^(1) and theta: this loop runs in the calling process, after the
-        # workers, so its cost is not shared by n_jobs
-        num_s = _local_fast.entry_dots(indptr, loc, np.ascontiguousarray(phis[0]),
-                                       np.ascontiguousarray(th))
-        den_s = th.sum(axis=1)  # columns of Phi^(1) sum to one
+    rates = heldout_rates(X_obs, Xh, seed, samples, n_burn=n_burn, n_collect=n_collect)
+    for num_s, den_s in rates:
         num += num_s
         den += den_s
         if return_parts:

@@ -27,13 +27,11 @@ so the estimator fans them out through :func:`skdgm._core.chains.run_chains`;
 :func:`gibbs_sweep` only orders them.
 """
 
-import math
-
 import numpy as np
 
-from .._core.chains import even_chunks
 from . import _global
 from ._local import gibbs_downward, gibbs_upward, words_loglik
+from ._train import chunk_layout
 
 __all__ = ["gibbs_sweep", "gibbs_update", "serial_map"]
 
@@ -111,7 +109,7 @@ def gibbs_update(X, state, *, phis, r, etas, gamma0, c0, a0, b0, e0, f0, link, r
         ``Phi^(1) theta^(1)`` (:func:`._local.words_loglik`), and their number.
     """
     n = X.shape[0]
-    slices = even_chunks(n, math.ceil(n / chunk_docs))
+    slices = chunk_layout(n, chunk_docs)
     thetas = [None] * len(slices) if state is None or state[0] != n else state[1]
     chunks = [X[sl] for sl in slices]
     new_phis, new_r, thetas = gibbs_sweep(

@@ -24,7 +24,7 @@ from .._core.chains import run_chains
 from .._core.posterior import rao_blackwell_chain
 from .._core.random import as_generator
 from ._local import MAX_TOTAL_COUNT, round_counts as _round_counts, upward_downward
-from ._train import chunk_layout, local_cost, local_kwargs
+from ._train import EVAL_PREFER, chunk_layout, local_cost, local_kwargs
 
 __all__ = ["gibbs_impute", "impute_over_samples", "impute_per_sweep", "impute_task",
            "observed_counts"]
@@ -121,6 +121,7 @@ def impute_over_samples(X, missing, samples, root, *, n_sweeps, a0, b0, e0, f0, 
     tasks = [(X[sl], missing[sl], c) for c, sl in enumerate(layout)]
     parts = run_chains(
         impute_task, tasks, seeds=[fill_seed] * len(tasks), n_jobs=n_jobs,
+        prefer=EVAL_PREFER,
         cost=local_cost(sp.csr_matrix(np.where(missing, 0.0, X)),
                         [p.shape[1] for p in samples[0][0]], n_sweeps * len(samples)),
         samples=samples, sweep_seeds=sweep_seeds, n_sweeps=n_sweeps,

@@ -867,10 +867,21 @@ def samples_task(task, rng, *, samples, n_burn, n_collect, what, em_steps=0, **k
     returns ``{"mean": [...], "var": [...]}`` per layer over all the draws
     (``what="mean"``: the means only, half the data to send back).
     ``what="theta_sums"``: returns the list, per sample, of ``theta^(1)`` summed
-    over its collected sweeps.
+    over its collected sweeps. ``what="heldout"``: ``task`` is ``(X_chunk,
+    X_held_chunk)`` (CSR, the same documents); returns the list, per sample, of
+    ``(num, den)``: the rate ``Phi^(1) theta_sum`` of every held-out entry (in CSR
+    order) and the documents' ``|theta_sum|``, the sums
+    :func:`skdgm.deep_lda._evaluate.heldout_loglik` reduces. Formed here, in the
+    worker, rather than from ``theta_sums`` in the calling process: the same
+    arithmetic row by row, so the same numbers, with only ``O(entries)`` returned
+    and no serial pass over them (issue 26).
     """
+    held = None
+    if what == "heldout":
+        task, held = task
+        held_ptr, held_loc = held.indptr.astype(np.int64), held.indices.astype(np.int64)
     chain = None
-    out = [] if what == "theta_sums" else None
+    out = [] if what in ("theta_sums", "heldout") else None
     for i, (phis, r) in enumerate(samples):
         if chain is None:
             chain = LocalChain(task, phis=phis, r=r, theta=None, em_steps=em_steps,
@@ -878,6 +889,13 @@ def samples_task(task, rng, *, samples, n_burn, n_collect, what, em_steps=0, **k
         else:
             chain.set_globals(phis, r)
         burn = n_burn if i == 0 else 0
+        if held is not None:
+            chain.run(rng, burn, n_collect)
+            th = chain.theta_sum[0]
+            out.append((_local_fast.entry_dots(held_ptr, held_loc, chain.phis[0], th),
+                        th.sum(axis=1)))
+            chain.reset_sums()
+            continue
         if what == "theta_sums":
             chain.run(rng, burn, n_collect)
             out.append(chain.theta_sum[0].copy())
@@ -891,7 +909,7 @@ def samples_task(task, rng, *, samples, n_burn, n_collect, what, em_steps=0, **k
             for acc, draw in zip(out, chain.theta_norm_sum):
                 acc.add(draw)
             chain.reset_sums()
-    if what == "theta_sums":
+    if what in ("theta_sums", "heldout"):
         return out
     return {"mean": [a.mean() for a in out],
             "var": [a.var() for a in out] if what == "moments" else None}

@@ -50,8 +50,12 @@ class LocalRuns:
         return _train.run_over_samples(X, seed_seq, samples, n_burn=n_burn, n_collect=n_collect,
                                        what=what, n_jobs=self.n_jobs, **self._local_priors())
 
-    def _theta_sums(self, X, seed_seq, samples, *, n_burn, n_collect):
-        """Per kept sample, every document's ``theta^(1)`` summed over its collected sweeps."""
-        parts = self._over_samples(X, seed_seq, samples, n_burn=n_burn, n_collect=n_collect,
-                                   what="theta_sums")
-        return [np.vstack([p[i] for p in parts]) for i in range(len(samples))]
+    def _heldout_rates(self, X, X_held, seed_seq, samples, *, n_burn, n_collect):
+        """Per kept sample, ``(num, den)``: every held-out entry's rate under the
+        documents' collected ``theta^(1)`` sums and those sums' totals, formed by the
+        chunks' tasks (``samples_task(what="heldout")``) and joined in chunk order."""
+        parts = _train.run_over_samples(X, seed_seq, samples, n_burn=n_burn,
+                                        n_collect=n_collect, what="heldout", n_jobs=self.n_jobs,
+                                        held=X_held, **self._local_priors())
+        return [tuple(np.concatenate([p[i][j] for p in parts]) for j in range(2))
+                for i in range(len(samples))]

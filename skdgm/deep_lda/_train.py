@@ -45,6 +45,26 @@ EM_STEPS = 5
 # K = 128), for run_chains' estimate of whether a second process pays
 _SECONDS_PER_TOKEN_SWEEP = 1e-7
 _SECONDS_PER_UNIT_SWEEP = 2e-9
+#: ``run_chains``' hint for the training's local runs (``fit``, ``partial_fit``,
+#: batch Gibbs): the samplers spend their time in Cython kernels that release the
+#: GIL, and the topics change at every update, so process workers would receive
+#: them pickled on every call while threads read them in place; threads also
+#: start in microseconds, so a minibatch of 2,000 documents already pays
+#: (``bench_parallel.py``, issue 26). A configured joblib backend still wins.
+TRAIN_PREFER = "threads"
+#: The hint for the evaluation runs over the kept samples (``transform``, scores,
+#: ``impute``): joblib's default, processes. They read the kept samples from files
+#: written once per model (:func:`skdgm._core.chains.shared_array`) and send back
+#: little, and on this project's 2-core host they gained 1.72-1.74x where threads
+#: gained 0.96-1.70x from row to row (``parallel_loky.txt``, ``parallel_threads.txt``).
+EVAL_PREFER = None
+#: At least this many chunks from ``SPLIT_CHUNKS * SPLIT_MIN_DOCS`` documents on:
+#: five chunks of 400 (2,000 documents) cap two workers at 5/3 = 1.67x, eight
+#: chunks of 250 balance them. Larger chunks run faster (fewer NumPy calls per
+#: document), so smaller calls (in-process anyway) and larger ones keep
+#: ``chunk_docs``.
+SPLIT_CHUNKS = 8
+SPLIT_MIN_DOCS = 200
 
 
 def local_cost(X, Ks, n_sweeps):
@@ -103,7 +123,7 @@ def run_local(X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics, a0, b0
         [(X[sl], th) for sl, th in zip(chunks, thetas)]
     seeds = seed_seq.spawn(len(tasks))
     return run_chains(
-        local_task, tasks, seeds=seeds, n_jobs=n_jobs,
+        local_task, tasks, seeds=seeds, n_jobs=n_jobs, prefer=TRAIN_PREFER,
         cost=local_cost(X, [p.shape[1] for p in phis], n_burn + n_collect),
         **local_kwargs(phis, r, n_burn=n_burn, n_collect=n_collect,
                        collect_topics=collect_topics, keep_theta=keep_theta,
@@ -112,8 +132,13 @@ def run_local(X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics, a0, b0
 
 def chunk_layout(n_docs, chunk_docs):
     """The local sampler's tasks over ``n_docs`` documents: near-equal slices of
-    about ``chunk_docs``, a layout that depends on nothing else."""
-    return even_chunks(n_docs, math.ceil(n_docs / chunk_docs))
+    about ``chunk_docs``, but at least ``SPLIT_CHUNKS`` of them from
+    ``SPLIT_CHUNKS * SPLIT_MIN_DOCS`` documents on: a layout that depends on
+    nothing else (never on ``n_jobs``), so neither do the streams."""
+    n_chunks = math.ceil(n_docs / chunk_docs)
+    if n_docs >= SPLIT_CHUNKS * SPLIT_MIN_DOCS:
+        n_chunks = max(n_chunks, SPLIT_CHUNKS)
+    return even_chunks(n_docs, n_chunks)
 
 
 def local_kwargs(phis, r, *, n_burn, n_collect, collect_topics, a0, b0, e0, f0, link,
@@ -253,7 +278,7 @@ def _n_rows(rows):
 
 
 def run_over_samples(X, seed_seq, samples, *, n_burn, n_collect, what, a0, b0, e0, f0, link,
-                     chunk_docs, n_jobs=None):
+                     chunk_docs, n_jobs=None, held=None):
     """Every chunk's local chain carried over the kept global ``samples``, one task per chunk.
 
     The chunks (as :func:`run_local` cuts them) each run
@@ -262,15 +287,20 @@ def run_over_samples(X, seed_seq, samples, *, n_burn, n_collect, what, a0, b0, e
     One dispatch per chunk for the whole protocol, rather than one per sample or
     per sweep, so that ``n_jobs`` pays and the layout and start are built once.
 
+    ``held`` (a CSR matrix of ``X``'s shape, with ``what="heldout"``) travels
+    with each chunk as its rows.
+
     Returns
     -------
     results : list
         One :func:`~skdgm.deep_lda._local.samples_task` result per chunk.
     """
-    tasks = [X[sl] for sl in chunk_layout(X.shape[0], chunk_docs)]
+    layout = chunk_layout(X.shape[0], chunk_docs)
+    tasks = [X[sl] if held is None else (X[sl], held[sl]) for sl in layout]
     Ks = [p.shape[1] for p in samples[0][0]]
     return run_chains(
         samples_task, tasks, seeds=seed_seq.spawn(len(tasks)), n_jobs=n_jobs,
+        prefer=EVAL_PREFER,
         samples=samples, n_burn=n_burn, n_collect=n_collect, what=what, a0=a0, b0=b0,
         e0=e0, f0=f0, link=link, compact_words=True, em_steps=EM_STEPS,
         cost=local_cost(X, Ks, n_burn + n_collect * len(samples)),
@@ -285,6 +315,7 @@ def chain_mapper(seed_seq, n_jobs=None):
     """
     def map_chunks(func, tasks, **kwargs):
         return run_chains(func, tasks, seeds=seed_seq.spawn(len(tasks)), n_jobs=n_jobs,
+                          prefer=TRAIN_PREFER,
                           **kwargs)
 
     return map_chunks
