@@ -28,8 +28,8 @@ from ._defaults import (AUTO_EARLY_STOPPING_FACTOR, AUTO_MIN_PASSES, AUTO_PRETRA
                         PARAMETER_CONSTRAINTS, auto_n_components, auto_passes, check_sizes)
 from ._posterior import inference_arrays, mean_field_inference
 from ._scoring import check_bound, fast_bound_rows
-from ._train import (init_params, initial_chain_layers, pretrain_verbose, rate_schedule,
-                     record_arrays, sa_pass, time_left)
+from ._train import (TrainingState, init_params, initial_chain_layers, pretrain_verbose,
+                     rate_schedule, record_arrays, sa_pass, time_left)
 
 __all__ = ["DBMCAST"]
 
@@ -296,7 +296,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
                  early_stopping="auto", validation_fraction=0.1, n_iter_no_change=10, tol=1e-4,
                  pretrain=True, pretrain_n_iter="auto", pretrain_learning_rate=0.05,
                  n_ais_betas=1000, n_ais_runs=100, ais_tol=0.5, n_posterior_samples=1,
-                 random_state=None, verbose=0, n_jobs=None, binarize=None, dtype="float32"):
+                 average=0.0, momentum=0.0, n_gibbs_steps=1, random_state=None, verbose=0, n_jobs=None, binarize=None, dtype="float32"):
         self.n_components = n_components
         self.sampler = sampler
         self.n_temperatures = n_temperatures
@@ -325,6 +325,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
         self.n_ais_runs = n_ais_runs
         self.ais_tol = ais_tol
         self.n_posterior_samples = n_posterior_samples
+        self.average, self.momentum, self.n_gibbs_steps = average, momentum, n_gibbs_steps
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
@@ -373,7 +374,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
         self.sampler_history_ = {}
         self._sampler_obj = None
         self._energy_trace = []
-        self._iterates = IterateKeeper(self.n_posterior_samples)
+        self._iterates, self._iterate = IterateKeeper(self.n_posterior_samples), None
         return rng
 
     def _init_chains(self, X, rng):
@@ -417,14 +418,18 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
         """One pass of stochastic approximation (``_train.sa_pass``), then its records."""
         trace = (None if self.sampler == "adaptive_st"   # its negative set changes size
                  else self.__dict__.setdefault("_energy_trace", []))
-        res = sa_pass(X, self.coefs_, self.intercepts_, self._sampler_obj, rng,
+        it = (self.__dict__.get("_iterate") or TrainingState(self.coefs_, self.intercepts_)
+              ).configure(self.average, self.momentum)
+        self._iterate = it
+        res = sa_pass(X, it.coefs, it.intercepts, self._sampler_obj, rng,
                       lr_schedule=self._lr_schedule, n_updates=self.n_updates_,
                       batch_size=self.batch_size, n_mean_field=self.n_mean_field,
                       mean_field_tol=self.mean_field_tol, starts=self._starts(training=True),
                       energy_trace=trace, monitor_every=_MONITOR_EVERY,
                       trace_window=_RHAT_WINDOW, name=type(self).__name__,
-                      divergence_bound=DIVERGENCE_BOUND)
-        self.coefs_, self.intercepts_, self.n_updates_ = res.coefs, res.intercepts, res.n_updates
+                      divergence_bound=DIVERGENCE_BOUND, n_gibbs_steps=self.n_gibbs_steps,
+                      optimizer=it.optimizer, average=it.average)
+        (self.coefs_, self.intercepts_), self.n_updates_ = it.advance(res), res.n_updates
         record_arrays(self.sampler_history_, res.arrays, HISTORY_CAP)
         self._log_iteration(**res.metrics, time_left=self._time_left())
 
