@@ -398,9 +398,8 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
                                   fpcd_decay=self.fpcd_decay)
 
     def _divergence_params(self):
-        if not hasattr(self, "coefs_"):
-            return {}, None
-        return {"coefs_": self.coefs_, "intercepts_": self.intercepts_}, DIVERGENCE_BOUND
+        return (({"coefs_": self.coefs_, "intercepts_": self.intercepts_}, DIVERGENCE_BOUND)
+                if hasattr(self, "coefs_") else ({}, None))
 
     def _pretrain(self, X, rng):
         """Greedy stack of RBMs with doubled weights (``_train.pretrain_verbose``)."""
@@ -418,9 +417,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
         """One pass of stochastic approximation (``_train.sa_pass``), then its records."""
         trace = (None if self.sampler == "adaptive_st"   # its negative set changes size
                  else self.__dict__.setdefault("_energy_trace", []))
-        it = (self.__dict__.get("_iterate") or TrainingState(self.coefs_, self.intercepts_)
-              ).configure(self.average, self.momentum)
-        self._iterate = it
+        it = TrainingState.of(self)    # the raw iterate, its momentum and its average
         res = sa_pass(X, it.coefs, it.intercepts, self._sampler_obj, rng,
                       lr_schedule=self._lr_schedule, n_updates=self.n_updates_,
                       batch_size=self.batch_size, n_mean_field=self.n_mean_field,
@@ -431,12 +428,10 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
                       optimizer=it.optimizer, average=it.average)
         (self.coefs_, self.intercepts_), self.n_updates_ = it.advance(res), res.n_updates
         record_arrays(self.sampler_history_, res.arrays, HISTORY_CAP)
-        self._log_iteration(**res.metrics, time_left=self._time_left())
-
-    def _time_left(self):
-        """Seconds left in this fit, extrapolated from the passes so far (0 in partial_fit)."""
+        # seconds left in this fit, from the passes so far (0 in partial_fit)
         self._passes_done = getattr(self, "_passes_done", 0) + 1
-        return time_left(self._t_start, self._passes_done, getattr(self, "_fit_passes", None))
+        self._log_iteration(**res.metrics, time_left=time_left(
+            self._t_start, self._passes_done, getattr(self, "_fit_passes", None)))
 
     def fit(self, X, y=None):
         """Pre-train (optionally), then ``n_iter`` passes of stochastic approximation.

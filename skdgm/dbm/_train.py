@@ -515,6 +515,13 @@ class TrainingState:
         self.optimizer = HeavyBall(0.0)
         self.average = None
 
+    @classmethod
+    def of(cls, est):
+        """``est._iterate`` (made from ``coefs_`` after a reset), configured from ``est``."""
+        it = est.__dict__.get("_iterate") or cls(est.coefs_, est.intercepts_)
+        est._iterate = it.configure(est.average, est.momentum)
+        return it
+
     def configure(self, average, momentum):
         self.optimizer.momentum = float(momentum)
         if not average:
