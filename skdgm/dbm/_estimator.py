@@ -195,6 +195,23 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
         updates and the learning rate, not posterior uncertainty. ``1`` keeps
         only the current parameters (no extra memory), the behaviour before this
         option existed.
+    average : float in [0, 1), default=0.0
+        Decay of an exponential moving average of the parameters over updates
+        (iterate averaging, Polyak & Juditsky 1992, against the noise floor of
+        stochastic approximation; :mod:`skdgm._core.averaging`): ``coefs_`` and
+        ``intercepts_``, hence early stopping's held-out figure,
+        :meth:`transform`, :meth:`score_samples` and ``log_partition_``, are the
+        average, whose time constant is about ``1 / (1 - average)`` updates
+        (with a warm-up that follows the first iterates closely). The raw
+        iterate alone drives the persistent chains and the next update, so the
+        Markov chain's path does not depend on it. ``0``: no average.
+    momentum : float in [0, 1), default=0.0
+        Heavy-ball momentum on the update of Eq. 2 (``v = momentum v + lr g``);
+        the authors' code uses 0.5, then 0.9. ``0``: the plain step.
+    n_gibbs_steps : int, default=1
+        Steps of the persistent negative-phase sampler per parameter update
+        (the authors' code runs 5 Gibbs sweeps); each costs one sweep of every
+        chain (two for CAST's slow and fast chains).
     random_state : None, int, SeedSequence or Generator, default=None
     verbose : int, default=0
         ``1``: one line per pass (see ``history_``) with the elapsed time and an
