@@ -931,13 +931,16 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
 
         Exact when the odd layers can be enumerated; otherwise AIS with
         ``_VALIDATION_BETAS`` temperatures and at most 16 runs on a fixed stream
-        (common random numbers across passes); nothing is cached.
+        (common random numbers across passes), vectorised as one group: split
+        into AIS's default 8 groups of 2 runs the estimate cost ~3.7x more, in
+        Python overhead (``benchmarks/results/dbm_training_cost.txt``); nothing
+        is cached.
         """
         log_z, _ = _bounds.estimate_log_partition(
             self.coefs_, self.intercepts_, self._ais_base(), exact=None,
             n_betas=_VALIDATION_BETAS, n_runs=min(self.n_ais_runs, 16),
             random_state=seed_for(self.random_state, 0xE5), bounds_random_state=None,
-            tol=None, n_jobs=self.n_jobs)
+            tol=None, n_jobs=self.n_jobs, n_groups=1)
         return float(np.mean(self._mean_field(X_val)[1]) - log_z)
 
     def score_samples(self, X, *, bound="fast", return_std=False):
