@@ -16,7 +16,7 @@ def X():
 
 def _dbm(**kw):
     base = dict(n_components=(4, 3), batch_size=20, random_state=0, pretrain=False,
-                dtype="float64", n_iter=3, early_stopping=False)
+                dtype="float64", n_iter=3, early_stopping=False, average=0.0)
     return DBMCAST(**{**base, **kw})
 
 
@@ -136,4 +136,14 @@ def test_early_stopping_keeps_the_best_pass_average_and_its_iterate(X):
     assert 1 <= best <= est.n_iter_
     # the kept average is consistent with the kept iterate's own average object
     for a, b in zip(est.coefs_, est._iterate.fitted()[0]):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_default_averages_and_the_fitted_parameters_are_the_average(X):
+    est = DBMCAST(n_components=(4, 3), batch_size=20, random_state=0, pretrain=False,
+                  n_iter=3)
+    assert est.average == 0.999
+    est.fit(X)
+    mean = est._iterate.average.value()
+    for a, b in zip(_params(est.coefs_, est.intercepts_), mean):
         np.testing.assert_array_equal(a, b)

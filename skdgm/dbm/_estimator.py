@@ -195,7 +195,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
         updates and the learning rate, not posterior uncertainty. ``1`` keeps
         only the current parameters (no extra memory), the behaviour before this
         option existed.
-    average : float in [0, 1), default=0.0
+    average : float in [0, 1), default=0.999
         Decay of an exponential moving average of the parameters over updates
         (iterate averaging, Polyak & Juditsky 1992, against the noise floor of
         stochastic approximation; :mod:`skdgm._core.averaging`): ``coefs_`` and
@@ -204,7 +204,10 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
         average, whose time constant is about ``1 / (1 - average)`` updates
         (with a warm-up that follows the first iterates closely). The raw
         iterate alone drives the persistent chains and the next update, so the
-        Markov chain's path does not depend on it. ``0``: no average.
+        Markov chain's path does not depend on it. ``0``: no average (the
+        behaviour before issue 25). The default's window, about 1,000 updates
+        (10 passes of 10,000 rows), with the warm-up averages roughly the last
+        tenth of a shorter run.
     momentum : float in [0, 1), default=0.0
         Heavy-ball momentum on the update of Eq. 2 (``v = momentum v + lr g``);
         the authors' code uses 0.5, then 0.9. ``0``: the plain step.
@@ -313,7 +316,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
                  early_stopping="auto", validation_fraction=0.1, n_iter_no_change=10, tol=1e-4,
                  pretrain=True, pretrain_n_iter="auto", pretrain_learning_rate=0.05,
                  n_ais_betas=1000, n_ais_runs=100, ais_tol=0.5, n_posterior_samples=1,
-                 average=0.0, momentum=0.0, n_gibbs_steps=1, random_state=None, verbose=0, n_jobs=None, binarize=None, dtype="float32"):
+                 average=0.999, momentum=0.0, n_gibbs_steps=1, random_state=None, verbose=0, n_jobs=None, binarize=None, dtype="float32"):
         self.n_components = n_components
         self.sampler = sampler
         self.n_temperatures = n_temperatures
