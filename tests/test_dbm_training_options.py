@@ -147,3 +147,17 @@ def test_default_averages_and_the_fitted_parameters_are_the_average(X):
     mean = est._iterate.average.value()
     for a, b in zip(_params(est.coefs_, est.intercepts_), mean):
         np.testing.assert_array_equal(a, b)
+
+
+def test_a_model_pickled_before_the_options_existed_loads_with_their_defaults(X):
+    est = _dbm(average=0.9).fit(X)
+    state = est.__getstate__()
+    for name in ("average", "momentum", "n_gibbs_steps", "_iterate"):
+        state.pop(name)     # as pickled by a version without them
+    old = DBMCAST.__new__(DBMCAST)
+    old.__setstate__(state)
+    assert (old.average, old.momentum, old.n_gibbs_steps) == (0.999, 0.0, 1)
+    assert old.get_params()["average"] == 0.999
+    # it continues from its parameters, the average starting there
+    old.set_params(average=0.9).partial_fit(X)
+    assert old._iterate.average.n_updates == 3
