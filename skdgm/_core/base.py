@@ -485,6 +485,15 @@ class BaseGenerativeModel(TransformerMixin, BaseEstimator):
     #: ``{switch: {value: params read}}`` for :func:`warn_unused_params`, once per call.
     _option_reads = {}
 
+    def __setstate__(self, state):
+        # A model pickled before one of its hyper-parameters existed (a paper run's
+        # checkpoint) loads with that parameter at its default: get_params,
+        # set_params and the next fit all need every constructor parameter.
+        super().__setstate__(state)
+        for name, p in inspect.signature(type(self).__init__).parameters.items():
+            if p.default is not p.empty and name not in self.__dict__:
+                setattr(self, name, p.default)
+
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         for name in ("fit", "partial_fit"):

@@ -137,7 +137,7 @@ def bdmc_log_partition(coefs, intercepts, base_intercepts, *, n_samples, n_betas
 
 def estimate_log_partition(coefs, intercepts, base_intercepts, *, exact, n_betas, n_runs,
                            random_state, bounds_random_state, tol, n_jobs=None,
-                           name="DBMCAST", verbose=False):
+                           name="DBMCAST", verbose=False, n_groups=None):
     """``(log Z, standard error)``: enumerated, AIS, or the forward half of BDMC.
 
     ``exact=None`` enumerates the odd layers (even layers summed out) when they
@@ -146,7 +146,9 @@ def estimate_log_partition(coefs, intercepts, base_intercepts, *, exact, n_betas
     the path from the factorised base model with biases ``base_intercepts``
     (Salakhutdinov & Hinton 2009, Sec. 4); with ``n_betas="auto"`` the forward
     runs of :func:`bdmc_log_partition`'s last round (seeded from
-    ``bounds_random_state``, target gap ``tol``) are the estimate.
+    ``bounds_random_state``, target gap ``tol``) are the estimate. ``n_groups``:
+    the AIS runs' groups (:func:`skdgm._core.ais.check_schedule`; 1 vectorises
+    a few runs in one go, which is what a cheap repeated estimate wants).
     """
     exact = exact or (exact is None and _model.n_odd_units(intercepts) <= MAX_EXACT_UNITS)
     if not exact and n_betas == "auto":
@@ -156,4 +158,5 @@ def estimate_log_partition(coefs, intercepts, base_intercepts, *, exact, n_betas
         return float(res.lower), float(res.lower_std_err)
     return _model.log_partition_estimate(
         coefs, intercepts, base_intercepts, exact=exact, n_betas=n_betas, n_runs=n_runs,
-        random_state=random_state, n_jobs=n_jobs, verbose_name=name if verbose else None)
+        random_state=random_state, n_jobs=n_jobs, verbose_name=name if verbose else None,
+        n_groups=n_groups)

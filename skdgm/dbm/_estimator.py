@@ -28,8 +28,8 @@ from ._defaults import (AUTO_EARLY_STOPPING_FACTOR, AUTO_MIN_PASSES, AUTO_PRETRA
                         PARAMETER_CONSTRAINTS, auto_n_components, auto_passes, check_sizes)
 from ._posterior import inference_arrays, mean_field_inference
 from ._scoring import check_bound, fast_bound_rows
-from ._train import (init_params, initial_chain_layers, pretrain_verbose, rate_schedule,
-                     record_arrays, sa_pass, time_left)
+from ._train import (TrainingState, init_params, initial_chain_layers, pretrain_verbose,
+                     rate_schedule, record_arrays, sa_pass, time_left)
 
 __all__ = ["DBMCAST"]
 
@@ -150,7 +150,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
         at least 5,000 rows. ``n_iter="auto"`` then stops when the bound's
         least-squares trend over the last half of the passes is flat, as the noisy
         bound's best-so-far cannot tell (:class:`skdgm._core.stopping.Trend`), within
-        five times its fixed rule (135 passes on 10,000 MNIST rows, about 300
+        six times its fixed rule (162 passes on 10,000 MNIST rows, within 300
         CPU-s). :meth:`partial_fit` ignores it.
     validation_fraction : float, default=0.1
         Fraction of the rows held out with ``early_stopping`` (at least one row
@@ -195,6 +195,26 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
         updates and the learning rate, not posterior uncertainty. ``1`` keeps
         only the current parameters (no extra memory), the behaviour before this
         option existed.
+    average : float in [0, 1), default=0.999
+        Decay of an exponential moving average of the parameters over updates
+        (iterate averaging, Polyak & Juditsky 1992, against the noise floor of
+        stochastic approximation; :mod:`skdgm._core.averaging`): ``coefs_`` and
+        ``intercepts_``, hence early stopping's held-out figure,
+        :meth:`transform`, :meth:`score_samples` and ``log_partition_``, are the
+        average, whose time constant is about ``1 / (1 - average)`` updates
+        (with a warm-up that follows the first iterates closely). The raw
+        iterate alone drives the persistent chains and the next update, so the
+        Markov chain's path does not depend on it. ``0``: no average (the
+        behaviour before issue 25). The default's window, about 1,000 updates
+        (10 passes of 10,000 rows), with the warm-up averages roughly the last
+        tenth of a shorter run.
+    momentum : float in [0, 1), default=0.0
+        Heavy-ball momentum on the update of Eq. 2 (``v = momentum v + lr g``);
+        the authors' code uses 0.5, then 0.9. ``0``: the plain step.
+    n_gibbs_steps : int, default=1
+        Steps of the persistent negative-phase sampler per parameter update
+        (the authors' code runs 5 Gibbs sweeps); each costs one sweep of every
+        chain (two for CAST's slow and fast chains).
     random_state : None, int, SeedSequence or Generator, default=None
     verbose : int, default=0
         ``1``: one line per pass (see ``history_``) with the elapsed time and an
@@ -296,7 +316,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
                  early_stopping="auto", validation_fraction=0.1, n_iter_no_change=10, tol=1e-4,
                  pretrain=True, pretrain_n_iter="auto", pretrain_learning_rate=0.05,
                  n_ais_betas=1000, n_ais_runs=100, ais_tol=0.5, n_posterior_samples=1,
-                 random_state=None, verbose=0, n_jobs=None, binarize=None, dtype="float32"):
+                 average=0.999, momentum=0.0, n_gibbs_steps=1, random_state=None, verbose=0, n_jobs=None, binarize=None, dtype="float32"):
         self.n_components = n_components
         self.sampler = sampler
         self.n_temperatures = n_temperatures
@@ -325,6 +345,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
         self.n_ais_runs = n_ais_runs
         self.ais_tol = ais_tol
         self.n_posterior_samples = n_posterior_samples
+        self.average, self.momentum, self.n_gibbs_steps = average, momentum, n_gibbs_steps
         self.random_state = random_state
         self.verbose = verbose
         self.n_jobs = n_jobs
@@ -373,7 +394,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
         self.sampler_history_ = {}
         self._sampler_obj = None
         self._energy_trace = []
-        self._iterates = IterateKeeper(self.n_posterior_samples)
+        self._iterates, self._iterate = IterateKeeper(self.n_posterior_samples), None
         return rng
 
     def _init_chains(self, X, rng):
@@ -397,9 +418,8 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
                                   fpcd_decay=self.fpcd_decay)
 
     def _divergence_params(self):
-        if not hasattr(self, "coefs_"):
-            return {}, None
-        return {"coefs_": self.coefs_, "intercepts_": self.intercepts_}, DIVERGENCE_BOUND
+        return (({"coefs_": self.coefs_, "intercepts_": self.intercepts_}, DIVERGENCE_BOUND)
+                if hasattr(self, "coefs_") else ({}, None))
 
     def _pretrain(self, X, rng):
         """Greedy stack of RBMs with doubled weights (``_train.pretrain_verbose``)."""
@@ -417,21 +437,21 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
         """One pass of stochastic approximation (``_train.sa_pass``), then its records."""
         trace = (None if self.sampler == "adaptive_st"   # its negative set changes size
                  else self.__dict__.setdefault("_energy_trace", []))
-        res = sa_pass(X, self.coefs_, self.intercepts_, self._sampler_obj, rng,
+        it = TrainingState.of(self)    # the raw iterate, its momentum and its average
+        res = sa_pass(X, it.coefs, it.intercepts, self._sampler_obj, rng,
                       lr_schedule=self._lr_schedule, n_updates=self.n_updates_,
                       batch_size=self.batch_size, n_mean_field=self.n_mean_field,
                       mean_field_tol=self.mean_field_tol, starts=self._starts(training=True),
                       energy_trace=trace, monitor_every=_MONITOR_EVERY,
                       trace_window=_RHAT_WINDOW, name=type(self).__name__,
-                      divergence_bound=DIVERGENCE_BOUND)
-        self.coefs_, self.intercepts_, self.n_updates_ = res.coefs, res.intercepts, res.n_updates
+                      divergence_bound=DIVERGENCE_BOUND, n_gibbs_steps=self.n_gibbs_steps,
+                      optimizer=it.optimizer, average=it.average)
+        (self.coefs_, self.intercepts_), self.n_updates_ = it.advance(res), res.n_updates
         record_arrays(self.sampler_history_, res.arrays, HISTORY_CAP)
-        self._log_iteration(**res.metrics, time_left=self._time_left())
-
-    def _time_left(self):
-        """Seconds left in this fit, extrapolated from the passes so far (0 in partial_fit)."""
+        # seconds left in this fit, from the passes so far (0 in partial_fit)
         self._passes_done = getattr(self, "_passes_done", 0) + 1
-        return time_left(self._t_start, self._passes_done, getattr(self, "_fit_passes", None))
+        self._log_iteration(**res.metrics, time_left=time_left(
+            self._t_start, self._passes_done, getattr(self, "_fit_passes", None)))
 
     def fit(self, X, y=None):
         """Pre-train (optionally), then ``n_iter`` passes of stochastic approximation.
@@ -914,13 +934,16 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
 
         Exact when the odd layers can be enumerated; otherwise AIS with
         ``_VALIDATION_BETAS`` temperatures and at most 16 runs on a fixed stream
-        (common random numbers across passes); nothing is cached.
+        (common random numbers across passes), vectorised as one group: split
+        into AIS's default 8 groups of 2 runs the estimate cost ~3.7x more, in
+        Python overhead (``benchmarks/results/dbm_training_cost.txt``); nothing
+        is cached.
         """
         log_z, _ = _bounds.estimate_log_partition(
             self.coefs_, self.intercepts_, self._ais_base(), exact=None,
             n_betas=_VALIDATION_BETAS, n_runs=min(self.n_ais_runs, 16),
             random_state=seed_for(self.random_state, 0xE5), bounds_random_state=None,
-            tol=None, n_jobs=self.n_jobs)
+            tol=None, n_jobs=self.n_jobs, n_groups=1)
         return float(np.mean(self._mean_field(X_val)[1]) - log_z)
 
     def score_samples(self, X, *, bound="fast", return_std=False):

@@ -563,14 +563,15 @@ def n_odd_units(intercepts):
 
 
 def log_partition_estimate(coefs, intercepts, base_intercepts, *, exact, n_betas, n_runs,
-                           random_state=None, n_jobs=None, verbose_name=None):
+                           random_state=None, n_jobs=None, verbose_name=None, n_groups=None):
     """``(log Z, standard error)`` of a DBM, by enumeration or AIS, in float64.
 
     ``exact=True`` enumerates the odd layers (:func:`exact_log_partition`, standard
     error 0); otherwise :func:`ais_log_partition` from the factorised base model
     with biases ``base_intercepts``. Everything is computed in float64 whatever the
     model's dtype: the sums over states and the AIS weights need the precision.
-    With ``verbose_name`` the AIS run is announced and its result printed.
+    With ``verbose_name`` the AIS run is announced and its result printed;
+    ``n_groups`` is :func:`ais_log_partition`'s.
     """
     coefs = [W.astype(np.float64) for W in coefs]
     intercepts = [b.astype(np.float64) for b in intercepts]
@@ -582,7 +583,8 @@ def log_partition_estimate(coefs, intercepts, base_intercepts, *, exact, n_betas
               f"{n_betas} inverse temperatures ...", flush=True)
     t0 = time.perf_counter()
     res = ais_log_partition(coefs, intercepts, n_betas=n_betas, n_runs=n_runs,
-                            base_intercepts=base, random_state=random_state, n_jobs=n_jobs)
+                            base_intercepts=base, random_state=random_state, n_jobs=n_jobs,
+                            n_groups=n_groups)
     if verbose_name:
         print(f"[{verbose_name}] AIS log Z = {float(res.log_z):.4f} "
               f"+- {float(res.std_err):.4f} (standard error), time = "

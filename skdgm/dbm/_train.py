@@ -20,6 +20,7 @@ from scipy.special import expit, logit
 
 import scipy.sparse as sp
 
+from .._core.averaging import HeavyBall, ParameterAverage
 from .._core.base import check_finite_params, dense_rows, iter_minibatches
 from .._core.blocks import RowBlocks, RowSelection, column_means, gather_rows, sum_parts
 from .._core.diagnostics import ess_bulk, rhat
@@ -34,7 +35,7 @@ __all__ = ["PassResult", "PositiveSums", "SAUpdate", "energy_diagnostics", "init
            "pretrain_recon_error", "pretrain_rbm", "pretrain_stack", "pretrain_verbose",
            "product_difference",
            "rate_schedule", "reconstruction_error", "record_arrays", "sa_pass", "sa_update",
-           "split_sampler_stats", "time_left"]
+           "split_sampler_stats", "time_left", "TrainingState", "negative_phase"]
 
 
 def reconstruction_error(V, mu_h, W, b_v):
@@ -155,7 +156,7 @@ def _minus_moment(out, c, d, sc, gemm):
 
 
 def sa_update(coefs, intercepts, V, chains, rng, *, learning_rate, n_mean_field,
-              mean_field_tol, starts, monitor=True):
+              mean_field_tol, starts, monitor=True, n_gibbs_steps=1, optimizer=None):
     """One stochastic-approximation update (Salakhutdinov 2010, Sec. 2.2, Eq. 2).
 
     Parameters
@@ -175,6 +176,13 @@ def sa_update(coefs, intercepts, V, chains, rng, *, learning_rate, n_mean_field,
         Also compute the unnormalised bound of the batch under the new
         parameters and the reconstruction error (verbose figures; three more
         products). The estimator asks for them every few updates only.
+    n_gibbs_steps : int, default=1
+        Steps of the persistent sampler per update (the authors' code runs 5
+        Gibbs sweeps): the negative statistics come from the last state.
+    optimizer : HeavyBall or None
+        Momentum (:class:`skdgm._core.averaging.HeavyBall`) applied to the
+        gradient of Eq. 2; ``None`` is the plain step. Its velocity is committed
+        by the caller once the step is accepted.
 
     Returns
     -------
@@ -188,7 +196,7 @@ def sa_update(coefs, intercepts, V, chains, rng, *, learning_rate, n_mean_field,
             *([sum_parts([p[i][l] for p in parts]) for l in range(len(parts[0][i]))]
               for i in range(2)),
             *(sum_parts([p[i] for p in parts]) for i in range(2, 7)))
-        neg = chains.step(coefs, intercepts, rng)
+        neg = negative_phase(chains, coefs, intercepts, rng, n_gibbs_steps)
         nb, nc = V.shape[0], neg[0].shape[0]
         gW = [product_difference(pos.pairs[l], neg[l], neg[l + 1], 1.0 / nb, 1.0 / nc)
               for l in range(len(coefs))]
@@ -196,14 +204,15 @@ def sa_update(coefs, intercepts, V, chains, rng, *, learning_rate, n_mean_field,
     else:
         # in memory the means themselves: the weight gradient in two gemm calls
         pos, mus = positive_block(V, shared, None, keep=True)
-        neg = chains.step(coefs, intercepts, rng)
+        neg = negative_phase(chains, coefs, intercepts, rng, n_gibbs_steps)
         nb, nc = V.shape[0], neg[0].shape[0]
         gW = [moment_difference(mus[l], mus[l + 1], neg[l], neg[l + 1], 1.0 / nb, 1.0 / nc)
               for l in range(len(coefs))]
         gb = [mu.mean(axis=0) - x.mean(axis=0) for mu, x in zip(mus, neg)]
     with np.errstate(over="ignore", invalid="ignore"):  # the caller checks finiteness
-        new_W = [W + learning_rate * g for W, g in zip(coefs, gW)]
-        new_b = [b + learning_rate * g for b, g in zip(intercepts, gb)]
+        step = (optimizer or HeavyBall(0.0)).step(list(coefs) + list(intercepts),
+                                                   list(gW) + list(gb), learning_rate)
+    new_W, new_b = step[:len(coefs)], step[len(coefs):]
     bound = float("nan")
     if monitor and isinstance(V, RowSelection):
         # the energy is bilinear in the means: the batch's sum is read off the
@@ -214,6 +223,13 @@ def sa_update(coefs, intercepts, V, chains, rng, *, learning_rate, n_mean_field,
         bound = float(np.sum(_model.lower_bound_unnormalised(mus, new_W, new_b)))
     return SAUpdate(new_W, new_b, (gW, gb), (pos.n_unconverged, pos.n_zeros_start), neg,
                     bound, pos.recon if monitor else float("nan"))
+
+
+def negative_phase(chains, coefs, intercepts, rng, n_steps):
+    """The persistent sampler advanced ``n_steps`` times; its last state."""
+    for _ in range(int(n_steps)):
+        neg = chains.step(coefs, intercepts, rng)
+    return neg
 
 
 class PositiveSums(NamedTuple):
@@ -379,7 +395,8 @@ class PassResult(NamedTuple):
 
 def sa_pass(X, coefs, intercepts, chains, rng, *, lr_schedule, n_updates, batch_size,
             n_mean_field, mean_field_tol, starts, energy_trace=None, monitor_every=10,
-            trace_window=50, name="DBMCAST", divergence_bound=None):
+            trace_window=50, name="DBMCAST", divergence_bound=None, n_gibbs_steps=1,
+            optimizer=None, average=None):
     """One pass of :func:`sa_update` over shuffled minibatches (Salakhutdinov 2010, Alg. 1).
 
     Each update's learning rate is ``lr_schedule(t)`` at the running update count
@@ -416,6 +433,12 @@ def sa_pass(X, coefs, intercepts, chains, rng, *, lr_schedule, n_updates, batch_
         Names the estimator in the divergence error.
     divergence_bound : float, optional
         Largest parameter magnitude allowed.
+    n_gibbs_steps, optimizer
+        As :func:`sa_update` (the optimizer's velocity is committed with each
+        accepted update).
+    average : ParameterAverage or None
+        Updated with every accepted iterate (``coefs + intercepts``); it reads
+        the iterates only, so the chains' trajectory does not depend on it.
 
     Returns
     -------
@@ -435,7 +458,8 @@ def sa_pass(X, coefs, intercepts, chains, rng, *, lr_schedule, n_updates, batch_
         res = sa_update(coefs, intercepts, V, chains, rng,
                         learning_rate=float(lr_schedule(n_updates)),
                         n_mean_field=n_mean_field, mean_field_tol=mean_field_tol,
-                        starts=starts, monitor=monitor)
+                        starts=starts, monitor=monitor, n_gibbs_steps=n_gibbs_steps,
+                        optimizer=optimizer)
         unconv += res.mean_field[0]
         from_zeros += res.mean_field[1]
         n_mf += V.shape[0]
@@ -450,6 +474,10 @@ def sa_pass(X, coefs, intercepts, chains, rng, *, lr_schedule, n_updates, batch_
                             f"{name} update {n_updates}", bound=divergence_bound,
                             previous={"coefs_": coefs, "intercepts_": intercepts})
         coefs, intercepts = res.coefs, res.intercepts
+        if optimizer is not None:
+            optimizer.commit()
+        if average is not None:
+            average.update(coefs + intercepts)
         chains.after_update(res.grads, lr)
         n_updates += 1
         if monitor:
@@ -462,6 +490,52 @@ def sa_pass(X, coefs, intercepts, chains, rng, *, lr_schedule, n_updates, batch_
                    learning_rate=lr, mean_field_unconverged=float(unconv / n_mf),
                    mean_field_zeros_start=float(from_zeros / n_mf), **stats)
     return PassResult(coefs, intercepts, n_updates, metrics, arrays)
+
+
+class TrainingState:
+    """The raw stochastic-approximation iterate, its momentum and its average.
+
+    The raw iterate (``coefs``, ``intercepts``) drives the persistent chains and
+    the next update; the fitted parameters (:meth:`fitted`) are the exponential
+    average of the iterates when ``average > 0`` (:mod:`skdgm._core.averaging`),
+    the raw iterate otherwise. :meth:`configure` reads the hyper-parameters
+    before every pass, so ``set_params`` between :meth:`partial_fit` calls holds:
+    switching the average on starts it from the current iterate, switching it off
+    drops it; a changed decay applies from the next update.
+    """
+
+    def __init__(self, coefs, intercepts):
+        self.coefs, self.intercepts = list(coefs), list(intercepts)
+        self.optimizer = HeavyBall(0.0)
+        self.average = None
+
+    @classmethod
+    def of(cls, est):
+        """``est._iterate`` (made from ``coefs_`` after a reset), configured from ``est``."""
+        it = est.__dict__.get("_iterate") or cls(est.coefs_, est.intercepts_)
+        est._iterate = it.configure(est.average, est.momentum)
+        return it
+
+    def configure(self, average, momentum):
+        self.optimizer.momentum = float(momentum)
+        if not average:
+            self.average = None
+            return self
+        if self.average is None:
+            self.average = ParameterAverage(average)
+        self.average.decay = float(average)
+        return self
+
+    def advance(self, res):
+        """Keep a pass's raw iterate; return the fitted ``(coefs, intercepts)``."""
+        self.coefs, self.intercepts = list(res.coefs), list(res.intercepts)
+        return self.fitted()
+
+    def fitted(self):
+        mean = None if self.average is None else self.average.value()
+        if mean is None:
+            return list(self.coefs), list(self.intercepts)
+        return mean[:len(self.coefs)], mean[len(self.coefs):]
 
 
 def record_arrays(history, arrays, cap):
