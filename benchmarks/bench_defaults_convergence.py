@@ -121,6 +121,16 @@ def _copies(rows, n_rows):
     return f" (drawn with replacement from the {n})" if n_rows > n else ""
 
 
+def _literal(text):
+    """``--set``'s value: a Python literal (``10``, ``0.5``, ``(64, 32)``) or a string."""
+    import ast
+
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
 def quality(name, est, test):
     """``(figure, CPU-s per 1,000 rows or documents)``."""
     t = time.process_time()
@@ -279,7 +289,7 @@ def main():
           f"{'score/1k':>11s}  why it stopped")
     import skdgm
 
-    params = dict(kv.split("=", 1) for kv in args.set)
+    params = {k: _literal(v) for k, v in (kv.split("=", 1) for kv in args.set)}
     est = getattr(skdgm, name)(random_state=0, **params)
     if params and (args.long_first is not None or args.long_resume or args.long_from
                    or not args.skip_long):
