@@ -22,8 +22,16 @@ Data (``--data-home`` / ``SKDGM_DATA``):
   grey-level std is at most 1 dropped, as in ``bench_defaults_scaling.py``); test
   rows transformed alike. Target: within 1 nat, fit <= 300 CPU-s.
 
-With ``--skip-long`` only the defaults run (the 1,000-row line of the user guide's
-"How long" table). ``--long-from FILE`` runs only the 4x arm: it reads the default
+``--rows`` above the training rows the data have (50,000 binarised, 60,000 grey-level
+MNIST images, 11,284 documents) draws the rows *with replacement*: at 100,000 rows each
+binarised image recurs twice on average (exact copies; the held-out slice of
+``"auto"`` then shares images with the training rows), each grey-level one 1.7 times
+with fresh dequantisation noise, each document 8.9 times. Such a line measures the
+cost at that size; its test figure is that of fewer distinct rows.
+
+With ``--skip-long`` only the defaults run (the 1,000- and 100,000-row lines of the
+user guide's "How long" table). ``--set NAME=VALUE ...`` changes hyper-parameters
+(with ``--skip-long``; the line is labelled ``set``). ``--long-from FILE`` runs only the 4x arm: it reads the default
 run's line (passes, figure) from ``FILE``, the output of an earlier ``--skip-long`` run
 with the same data options, and prints that line again beside the 4x one (for the
 optimisers, whose 4x run alone can take most of a locked slot; not BayesianSBN,
@@ -44,7 +52,8 @@ Usage::
         benchmarks/bench_defaults_convergence.py --only DeepLDA [--rows 1000 --skip-long]
 
 Results: ``benchmarks/results/defaults_convergence_{deep_lda,dbm,sbn,grbm}.txt`` (and
-``..._1k.txt`` for ``--rows 1000 --skip-long``; ``defaults_convergence_dbm_4x.txt`` for
+``..._1k.txt`` for ``--rows 1000 --skip-long``, ``..._100k.txt`` for
+``--rows 100000 --skip-long``; ``defaults_convergence_dbm_4x.txt`` for
 ``--only DBMCAST --long-from benchmarks/results/defaults_convergence_dbm.txt``;
 ``defaults_convergence_sbn_4x.txt`` for ``--only BayesianSBN --long-first 264`` then
 ``--only BayesianSBN --long-resume``, appended). CPU seconds of this process, one BLAS
