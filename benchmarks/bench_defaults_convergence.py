@@ -31,7 +31,7 @@ cost at that size; its test figure is that of fewer distinct rows.
 
 With ``--skip-long`` only the defaults run (the 1,000- and 100,000-row lines of the
 user guide's "How long" table). ``--set NAME=VALUE ...`` changes hyper-parameters
-(with ``--skip-long``; the line is labelled ``set``). ``--long-from FILE`` runs only the 4x arm: it reads the default
+(the 4x run keeps them; the line is labelled ``set``). ``--long-from FILE`` runs only the 4x arm: it reads the default
 run's line (passes, figure) from ``FILE``, the output of an earlier ``--skip-long`` run
 with the same data options, and prints that line again beside the 4x one (for the
 optimisers, whose 4x run alone can take most of a locked slot; not BayesianSBN,
@@ -153,13 +153,14 @@ def quality(name, est, test):
 
 
 def longer(name, est, n_iter_=None):
-    """The same estimator, same seed, four times the passes the defaults made."""
-    params = {"n_iter": 4 * (est.n_iter_ if n_iter_ is None else n_iter_)}
+    """The same estimator (``--set`` included), same seed, four times the passes it made."""
+    params = est.get_params()
+    params["n_iter"] = 4 * (est.n_iter_ if n_iter_ is None else n_iter_)
     if name == "BayesianSBN":
         params["burn_in"] = 4 * est.burn_in_
     if name in ("DBMCAST", "GaussianBernoulliRBM"):
         params["early_stopping"] = False
-    return type(est)(random_state=0, **params)
+    return type(est)(**params)
 
 
 class SharedLock:
@@ -282,7 +283,8 @@ def main():
     ap.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
                     help="hyper-parameters other than the defaults (e.g. BayesianSBN's "
                          "inference=online_vb, which its docs recommend from ~10k rows); "
-                         "the line is then labelled 'set', not 'default'")
+                         "the lines are then labelled 'set', not 'default'; the 4x run "
+                         "keeps them")
     _common.add_data_home_arg(ap)
     args = ap.parse_args()
     lock = SharedLock(args.share_lock, args.hold_max) if args.share_lock else None
@@ -300,9 +302,9 @@ def main():
 
     params = {k: _literal(v) for k, v in (kv.split("=", 1) for kv in args.set)}
     est = getattr(skdgm, name)(random_state=0, **params)
-    if params and (args.long_first is not None or args.long_resume or args.long_from
-                   or not args.skip_long):
-        ap.error("--set: with --skip-long only (the 4x arm is defined for the defaults)")
+    if params and (args.long_first is not None or args.long_resume or args.long_from):
+        ap.error("--set: not with the split 4x runs (--long-first/-resume/-from), whose "
+                 "saved line is the defaults'")
     if args.long_first is not None or args.long_resume:
         if name != "BayesianSBN":
             ap.error("--long-first / --long-resume: BayesianSBN only (warm_start)")
