@@ -22,8 +22,16 @@ Data (``--data-home`` / ``SKDGM_DATA``):
   grey-level std is at most 1 dropped, as in ``bench_defaults_scaling.py``); test
   rows transformed alike. Target: within 1 nat, fit <= 300 CPU-s.
 
-With ``--skip-long`` only the defaults run (the 1,000-row line of the user guide's
-"How long" table). ``--long-from FILE`` runs only the 4x arm: it reads the default
+``--rows`` above the training rows the data have (50,000 binarised, 60,000 grey-level
+MNIST images, 11,284 documents) draws the rows *with replacement*: at 100,000 rows each
+binarised image recurs twice on average (exact copies; the held-out slice of
+``"auto"`` then shares images with the training rows), each grey-level one 1.7 times
+with fresh dequantisation noise, each document 8.9 times. Such a line measures the
+cost at that size; its test figure is that of fewer distinct rows.
+
+With ``--skip-long`` only the defaults run (the 1,000- and 100,000-row lines of the
+user guide's "How long" table). ``--set NAME=VALUE ...`` changes hyper-parameters
+(the 4x run keeps them; the line is labelled ``set``). ``--long-from FILE`` runs only the 4x arm: it reads the default
 run's line (passes, figure) from ``FILE``, the output of an earlier ``--skip-long`` run
 with the same data options, and prints that line again beside the 4x one (for the
 optimisers, whose 4x run alone can take most of a locked slot; not BayesianSBN,
@@ -44,7 +52,8 @@ Usage::
         benchmarks/bench_defaults_convergence.py --only DeepLDA [--rows 1000 --skip-long]
 
 Results: ``benchmarks/results/defaults_convergence_{deep_lda,dbm,sbn,grbm}.txt`` (and
-``..._1k.txt`` for ``--rows 1000 --skip-long``; ``defaults_convergence_dbm_4x.txt`` for
+``..._1k.txt`` for ``--rows 1000 --skip-long``, ``..._100k.txt`` for
+``--rows 100000 --skip-long``; ``defaults_convergence_dbm_4x.txt`` for
 ``--only DBMCAST --long-from benchmarks/results/defaults_convergence_dbm.txt``;
 ``defaults_convergence_sbn_4x.txt`` for ``--only BayesianSBN --long-first 264`` then
 ``--only BayesianSBN --long-resume``, appended). CPU seconds of this process, one BLAS
@@ -74,25 +83,30 @@ def load(name, home, n_rows, n_test):
     rng = np.random.default_rng(0)
     if name == "DeepLDA":
         d = datasets.fetch_20newsgroups_bow(data_home=home, download_if_missing=False)
-        train = d.train
-        if n_rows < train.shape[0]:
+        train, copies = d.train, ""
+        if 0 < n_rows < train.shape[0]:
             train = train[np.sort(rng.choice(train.shape[0], n_rows, replace=False))]
+        elif n_rows > train.shape[0]:
+            copies = _copies(train, n_rows)
+            train = train[_draw(rng, train.shape[0], n_rows)]
         return train, (d.test_observed, d.test_heldout), (
-            f"20 Newsgroups, {train.shape[0]} training documents, "
+            f"20 Newsgroups, {train.shape[0]} training documents{copies}, "
             f"{d.test_observed.shape[0]} test documents, {d.train.shape[1]} words")
     if name in ("DBMCAST", "BayesianSBN"):
         tr = datasets.fetch_binarized_mnist(data_home=home, subset="train",
                                             download_if_missing=False).data
         te = datasets.fetch_binarized_mnist(data_home=home, subset="test",
                                             download_if_missing=False).data
-        Xtr = np.asarray(tr, dtype=np.float64)[rng.choice(tr.shape[0], n_rows, replace=False)]
+        Xtr = np.asarray(tr, dtype=np.float64)[_draw(rng, tr.shape[0], n_rows)]
         Xte = np.asarray(te, dtype=np.float64)[rng.choice(te.shape[0], n_test, replace=False)]
-        return Xtr, Xte, (f"binarised MNIST, {n_rows} training rows, {n_test} test rows")
+        return Xtr, Xte, (f"binarised MNIST, {n_rows} training rows{_copies(tr, n_rows)}, "
+                          f"{n_test} test rows")
     tr, _ = datasets.fetch_mnist(data_home=home, subset="train", download_if_missing=False,
                                  return_X_y=True)
     te, _ = datasets.fetch_mnist(data_home=home, subset="test", download_if_missing=False,
                                  return_X_y=True)
-    tr = np.asarray(tr, dtype=np.float64)[rng.choice(tr.shape[0], n_rows, replace=False)]
+    copies = _copies(tr, n_rows)
+    tr = np.asarray(tr, dtype=np.float64)[_draw(rng, tr.shape[0], n_rows)]
     te = np.asarray(te, dtype=np.float64)[rng.choice(te.shape[0], n_test, replace=False)]
     keep = tr.std(0) > 1.0
     tr = tr[:, keep] + rng.random((tr.shape[0], int(keep.sum())))
@@ -100,7 +114,30 @@ def load(name, home, n_rows, n_test):
     mean, std = tr.mean(0), tr.std(0)
     return ((tr - mean) / std, (te - mean) / std,
             f"MNIST dequantised + standardised, {tr.shape[1]} pixels (std > 1), "
-            f"{n_rows} training rows, {n_test} test rows")
+            f"{n_rows} training rows{copies}, {n_test} test rows")
+
+
+def _draw(rng, available, n_rows):
+    """Row indices: without replacement up to ``available`` (the draws of the earlier
+    results files), with replacement above, so a row recurs ``n_rows / available``
+    times on average."""
+    return rng.choice(available, n_rows, replace=n_rows > available)
+
+
+def _copies(rows, n_rows):
+    """The description's note when the training rows had to be drawn with replacement."""
+    n = rows.shape[0]
+    return f" (drawn with replacement from the {n})" if n_rows > n else ""
+
+
+def _literal(text):
+    """``--set``'s value: a Python literal (``10``, ``0.5``, ``(64, 32)``) or a string."""
+    import ast
+
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
 
 
 def quality(name, est, test):
@@ -116,13 +153,14 @@ def quality(name, est, test):
 
 
 def longer(name, est, n_iter_=None):
-    """The same estimator, same seed, four times the passes the defaults made."""
-    params = {"n_iter": 4 * (est.n_iter_ if n_iter_ is None else n_iter_)}
+    """The same estimator (``--set`` included), same seed, four times the passes it made."""
+    params = est.get_params()
+    params["n_iter"] = 4 * (est.n_iter_ if n_iter_ is None else n_iter_)
     if name == "BayesianSBN":
         params["burn_in"] = 4 * est.burn_in_
     if name in ("DBMCAST", "GaussianBernoulliRBM"):
         params["early_stopping"] = False
-    return type(est)(random_state=0, **params)
+    return type(est)(**params)
 
 
 class SharedLock:
@@ -242,12 +280,17 @@ def main():
                     help="BayesianSBN: finish the 4x run saved by --long-first (the "
                          "same chain: bit-identical to one fit), score it and print both "
                          "lines")
+    ap.add_argument("--set", nargs="*", default=[], metavar="NAME=VALUE",
+                    help="hyper-parameters other than the defaults (e.g. BayesianSBN's "
+                         "inference=online_vb, which its docs recommend from ~10k rows); "
+                         "the lines are then labelled 'set', not 'default'; the 4x run "
+                         "keeps them")
     _common.add_data_home_arg(ap)
     args = ap.parse_args()
     lock = SharedLock(args.share_lock, args.hold_max) if args.share_lock else None
     home = _common.data_home(args.data_home)
     name = args.only
-    n_rows = args.rows or (10**9 if name == "DeepLDA" else 10_000)
+    n_rows = args.rows or (0 if name == "DeepLDA" else 10_000)
     n_test = args.test_rows or (100 if name == "BayesianSBN" else 2_000)
     X, test, desc = load(name, home, n_rows, n_test)
     header([f"data: {shown(home)}", f"# {name}: {desc}"])
@@ -257,7 +300,11 @@ def main():
           f"{'score/1k':>11s}  why it stopped")
     import skdgm
 
-    est = getattr(skdgm, name)(random_state=0)
+    params = {k: _literal(v) for k, v in (kv.split("=", 1) for kv in args.set)}
+    est = getattr(skdgm, name)(random_state=0, **params)
+    if params and (args.long_first is not None or args.long_resume or args.long_from):
+        ap.error("--set: not with the split 4x runs (--long-first/-resume/-from), whose "
+                 "saved line is the defaults'")
     if args.long_first is not None or args.long_resume:
         if name != "BayesianSBN":
             ap.error("--long-first / --long-resume: BayesianSBN only (warm_start)")
@@ -268,7 +315,7 @@ def main():
         line, passes, value = saved_default(name, args.long_from)
         print(f"{line}   [read from {os.path.basename(args.long_from)}]", flush=True)
     else:
-        value = run(name, est, X, test, "default")
+        value = run(name, est, X, test, "set" if params else "default")
         passes = None
     if args.skip_long:
         return

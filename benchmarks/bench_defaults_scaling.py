@@ -16,6 +16,11 @@ Usage::
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_defaults_scaling.py \\
         [--sizes 1000 10000 100000] [--max-passes 2] [--only DeepLDA ...]
 
+Its results file holds the rules *before* issue 25's convergence stops (projected
+above 1k rows). The user guide's "How long" table now comes from whole fits by
+``bench_defaults_convergence.py --rows N --skip-long`` (``--rows 100000`` draws the
+rows with replacement where the data have fewer).
+
 Results: ``benchmarks/results/defaults_scaling.txt``. CPU seconds of this process, one
 BLAS thread.
 """
