@@ -14,7 +14,14 @@ then prints the bound on the first ``--n-test`` test images (AIS log Z with ``--
 x ``--ais-runs``, the same seed for every arm; the starting model is scored the same way).
 ``--lr`` values are DBMCAST ``learning_rate`` parameters: the step at update ``t`` is
 ``lr * 2000 / (2000 + t)``, so at the checkpoint's ~198k updates ``0.05`` (the run's own) is
-~0.0005 and ``0.5`` is ~0.005.
+~0.0005 and ``0.5`` is ~0.005. These arms train with ``average=0`` (the raw iterate,
+as the paper run did).
+
+``--average D [D ...]`` (issue 25's iterate averaging, DBMCAST's ``average``) runs, instead
+of the ``--lr`` arms, one arm per decay ``D`` at the checkpoint's own learning rate, and
+prints at each evaluation the bound of the averaged parameters (``coefs_``) and of the
+raw iterate that drives the chains, with the same AIS seed: averaging does not change the
+trajectory, so the pair measures what the average buys at this point of a paper run.
 
 Usage (from a checkout whose code matches the checkpoint's; writes
 ``results/dbm_lr_continue.txt``)::
@@ -22,6 +29,8 @@ Usage (from a checkout whose code matches the checkpoint's; writes
     SKDGM_DATA=... OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python \
         benchmarks/bench_dbm_lr_continue.py --checkpoint PATH --lr 0.05 0.5 --minutes 10 \
         > benchmarks/results/dbm_lr_continue.txt
+    # the same checkpoint continued with iterate averaging (results/dbm_average_continue.txt):
+    ... benchmarks/bench_dbm_lr_continue.py --checkpoint PATH --average 0.999 --minutes 10
 """
 
 import argparse
@@ -48,6 +57,8 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--checkpoint", required=True)
     ap.add_argument("--lr", type=float, nargs="+", default=[0.05, 0.5])
+    ap.add_argument("--average", type=float, nargs="+", default=None,
+                    help="averaging decays to continue with (instead of the --lr arms)")
     ap.add_argument("--minutes", type=float, default=10.0)
     ap.add_argument("--evals", type=int, default=2, help="bound evaluations per arm")
     ap.add_argument("--n-test", type=int, default=500)
@@ -64,8 +75,10 @@ def main(argv=None):
           f"images, AIS {args.ais_betas} betas x {args.ais_runs} runs (seed 7)", flush=True)
     b, se, *_ = evaluate(start, Xte, args.ais_betas, args.ais_runs, 7)
     print(f"start: bound {b:.3f} (AIS s.e. {se:.3f})", flush=True)
-    for lr in args.lr:
-        est = copy.deepcopy(start).set_params(learning_rate=lr, verbose=0)
+    arms = ([(start.learning_rate, d) for d in args.average] if args.average
+            else [(lr, 0.0) for lr in args.lr])
+    for lr, decay in arms:
+        est = copy.deepcopy(start).set_params(learning_rate=lr, average=decay, verbose=0)
         rng = np.random.default_rng(1)
         step0 = lr * 2000 / (2000 + est.n_updates_)
         spent, target = 0.0, 0.0
@@ -77,9 +90,17 @@ def main(argv=None):
                 est.partial_fit(Xtr[idx])
                 spent += time.process_time() - t
             b, se, *_ = evaluate(est, Xte, args.ais_betas, args.ais_runs, 7)
-            print(f"learning_rate={lr:g} (step {step0:.5f} at the start): after "
-                  f"{spent / 60:.1f} training CPU-min, {est.n_updates_ - start.n_updates_} "
-                  f"more updates: bound {b:.3f} (AIS s.e. {se:.3f})", flush=True)
+            line = (f"learning_rate={lr:g} (step {step0:.5f} at the start)"
+                    f"{f', average={decay:g}' if decay else ''}: after "
+                    f"{spent / 60:.1f} training CPU-min, {est.n_updates_ - start.n_updates_} "
+                    f"more updates: bound {b:.3f} (AIS s.e. {se:.3f})")
+            if decay:
+                raw = copy.deepcopy(est)
+                raw.coefs_ = list(est._iterate.coefs)
+                raw.intercepts_ = list(est._iterate.intercepts)
+                rb, rse, *_ = evaluate(raw, Xte, args.ais_betas, args.ais_runs, 7)
+                line += f"; raw iterate {rb:.3f} (AIS s.e. {rse:.3f}): average {b - rb:+.3f}"
+            print(line, flush=True)
 
 
 if __name__ == "__main__":
