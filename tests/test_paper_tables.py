@@ -34,7 +34,7 @@ needs_data = pytest.mark.skipif(not any(DATA.glob("binarized_mnist*.npz")),
 TINY = ["--row", "sbn_dsghmc_gibbs", "--n-train", "300", "--n-test", "20", "--chunk", "100",
         "--max-steps", "6", "--checkpoint-steps", "2", "--curve-n-test", "5",
         "--curve-ais-betas", "5", "--curve-ais-runs", "2", "--final-ais-betas", "10",
-        "--final-ais-runs", "2", "--set", "n_components=(10,)"]
+        "--final-ais-runs", "2", "--sbn-score", "ais", "--set", "n_components=(10,)"]
 
 
 def _bench_module():
