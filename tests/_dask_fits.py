@@ -38,20 +38,25 @@ def remote_cluster():
     in-process, and stayed flat with it in its own process.
     """
     # its processes are started afresh: they find the test modules (whose functions
-    # make the blocks) through PYTHONPATH
+    # make the blocks) through PYTHONPATH; PYTHONSAFEPATH keeps the working directory
+    # off their sys.path, or a scheduler started from a source checkout would import
+    # its uncompiled skdgm/ instead of the installed package
     here = os.path.dirname(os.path.abspath(__file__))
     before = os.environ.get("PYTHONPATH")
+    safe_before = os.environ.get("PYTHONSAFEPATH")
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (here, before) if p)
+    os.environ["PYTHONSAFEPATH"] = "1"
     try:
         with distributed.SubprocessCluster(n_workers=2, threads_per_worker=1,
                                            dashboard_address=None) as cluster:
             cluster.wait_for_workers(2, timeout=60)
             yield cluster
     finally:
-        if before is None:
-            del os.environ["PYTHONPATH"]
-        else:
-            os.environ["PYTHONPATH"] = before
+        for name, value in (("PYTHONPATH", before), ("PYTHONSAFEPATH", safe_before)):
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 @pytest.fixture(scope="module")
