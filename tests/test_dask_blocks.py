@@ -8,6 +8,10 @@ that bad entries are caught where they live with the in-memory messages, that th
 client never holds the data, and that a worker lost mid-fit changes nothing.
 """
 
+import asyncio
+from collections import deque
+from types import SimpleNamespace
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -21,8 +25,8 @@ from _dask_fits import (assert_every_call_raises,  # noqa: E402
                         remote_cluster,  # noqa: F401
                         thread_cluster)  # noqa: F401 - fixtures
 from skdgm import DeepLDA, GaussianBernoulliRBM  # noqa: E402
-from skdgm._core.blocks import (RowBlocks, float_blocks, sum_parts,  # noqa: E402
-                                tree_reduce)
+from skdgm._core.blocks import (_TAG, RowBlocks, float_blocks,  # noqa: E402
+                                forget_sent, sum_parts, tree_reduce)
 
 CHEAP = dict(n_components=(6, 3), n_iter=2, batch_size=60, local_burn_in=2,
              local_samples=2, n_posterior_samples=2, random_state=3)
@@ -207,6 +211,58 @@ def test_the_client_logs_no_parameters_of_a_fit(thread_cluster):
         assert "users-own-task" in logged
         assert not [k for k in logged if "skdgm-rows" in str(k)], logged
         blocks.release()
+
+
+class _Batch(list):
+    """A logged batch that counts how often :func:`forget_sent` rewrote it."""
+
+    def __setitem__(self, index, value):
+        self.scrubs = getattr(self, "scrubs", 0) + 1
+        super().__setitem__(index, value)
+
+
+class _LogOnlyClient:
+    """What :func:`forget_sent` reads of a client: the log of sent batches, and ``sync``."""
+
+    def __init__(self, maxlen):
+        self.scheduler_comm = SimpleNamespace(recent_message_log=deque(maxlen=maxlen))
+
+    def sync(self, func):
+        return asyncio.run(func())
+
+
+def _graph(key):
+    return {"op": "update-graph", "keys": [key]}
+
+
+def test_forget_sent_scans_only_the_batches_logged_since_its_last_call():
+    # after every update the log holds up to 1,000 batches, all scrubbed before:
+    # only the ones appended since the last call are visited
+    client = _LogOnlyClient(maxlen=6)
+    log = client.scheduler_comm.recent_message_log
+    other = {"op": "heartbeat"}
+    old = [_Batch([_graph(f"a{_TAG}{i}"), other]) for i in range(3)]
+    log.extend(old)
+    forget_sent(client)
+    assert [b.scrubs for b in old] == [1, 1, 1]
+    assert all(list(b) == [other] for b in old)
+    new = [_Batch([_graph(f"b{_TAG}0"), _graph("users-own")]),
+           _Batch([_graph("raw-key"), _graph("users-own")])]
+    log.extend(new)
+    log.append("large-message")           # distributed's stand-in for a batch not kept
+    forget_sent(client, keys=["raw-key"])
+    assert [b.scrubs for b in old] == [1, 1, 1]        # not visited again
+    assert [b.scrubs for b in new] == [1, 1]
+    assert all(list(b) == [_graph("users-own")] for b in new)
+    forget_sent(client)                   # nothing new: nothing visited
+    assert [b.scrubs for b in old + new] == [1] * 5
+    # more batches than the log keeps since the last call: its mark has left the
+    # log, and every batch still in it is scanned, once
+    later = [_Batch([_graph(f"c{_TAG}{i}"), other]) for i in range(7)]
+    log.extend(later)
+    forget_sent(client)
+    assert [getattr(b, "scrubs", 0) for b in later] == [0] + [1] * 6
+    assert all(list(b) == [other] for b in log)
 
 
 def _rows_sum_noisy(rows, shared, extra):

@@ -25,6 +25,7 @@ Dask is an optional dependency: nothing here imports it until a dask array is gi
 
 import sys
 import uuid
+import weakref
 from functools import partial
 
 import numpy as np
@@ -130,6 +131,31 @@ def _ours(msg, keys):
     return bool(sent) and all(_TAG in str(k) or k in keys for k in sent)
 
 
+#: The newest logged batch :func:`forget_sent` has scrubbed, by client log (``id``
+#: and a weak reference: the log, a deque, cannot be a weak key), so that the next
+#: call scans only the batches appended after it; a log's entry goes with the log.
+_SCRUBBED = {}
+
+
+def _remember(log, batch):
+    key = id(log)
+    _SCRUBBED[key] = (weakref.ref(log, lambda _, key=key: _SCRUBBED.pop(key, None)), batch)
+
+
+def _unscanned(log):
+    """The batches of ``log`` appended since :func:`forget_sent` last scrubbed it,
+    newest first: all of them if that batch has left the log (or there was none)."""
+    ref, mark = _SCRUBBED.get(id(log), (None, None))
+    if ref is None or ref() is not log:
+        mark = None
+    new = []
+    for batch in reversed(log):
+        if mark is not None and batch is mark:
+            break
+        new.append(batch)
+    return new
+
+
 def forget_sent(client, keys=()):
     """Drop the graphs :class:`RowBlocks` sent from ``client``'s log of recent messages.
 
@@ -143,6 +169,12 @@ def forget_sent(client, keys=()):
     the logged batches; the other messages stay. It runs on the client's event loop,
     the thread that appends to the log, and returns once done. Called after the
     tasks' results came back, when their graphs have been sent (and logged).
+
+    Only the batches appended since the last call are scanned (the log only grows
+    at its end, and the newest batch scrubbed is remembered by identity: batches
+    are lists made afresh for every send), not the whole log after every update.
+    So ``keys`` reach the batches logged since the last call only: a caller names
+    the keys it sent since then.
     """
     log = getattr(getattr(client, "scheduler_comm", None), "recent_message_log", None)
     if log is None:
@@ -150,9 +182,15 @@ def forget_sent(client, keys=()):
     keys = frozenset(keys)
 
     async def scrub():
-        for batch in log:
+        newest = None
+        for batch in _unscanned(log):
+            # "large-message" strings stand for batches not kept: nothing to drop, and
+            # (interned) not a mark that tells one log entry from another
             if isinstance(batch, list):
+                newest = batch if newest is None else newest
                 batch[:] = [m for m in batch if not _ours(m, keys)]
+        if newest is not None:
+            _remember(log, newest)
 
     client.sync(scrub)
 
