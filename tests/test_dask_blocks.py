@@ -25,6 +25,7 @@ from _dask_fits import (assert_every_call_raises,  # noqa: E402
                         remote_cluster,  # noqa: F401
                         thread_cluster)  # noqa: F401 - fixtures
 from skdgm import DeepLDA, GaussianBernoulliRBM  # noqa: E402
+from skdgm.deep_lda import _train  # noqa: E402
 from skdgm._core.blocks import (_TAG, RowBlocks, float_blocks,  # noqa: E402
                                 forget_sent, sum_parts, tree_reduce)
 
@@ -81,6 +82,62 @@ def test_blocks_decide_the_answer_not_workers_or_client(thread_cluster):
     # and a fit over other blocks is another (valid) chain
     other = DeepLDA(**CHEAP).fit(_dask(X, 90))
     assert not _same(local[0], other)
+
+
+def test_the_client_receives_one_statistics_array_per_update(thread_cluster, monkeypatch):
+    # the blocks' statistics are summed by a tree on the workers: every update's
+    # gather brings back one total, not one part per block of the minibatch
+    X = _counts()
+    Xd = _dask(X, 50)                      # 8 blocks; minibatches of 60 span 2-8
+    gathered = []
+    real = distributed.Client.gather
+
+    def spy(self, futures, *args, **kwargs):
+        if isinstance(futures, list):
+            gathered.append([str(f.key) for f in futures])
+        return real(self, futures, *args, **kwargs)
+
+    monkeypatch.setattr(distributed.Client, "gather", spy)
+    with distributed.Client(thread_cluster):
+        est = DeepLDA(**CHEAP).fit(Xd)
+    updates = [keys for keys in gathered if any("block_stats" in k for k in keys)]
+    assert len(updates) == est.n_updates_ == 12
+    assert all(len(keys) == 1 and keys[0].startswith("add_block_stats") for keys in updates)
+
+
+def test_the_blocks_tree_sum_is_their_flat_sum():
+    # a minibatch over 5 blocks whose word sets differ: the tree's total has the
+    # union of the words and equals the flat sum in block order to rounding
+    # (exactly where a word's row comes from one block only: copied, not added)
+    X = _counts(n=200, V=40, seed=2).tolil()
+    X[:40, :10] = 0                        # block 0 lacks words 0-9, block 4 words 30-39
+    X[160:, 30:] = 0
+    X[40:, 39] = 0                         # word 39 in block 0 alone
+    X[:40, 39] = 3
+    X = X.tocsr()
+    est = DeepLDA(n_components=(6, 3), random_state=0).fit(X[:20])
+    priors = dict(est._local_priors(), chunk_docs=25)
+    shared = {"chunk_docs": priors.pop("chunk_docs"), "kwargs": _train.local_kwargs(
+        est.topics_, est.r_, n_burn=2, n_collect=3, collect_topics=True, keep_theta=False,
+        **priors)}
+    seeds = np.random.SeedSequence(1).spawn(10)
+    parts = [_train.block_stats(X[40 * b:40 * b + 40], shared, seeds[2 * b:2 * b + 2])
+             for b in range(5)]
+    flat = _train.combine_block_stats(parts, 40, 6)
+    total = tree_reduce(parts, _train.add_block_stats)
+    every = np.unique(np.concatenate([p["words"] for p in parts]))
+    assert all(p["words"].size < every.size for p in (parts[0], parts[4]))
+    np.testing.assert_array_equal(total["words"], every)
+    tree = _train.combine_block_stats([total], 40, 6)
+    for a, b in zip(tree["topic_counts"], flat["topic_counts"]):
+        np.testing.assert_allclose(a, b, rtol=1e-13, atol=0)
+    only_first = np.setdiff1d(parts[0]["words"], np.concatenate([p["words"] for p in parts[1:]]))
+    assert only_first.size
+    np.testing.assert_array_equal(tree["topic_counts"][0][only_first],
+                                  flat["topic_counts"][0][only_first])
+    np.testing.assert_allclose(tree["top_tables"], flat["top_tables"], rtol=1e-13)
+    for key in ("q_top", "loglik", "n_words"):
+        assert tree[key] == pytest.approx(flat[key], rel=1e-13)
 
 
 def _n_rows(block):

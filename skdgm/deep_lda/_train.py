@@ -32,7 +32,8 @@ from ._local import MAX_TOTAL_COUNT, local_task, merge_chunks, round_counts, sam
 COUNT_LIMIT = "2**63 - 1, the largest int64, the type its samplers count in"
 
 __all__ = ["KeptSample", "add_lengths", "block_stats", "block_summary", "blocks_local_stats",
-           "chain_mapper", "check_count_rows", "chunk_layout", "combine_block_stats",
+           "add_block_stats", "chain_mapper", "check_count_rows", "chunk_layout",
+           "combine_block_stats",
            "count_blocks", "divergence_parts", "global_update", "initial_state", "keep_sample",
            "local_cost", "local_kwargs", "minibatches", "pass_metrics", "prepare_block",
            "run_local", "run_over_samples"]
@@ -238,9 +239,30 @@ def block_stats(X, shared, seeds):
             "loglik": merged["loglik"], "n_words": merged["n_words"]}
 
 
+def add_block_stats(a, b):
+    """Two blocks' :func:`block_stats` (or two subtrees' sums) as one, in the same form.
+
+    The layer-1 rows are kept for the union of the two word sets (a row present in
+    one part only is copied, not added to a zero), the other sums added. The
+    combining step of the tree reduction over a minibatch's blocks
+    (:meth:`skdgm._core.blocks.RowBlocks.map_rows` with ``combine``): it runs where
+    the parts are, so the client receives one statistics array per update,
+    whatever the number of blocks. Pairwise sums round differently from the flat
+    sum in block order, in a way fixed by the block order alone.
+    """
+    words = np.union1d(a["words"], b["words"])
+    first = np.zeros((words.size, a["first"].shape[1]))
+    first[np.searchsorted(words, a["words"])] = a["first"]
+    first[np.searchsorted(words, b["words"])] += b["first"]
+    return {"words": words, "first": first,
+            "upper": [x + y for x, y in zip(a["upper"], b["upper"])],
+            **{k: a[k] + b[k] for k in ("top_tables", "q_top", "loglik", "n_words")}}
+
+
 def combine_block_stats(parts, n_features, n_first):
     """The minibatch's statistics (as :func:`~._local.merge_chunks` gives them for
-    the global update) from its blocks' :func:`block_stats`, summed in block order."""
+    the global update) from its blocks' :func:`block_stats`, summed in block order
+    (or from the one total of :func:`add_block_stats`' tree)."""
     first = np.zeros((n_features, n_first))
     for p in parts:
         first[p["words"]] += p["first"]
@@ -254,12 +276,17 @@ def combine_block_stats(parts, n_features, n_first):
     }
 
 
-def blocks_local_stats(selection, seed_seq, phis, r, *, chunk_docs, **kwargs):
+def blocks_local_stats(selection, seed_seq, phis, r, *, chunk_docs, combine=add_block_stats,
+                       **kwargs):
     """The merged local statistics of a minibatch of a dask array (a
     :class:`skdgm._core.blocks.RowSelection`), computed block by block.
 
     One seed per chunk, spawned from ``seed_seq`` in block order: a minibatch held
-    by one block gets exactly the chunks and streams of :func:`run_local`.
+    by one block gets exactly the chunks and streams of :func:`run_local`. The
+    blocks' statistics are summed by a tree of ``combine`` (:func:`add_block_stats`)
+    where they live, Spark MLlib's ``treeAggregate``; ``combine=None`` brings every
+    block's back and sums them in block order on the client (the layout before
+    the tree, kept for ``benchmarks/bench_dask_tree.py``'s comparison).
     """
     def seeds_per_block(parts):
         sizes = [len(chunk_layout(_n_rows(rows), chunk_docs)) for _, rows in parts]
@@ -269,7 +296,7 @@ def blocks_local_stats(selection, seed_seq, phis, r, *, chunk_docs, **kwargs):
 
     shared = {"kwargs": local_kwargs(phis, r, collect_topics=True, keep_theta=False, **kwargs),
               "chunk_docs": chunk_docs}
-    parts = selection.map(block_stats, shared, seeds_per_block)
+    parts = selection.map(block_stats, shared, seeds_per_block, combine=combine)
     return combine_block_stats(parts, phis[0].shape[0], phis[0].shape[1])
 
 
