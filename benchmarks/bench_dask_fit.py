@@ -19,8 +19,8 @@ Three parts, one run:
    between sessions, adding a process did not always add CPU).
 3. **Napkin constants**, measured in this process (CPU seconds, one thread): the
    local step's cost per document, the client's global step per update, the bytes
-   of the global parameters sent per update and of one block's statistics
-   returned, and the round trip of an empty task on the cluster. ``doc/scaling.rst``
+   of the global parameters sent per update, of one block's statistics and of the
+   tree's total of 4 blocks (what the client receives per update), and the round trip of an empty task on the cluster. ``doc/scaling.rst``
    turns them into an estimate for 64 workers and 10M documents.
 
 ``--overlap-only`` instead records Dask's task stream of one fit on 2 workers: the
@@ -323,12 +323,20 @@ def napkin(d, args, rt):
     global_s = (time.process_time() - t) / reps
     glob_b = len(pickle.dumps(shared, protocol=5))
     stats_b = len(pickle.dumps(part, protocol=5))
+    # what the client receives per update: the tree's total over the minibatch's
+    # blocks (one block's form, on the union of their words), here of 4 blocks
+    others = [_train.block_stats(d.train[a:a + share], shared, seeds)
+              for a in range(4000 + share, 4000 + 4 * share, share)]
+    total = functools.reduce(_train.add_block_stats, [part] + others)
+    total_b = len(pickle.dumps(total, protocol=5))
     print(f"local step: {local_s:.3f} CPU-s for {share} documents = "
           f"{1e3 * local_s / share:.3f} ms per document (K = {args.speed_k}, V = {V})")
     print(f"global step on the client: {1e3 * global_s:.1f} ms per update")
     print(f"bytes per update: global parameters sent {glob_b / 1e6:.2f} MB (to each "
           f"worker), one block's statistics returned {stats_b / 1e6:.2f} MB "
-          f"({part['words'].size} distinct words of {share} documents)")
+          f"({part['words'].size} distinct words of {share} documents); the tree's total "
+          f"of 4 such blocks, the one array the client receives per update, "
+          f"{total_b / 1e6:.2f} MB ({total['words'].size} words)")
     print(f"round trip of an empty task on the 2-worker cluster: {1e3 * rt:.1f} ms (median "
           f"of 50; this host's load, see above)")
     per_update = local_s + global_s + rt
