@@ -1,18 +1,23 @@
 """A paper-on-napkin estimate of DeepLDA on 64 Dask workers and 10M documents (issue 28).
 
-Reads the constants that ``bench_dask_fit.py`` measured (``results/dask_fit_speed.txt``: the
-local step's CPU per document, the client's global step per update, the bytes of the
-global parameters and of one block's statistics, the round trip of an empty task)
+Reads the constants that ``bench_dask_fit.py`` measured (``--results``, by default
+``results/dask_fit_speed_idle.txt``: the local step's CPU per document, the client's
+global step per update, the bytes of the global parameters, of one block's
+statistics and of the tree's total of 4 blocks, the round trip of an empty task)
 and prices one pass over ``--docs`` documents with ``--workers`` workers, each
 sampling ``--per-worker`` documents per update, against one core alone in
 minibatches of 200. Assumptions, printed with the result: every link carries
 ``--bandwidth`` bytes per second; the global parameters go once per update from the
 client through the scheduler to one worker (a task of their own, so that a lost
 worker's copy is recomputed), and every other worker fetches them from that one,
-one after the other on its link; every block's statistics come back to the client
-(no tree reduction), one after the other on its link; a worker's local step is the
-measured one-core figure.
-
+one after the other on its link; a worker's local step is the measured one-core
+figure. The blocks' statistics are summed by a tree of pairwise tasks on the
+workers (``ceil(log2(workers))`` levels, each moving one array over a link, the
+pairs of a level in parallel, each level priced one task round trip too), and the
+client receives the total alone: the tree's total of 4 blocks, on the union of
+their words, stands for any number (with this vocabulary it is all the words
+already). The flat layout the estimators used before the tree (every block's
+statistics to the client, one after the other on its link) is printed beside it.
 Usage (instant)::
 
     python benchmarks/napkin_dask_fit.py > benchmarks/results/dask_fit_napkin.txt
@@ -40,13 +45,14 @@ def constants(text):
         "global_ms": grab(r"global step on the client: ([0-9.]+) ms per update"),
         "globals_mb": grab(r"global parameters (?:scattered|sent) ([0-9.]+) MB"),
         "stats_mb": grab(r"statistics returned ([0-9.]+) MB"),
+        "total_mb": grab(r"the client receives per update, ([0-9.]+) MB"),
         "round_trip_ms": grab(r"empty task on the 2-worker cluster: ([0-9.]+) ms"),
     }
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--results", default=str(RESULTS / "dask_fit_speed.txt"))
+    p.add_argument("--results", default=str(RESULTS / "dask_fit_speed_idle.txt"))
     p.add_argument("--docs", type=float, default=10e6)
     p.add_argument("--workers", type=int, default=64)
     p.add_argument("--per-worker", type=int, nargs="+", default=[500, 2000])
@@ -63,20 +69,29 @@ def main():
     print(f"one core, minibatches of {args.single_batch}: {one_core:,.0f} s per pass "
           f"({one_core / 3600:.2f} h)")
     W = args.workers
+    levels = math.ceil(math.log2(W)) if W > 1 else 0
     for b in args.per_worker:
         batch = b * W
         updates = math.ceil(args.docs / batch)
         local = b * c["ms_per_doc"] / 1e3
+        base = local + c["global_ms"] / 1e3 + c["round_trip_ms"] / 1e3
         out = c["globals_mb"] * 1e6 / args.bandwidth * (W + 1)
-        back = W * c["stats_mb"] * 1e6 / args.bandwidth
-        per = local + c["global_ms"] / 1e3 + c["round_trip_ms"] / 1e3 + out + back
-        total = updates * per
+        tree = ((levels + 1) * c["total_mb"] * 1e6 / args.bandwidth
+                + levels * c["round_trip_ms"] / 1e3)
+        flat = W * c["stats_mb"] * 1e6 / args.bandwidth
         print(f"{W} workers x {b} documents per update (minibatch {batch:,}): {updates:,} "
-              f"updates per pass, each {per:.3f} s = local {local:.3f} + global "
-              f"{c['global_ms'] / 1e3:.4f} + round trip {c['round_trip_ms'] / 1e3:.3f} + "
-              f"parameters out {out:.3f} + statistics back {back:.3f}; a pass {total:,.0f} s, "
-              f"{one_core / total:.0f}x one core ({one_core / total / W:.0%} of {W}x)")
-
+              f"updates per pass")
+        for name, back in (("tree", tree), ("flat, before", flat)):
+            per = base + out + back
+            total = updates * per
+            print(f"  statistics by {name}: each update {per:.3f} s = local {local:.3f} + "
+                  f"global {c['global_ms'] / 1e3:.4f} + round trip "
+                  f"{c['round_trip_ms'] / 1e3:.3f} + parameters out {out:.3f} + statistics "
+                  f"back {back:.3f}; a pass {total:,.0f} s, {one_core / total:.0f}x one core "
+                  f"({one_core / total / W:.0%} of {W}x)")
+    print(f"\nstatistics back by the tree: {levels} levels of one {c['total_mb']:.2f} MB "
+          f"array per link and one task round trip each, then the total to the client; "
+          f"flat: {W} arrays of {c['stats_mb']:.2f} MB through the client's link")
 
 if __name__ == "__main__":
     main()
