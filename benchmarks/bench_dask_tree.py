@@ -15,10 +15,18 @@ The paper's 20News split, K = 64, ``n_iter="auto"`` (the fixed rule on a dask
 array), batch 200, defaults otherwise: the settings of ``bench_dask_fit.py``'s
 quality part.
 
-Usage (about 5 minutes of one core)::
+``--rbm`` instead measures the same for GaussianBernoulliRBM(16) and
+DBMCAST((16, 16), ``pretrain=False``), whose positive-phase sums go through the same
+tree (``skdgm._core.blocks.add_parts``), on ``bench_dask_rbm_fit.py``'s digits
+(8 blocks, 30 passes, exact held-out log-likelihood); the flat sums are the
+blocks' results gathered and summed in block order by the wing, as before.
+
+Usage (about 5 minutes of one core; ``--rbm`` about 1)::
 
     SKDGM_DATA=../shared/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
         python benchmarks/bench_dask_tree.py > benchmarks/results/dask_tree.txt
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
+        python benchmarks/bench_dask_tree.py --rbm > benchmarks/results/dask_tree_rbm.txt
 """
 
 import argparse
@@ -51,6 +59,60 @@ def fit(X, seed, k, flat):
     return est, time.process_time() - t
 
 
+def _flat_map_rows():
+    """``RowBlocks.map_rows`` without its tree: every block's result comes back and
+    the wing sums them in block order (its code for a list of parts)."""
+    from skdgm._core.blocks import RowBlocks
+
+    real = RowBlocks.map_rows
+
+    def flat(self, func, rows, shared, extras, combine=None):
+        return real(self, func, rows, shared, extras)
+
+    return mock.patch.object(RowBlocks, "map_rows", flat)
+
+
+def rbm(args):
+    import dask.array as da
+    from bench_dask_rbm_fit import _data
+    from skdgm import DBMCAST, GaussianBernoulliRBM
+
+    (g_train, g_test), (b_train, b_test) = _data()
+    rows = -(-g_train.shape[0] // args.blocks)
+    print(f"digits 1,500 / 297 rows, {args.blocks} dask blocks, {args.n_iter} passes, "
+          f"batch 100, no client; exact held-out mean log p\n")
+    models = {
+        "GaussianBernoulliRBM(16)": (lambda s: GaussianBernoulliRBM(
+            n_components=16, n_iter=args.n_iter, batch_size=100, random_state=s),
+            g_train, g_test, lambda e: [e.components_, e.intercept_hidden_, e.mean_,
+                                        e.log_variance_]),
+        "DBMCAST((16, 16), pretrain=False)": (lambda s: DBMCAST(
+            n_components=(16, 16), n_iter=args.n_iter, batch_size=100, pretrain=False,
+            random_state=s), b_train, b_test, lambda e: list(e.coefs_) + list(e.intercepts_)),
+    }
+    for name, (make, X, X_test, params) in models.items():
+        Xd = da.from_array(X, chunks=(rows, X.shape[1]))
+        for seed in range(args.seeds):
+            ests, score = {}, {}
+            for way in ("flat", "tree"):
+                t = time.process_time()
+                if way == "flat":
+                    with _flat_map_rows():
+                        ests[way] = make(seed).fit(Xd)
+                else:
+                    ests[way] = make(seed).fit(Xd)
+                cpu = time.process_time() - t
+                score[way] = float(ests[way].score(X_test))
+                print(f"  {name:34s} seed {seed}  {way}  fit {cpu:5.1f} CPU-s  held-out "
+                      f"{score[way]:.6f}", flush=True)
+            diff = max(float(np.max(np.abs(a - b))) for a, b in
+                       zip(params(ests["flat"]), params(ests["tree"])))
+            scale = max(float(np.max(np.abs(a))) for a in params(ests["flat"]))
+            print(f"  {name:34s} seed {seed}  tree vs flat: largest parameter difference "
+                  f"{diff:.3g} (largest parameter {scale:.3g}); held-out "
+                  f"{score['tree'] - score['flat']:+.6f} nats\n", flush=True)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     _common.add_data_home_arg(p)
@@ -58,9 +120,16 @@ def main():
     p.add_argument("--k", type=int, default=64)
     p.add_argument("--blocks", type=int, default=8)
     p.add_argument("--docs", type=int, help="the first DOCS training documents only (a smoke test)")
+    p.add_argument("--rbm", action="store_true",
+                   help="GaussianBernoulliRBM and DBMCAST on digits instead of DeepLDA")
+    p.add_argument("--n-iter", type=int, default=30, help="passes of the --rbm fits")
     args = p.parse_args()
     warnings.simplefilter("ignore", UserWarning)
     home = _common.data_home(args.data_home)
+    if args.rbm:
+        header()
+        rbm(args)
+        return
     header([f"data: {_common.shown(home)}"])
     import dask.array as da
     from skdgm.datasets import fetch_20newsgroups_bow

@@ -173,3 +173,27 @@ def fit_killing_a_worker(fit, cluster, monkeypatch, after_update, method="map_ro
         client.wait_for_workers(2, timeout=60)
         assert victim not in client.run(os.getpid).values()
     return est, len(calls)
+
+
+def record_gathers(monkeypatch):
+    """A list that fills with the keys of every list of futures a client gathers."""
+    gathered = []
+    real = distributed.Client.gather
+
+    def spy(self, futures, *args, **kwargs):
+        if isinstance(futures, list):
+            gathered.append([str(f.key) for f in futures])
+        return real(self, futures, *args, **kwargs)
+
+    monkeypatch.setattr(distributed.Client, "gather", spy)
+    return gathered
+
+
+def assert_one_total_per_update(gathered, task, combine, n_updates):
+    """Every gather of ``task``'s results (at least one per update; a monitor may
+    sum the same way) brought back one future, the tree's total (``combine``), not
+    one per block."""
+    updates = [keys for keys in gathered if any(task in k or combine in k for k in keys)]
+    assert len(updates) >= n_updates, (len(updates), n_updates)
+    assert all(len(keys) == 1 and keys[0].startswith(combine) for keys in updates), updates
+

@@ -20,7 +20,8 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 from _dask_fits import (assert_every_call_raises,  # noqa: E402
-                        assert_the_client_never_holds, fit_killing_a_worker,
+                        assert_one_total_per_update, assert_the_client_never_holds,
+                        fit_killing_a_worker, record_gathers,
                         fits_without_and_with_workers, process_cluster,  # noqa: F401
                         remote_cluster,  # noqa: F401
                         thread_cluster)  # noqa: F401 - fixtures
@@ -87,22 +88,12 @@ def test_blocks_decide_the_answer_not_workers_or_client(thread_cluster):
 def test_the_client_receives_one_statistics_array_per_update(thread_cluster, monkeypatch):
     # the blocks' statistics are summed by a tree on the workers: every update's
     # gather brings back one total, not one part per block of the minibatch
-    X = _counts()
-    Xd = _dask(X, 50)                      # 8 blocks; minibatches of 60 span 2-8
-    gathered = []
-    real = distributed.Client.gather
-
-    def spy(self, futures, *args, **kwargs):
-        if isinstance(futures, list):
-            gathered.append([str(f.key) for f in futures])
-        return real(self, futures, *args, **kwargs)
-
-    monkeypatch.setattr(distributed.Client, "gather", spy)
+    Xd = _dask(_counts(), 50)              # 8 blocks; minibatches of 60 span 2-8
+    gathered = record_gathers(monkeypatch)
     with distributed.Client(thread_cluster):
         est = DeepLDA(**CHEAP).fit(Xd)
-    updates = [keys for keys in gathered if any("block_stats" in k for k in keys)]
-    assert len(updates) == est.n_updates_ == 12
-    assert all(len(keys) == 1 and keys[0].startswith("add_block_stats") for keys in updates)
+    assert est.n_updates_ == 12
+    assert_one_total_per_update(gathered, "block_stats", "add_block_stats", 12)
 
 
 def test_the_blocks_tree_sum_is_their_flat_sum():

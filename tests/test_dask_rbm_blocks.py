@@ -5,7 +5,8 @@ means' sums) runs block by block where a block lives; the negative phase and the
 update stay on the client. What "the same" means here:
 
 * the same blocks give the same fit bit for bit, with no client, one worker or
-  two (the block results are summed in block order);
+  two (the block results are summed by a tree whose shape follows the block
+  order, on the workers with a client: one total per update reaches it);
 * one block holding every row is the in-memory fit bit for bit when the positive
   phase draws nothing (DBMCAST always; GRBM with ``objective="marginal"``) in
   float64: the minibatches are the same rows in the same order and the sums the
@@ -24,8 +25,9 @@ da = pytest.importorskip("dask.array")
 distributed = pytest.importorskip("distributed")
 
 from _dask_fits import (assert_blocks_decide_the_answer,  # noqa: E402
-                        assert_every_call_raises, assert_quality_matches,
-                        assert_the_client_never_holds, fit_killing_a_worker,
+                        assert_every_call_raises, assert_one_total_per_update,
+                        assert_quality_matches, assert_the_client_never_holds,
+                        fit_killing_a_worker, record_gathers,
                         process_cluster,  # noqa: F401
                         remote_cluster,  # noqa: F401
                         thread_cluster)  # noqa: F401 - fixtures
@@ -93,6 +95,22 @@ def test_the_joint_objective_samples_per_block_so_it_is_another_chain():
     X = _gaussian()
     assert not _same(GaussianBernoulliRBM(**GRBM).fit(X),
                      GaussianBernoulliRBM(**GRBM).fit(_dask(X, X.shape[0])))
+
+
+@pytest.mark.parametrize("cls, params, data", [
+    pytest.param(GaussianBernoulliRBM, GRBM, _gaussian, id="grbm"),
+    pytest.param(DBMCAST, DBM, _binary, id="dbm"),
+])
+def test_the_client_receives_one_positive_phase_per_update(cls, params, data, thread_cluster,
+                                                          monkeypatch):
+    # the blocks' positive-phase sums are added by a tree on the workers: every
+    # update's gather brings back one total, not one part per block
+    Xd = _dask(data(), 50)                 # 7 blocks; shuffled minibatches of 40 span several
+    gathered = record_gathers(monkeypatch)
+    with distributed.Client(thread_cluster):
+        est = cls(**dict(params, n_iter=1)).fit(Xd)
+    assert est.n_updates_ == 8
+    assert_one_total_per_update(gathered, "positive_block", "add_parts", 8)
 
 
 @pytest.mark.parametrize("cls, params, data", [

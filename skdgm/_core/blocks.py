@@ -14,9 +14,11 @@ parameters). :class:`RowBlocks` runs the per-row part block by block:
   the synchronous scheduler, one block at a time, and the same function runs on
   them: memory stays bounded by a block's share of one minibatch.
 
-Both paths run the same tasks on the same rows with the same seeds, and the caller
-reduces the results in block order, so a fit does not depend on the number of
-workers, on where a task ran or on the order in which results arrived. A lost
+Both paths run the same tasks on the same rows with the same seeds, and the results
+are reduced in block order (by the caller) or by a tree whose shape follows the
+block order alone (:func:`tree_reduce`, on the workers with a client: one total
+comes back), so a fit does not depend on the number of workers, on where a task
+ran or on the order in which results arrived. A lost
 worker's blocks are recomputed by Dask from their lineage, and its tasks re-run
 with the seeds they carry.
 
@@ -31,7 +33,8 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["BLOCKWISE_METHODS", "RowBlocks", "RowSelection", "active_client", "block_seeds",
+__all__ = ["BLOCKWISE_METHODS", "RowBlocks", "RowSelection", "active_client", "add_parts",
+           "block_seeds",
            "blockwise", "check_dask_rows", "column_means", "dask_method", "float_blocks",
            "forget_sent", "gather_rows", "is_dask_array", "max_abs", "prepare_float_block",
            "sum_parts", "tree_reduce"]
@@ -557,6 +560,17 @@ def tree_reduce(items, combine):
         pairs = [combine(level[i], level[i + 1]) for i in range(0, len(level) - 1, 2)]
         level = pairs + level[len(pairs) * 2:]
     return level[0]
+
+
+def add_parts(a, b):
+    """Two blocks' results added entry by entry: arrays and numbers, nested alike in
+    tuples (named or not) and lists. The ``combine`` of :meth:`RowBlocks.map_rows`
+    for results that are sums throughout (the binary models' positive phases)."""
+    if isinstance(a, tuple) and hasattr(a, "_fields"):
+        return type(a)(*(add_parts(x, y) for x, y in zip(a, b)))
+    if isinstance(a, (tuple, list)):
+        return type(a)(add_parts(x, y) for x, y in zip(a, b))
+    return a + b
 
 
 def sum_parts(parts):

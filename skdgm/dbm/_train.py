@@ -22,7 +22,8 @@ import scipy.sparse as sp
 
 from .._core.averaging import HeavyBall, ParameterAverage
 from .._core.base import check_finite_params, dense_rows, iter_minibatches
-from .._core.blocks import RowBlocks, RowSelection, column_means, gather_rows, sum_parts
+from .._core.blocks import (RowBlocks, RowSelection, add_parts, column_means, gather_rows,
+                            sum_parts)
 from .._core.diagnostics import ess_bulk, rhat
 from .._core.mcmc import bernoulli
 from .._core.numerics import softplus
@@ -191,7 +192,9 @@ def sa_update(coefs, intercepts, V, chains, rng, *, learning_rate, n_mean_field,
     shared = dict(coefs=coefs, intercepts=intercepts, n_mean_field=n_mean_field,
                   mean_field_tol=mean_field_tol, starts=starts, monitor=monitor)
     if isinstance(V, RowSelection):      # a dask array's minibatch, summed from its blocks
-        parts = V.map(positive_block, shared, lambda parts: [None] * len(parts))
+        # summed by a tree where the blocks are: one total reaches the client
+        parts = V.map(positive_block, shared, lambda parts: [None] * len(parts),
+                      combine=add_parts)
         pos = PositiveSums(
             *([sum_parts([p[i][l] for p in parts]) for l in range(len(parts[0][i]))]
               for i in range(2)),
