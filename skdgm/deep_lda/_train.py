@@ -230,7 +230,7 @@ def block_stats(X, shared, seeds):
     chunks = chunk_layout(X.shape[0], shared["chunk_docs"])
     results = [local_task(X[sl], as_generator(seed), **kwargs)
                for sl, seed in zip(chunks, seeds)]
-    merged = merge_chunks(results, X.shape[1])
+    merged = merge_chunks(results, X.shape[1], stack_theta=False)
     first = merged["topic_counts"][0]
     words = np.flatnonzero(first.any(axis=1))
     return {"words": words, "first": first[words], "upper": merged["topic_counts"][1:],
