@@ -119,12 +119,13 @@ def run_local(X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics, a0, b0
         One :func:`skdgm.deep_lda._local.upward_downward` result per chunk.
     """
     chunks = chunk_layout(X.shape[0], chunk_docs)
-    tasks = [X[sl] for sl in chunks] if thetas is None else \
-        [(X[sl], th) for sl, th in zip(chunks, thetas)]
+    parts = [X[sl] for sl in chunks]
+    tasks = parts if thetas is None else list(zip(parts, thetas))
     seeds = seed_seq.spawn(len(tasks))
+    Ks = [p.shape[1] for p in phis]
     return run_chains(
         local_task, tasks, seeds=seeds, n_jobs=n_jobs, prefer=TRAIN_PREFER,
-        cost=local_cost(X, [p.shape[1] for p in phis], n_burn + n_collect),
+        cost=[local_cost(part, Ks, n_burn + n_collect) for part in parts],
         **local_kwargs(phis, r, n_burn=n_burn, n_collect=n_collect,
                        collect_topics=collect_topics, keep_theta=keep_theta,
                        a0=a0, b0=b0, e0=e0, f0=f0, link=link))
