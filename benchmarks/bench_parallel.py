@@ -204,7 +204,7 @@ def deep_lda_rows(args):
     n_test = Xo.shape[0] if not args.quick else 2000
     compare_lda("DeepLDA(128).perplexity", f"{n_test:,} test docs",
             lambda nj: with_jobs(nj).perplexity(Xo[:n_test], Xh[:n_test]), args.repeats)
-    for n_imp in (400, 2000):       # one chunk of documents, then five
+    for n_imp in (400, 2000):       # one chunk of documents, then eight
         Xm = X[:n_imp].toarray()
         Xm[np.random.default_rng(0).random(Xm.shape) < 0.01] = np.nan
         compare_lda("DeepLDA(128).impute", f"{n_imp:,} docs, 1% missing",

@@ -156,6 +156,35 @@ def test_thread_workers_have_their_own_cost_threshold(count_parallel):
         np.testing.assert_array_equal(a, c)
 
 
+def test_thread_workers_take_the_costliest_task_first(monkeypatch):
+    # per-task costs: threads are handed the tasks longest first (the order each
+    # task reaches joblib), the results come back in task order, equal to n_jobs=1
+    sent = []
+    real = chains.delayed
+
+    def recording(func):
+        def make(f, tasks, seeds, kwargs):
+            sent.extend(t for t in tasks)
+            return real(func)(f, tasks, seeds, kwargs)
+        return make
+
+    monkeypatch.setattr(chains, "delayed", recording)
+    costs = [0.1, 0.5, 0.2, 0.5, 0.05]
+    thr = run_chains(_task_id, 5, random_state=3, n_jobs=2, cost=costs, prefer="threads")
+    assert sent == [1, 3, 2, 0, 4]
+    assert thr == run_chains(_task_id, 5, random_state=3, n_jobs=1)
+    sent.clear()
+    with parallel_config(backend="loky"):          # processes: contiguous batches, in order
+        procs = run_chains(_task_id, 5, random_state=3, n_jobs=2, cost=costs)
+    assert sent == [0, 1, 2, 3, 4] and procs == thr
+    sent.clear()
+    below = [chains.MIN_THREAD_COST / 10] * 5      # the total decides the threshold
+    assert run_chains(_task_id, 5, random_state=3, n_jobs=2, cost=below,
+                      prefer="threads") == thr and sent == []
+    with pytest.raises(ValueError, match="3 costs for 5 tasks"):
+        run_chains(_task_id, 5, random_state=3, n_jobs=2, cost=costs[:3])
+
+
 def test_cheap_calls_stay_in_process(count_parallel):
     cheap = run_chains(_draws, 6, random_state=1, n_jobs=2, cost=chains.MIN_PARALLEL_COST / 2)
     assert count_parallel == []

@@ -227,6 +227,50 @@ def test_row_sums_and_entry_dots_match_twins(K):
 
 
 @pytest.mark.parametrize("K", [1, 7, 12])
+def test_add_rows_matches_twin_and_fancy_indexing(K):
+    rng = np.random.default_rng(K)
+    out = rng.random((30, K))
+    rows = rng.permutation(30)[:17].astype(np.int64)
+    values = rng.random((17, K)) * 1e3
+    a, b = out.copy(), out.copy()
+    _local_fast.add_rows(a, rows, values)
+    _local.add_rows(b, rows, values)
+    np.testing.assert_array_equal(a, b)
+    ref = out.copy()
+    ref[rows] += values
+    np.testing.assert_array_equal(a, ref)
+    with pytest.raises(ValueError, match="out of range"):
+        _local_fast.add_rows(a, np.array([30], dtype=np.int64), values[:1])
+    with pytest.raises(ValueError, match="inconsistent"):
+        _local_fast.add_rows(a, rows[:3], values)
+
+
+def test_merge_chunks_sums_chunks_in_order_and_can_skip_theta():
+    """Issue 26: the layer-1 counts joined by ``add_rows`` are the chunk-ordered
+    fancy-indexed sums the merge made before, bit for bit; ``stack_theta=False``
+    leaves the documents' sums out and nothing else changes."""
+    X, _, phi, _ = _random_case(4, n_docs=60, V=30, K=5)
+    chunks = [X[a:a + 20] for a in (0, 20, 40)]
+    rng = np.random.default_rng(0)
+    res = [_local.upward_downward(c, rng, phis=[phi, rng.dirichlet(np.ones(5), 3).T.copy()],
+                                  r=np.ones(3), n_burn=2, n_collect=3, compact_words=True)
+           for c in chunks]
+    merged = _local.merge_chunks(res, 30)
+    ref = np.zeros((30, 5))
+    for r in res:
+        ref[r["words"]] += r["topic_counts"][0]
+    np.testing.assert_array_equal(merged["topic_counts"][0], ref)
+    twin = _local.merge_chunks(res, 30, kernels="numpy")
+    np.testing.assert_array_equal(twin["topic_counts"][0], ref)
+    lean = _local.merge_chunks(res, 30, stack_theta=False)
+    assert "theta_sum" not in lean and merged["theta_sum"][0].shape == (60, 5)
+    for x, y in zip(lean["topic_counts"], merged["topic_counts"]):
+        np.testing.assert_array_equal(x, y)
+    for key in ("top_tables", "q_top", "loglik", "n_words"):
+        np.testing.assert_array_equal(lean[key], merged[key])
+
+
+@pytest.mark.parametrize("K", [1, 7, 12])
 def test_em_steps_kernel_matches_twin_and_is_the_mixture_em(K):
     X, csr, phi, _ = _random_case(3, K=K)
     lay = _local._Layout(X, [phi], np.ones(K), "poisson")

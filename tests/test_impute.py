@@ -413,3 +413,32 @@ def test_deep_lda_impute_one_task_per_chunk(monkeypatch, link):
     from joblib import parallel_config
     with parallel_config(backend="loky"):                   # process workers, not threads
         np.testing.assert_array_equal(est.impute(Xm, n_sweeps=6), three)
+
+
+def test_deep_lda_filled_counts_is_the_dense_fill_as_csr():
+    """Issue 26: the CSR of the documents at a fill, built from the observed entries
+    and the missing positions, is what ``csr_matrix`` makes of the dense filled
+    documents (same entries, order and values; zero fills left out), and the
+    rates at the missing entries are ``(Phi theta)_miss``."""
+    from skdgm.deep_lda._impute import FilledCounts, sparse_missing
+
+    rng = np.random.default_rng(1)
+    X = rng.poisson(0.7, (25, 40)).astype(float)
+    X[3] = 0.0                                      # a document of missing entries and zeros
+    missing = rng.random(X.shape) < 0.2
+    Xm = np.where(missing, np.nan, X)
+    filled = FilledCounts(*sparse_missing(Xm, missing))
+    rows, cols = np.nonzero(missing)
+    np.testing.assert_array_equal(filled.rows, rows)
+    np.testing.assert_array_equal(filled.cols, cols)
+    for fill in (np.zeros(rows.size), rng.poisson(1.0, rows.size).astype(float),
+                 rng.poisson(5.0, rows.size).astype(float)):
+        full = np.where(missing, 0.0, X)
+        full[rows, cols] = fill
+        ref, got = sp.csr_matrix(full), filled.csr(fill)
+        assert got.shape == ref.shape
+        for a in ("indptr", "indices", "data"):
+            np.testing.assert_array_equal(getattr(got, a), getattr(ref, a))
+    theta, phi = rng.gamma(1.0, 1.0, (25, 6)), rng.dirichlet(np.ones(40), 6).T
+    np.testing.assert_allclose(filled.rates(theta, phi),
+                               np.einsum("ek,ek->e", theta[rows], phi[cols]), rtol=1e-13)

@@ -30,7 +30,8 @@ unless the user's ``joblib.parallel_config`` names a backend, the tasks then run
 on threads of this process, which read the shared arguments where they are (no
 pickling, no memory-mapped files, no results sent back through a pipe) and start
 in microseconds. Threads take the tasks one at a time (nothing to amortise over a
-batch, and the finest balance between workers), and a call pays from
+batch, and the finest balance between workers), the costliest first when the
+caller estimates each task's cost, and a call pays from
 :data:`MIN_THREAD_COST` CPU seconds on rather than :data:`MIN_PARALLEL_COST`.
 """
 
@@ -299,11 +300,14 @@ def run_chains(func, tasks, *, random_state=None, seeds=None, n_jobs=None, cost=
     n_jobs : int, optional
         Passed to :class:`joblib.Parallel`; ``None`` means what the active
         ``joblib.parallel_config`` says (1 outside any such context).
-    cost : float, optional
-        The caller's estimate of the CPU seconds of all the tasks together:
-        below :data:`MIN_PARALLEL_COST` they run in-process whatever ``n_jobs``
-        says (the same results: the streams are per task). ``None``: no estimate,
-        ``n_jobs`` decides.
+    cost : float or sequence of float, optional
+        The caller's estimate of the CPU seconds of all the tasks together, or of
+        each task: below :data:`MIN_PARALLEL_COST` in all they run in-process
+        whatever ``n_jobs`` says (the same results: the streams are per task).
+        ``None``: no estimate, ``n_jobs`` decides. With one estimate per task,
+        thread workers take the costliest first (the longest-processing-time
+        rule: the last task to finish is a short one), and the results still come
+        back in task order.
     **kwargs
         Shared, read-only arguments (large arrays reach process workers as
         read-only memmaps: kernels take ``const`` memoryviews).
@@ -327,12 +331,20 @@ def run_chains(func, tasks, *, random_state=None, seeds=None, n_jobs=None, cost=
     seeds = list(seeds)
     if len(tasks) == 0:
         return []
+    per_task = cost is not None and np.ndim(cost) == 1
+    if per_task and len(cost) != len(tasks):
+        raise ValueError(f"got {len(cost)} costs for {len(tasks)} tasks")
+    total = float(np.sum(cost)) if per_task else cost
     kind = _workers_kind(prefer) if len(tasks) > 1 and n_jobs != 1 else None
     floor = MIN_THREAD_COST if kind == "threads" else MIN_PARALLEL_COST
-    if kind is None or (cost is not None and cost < floor):
+    if kind is None or (total is not None and total < floor):
         # Same calls, same streams, no scheduler overhead.
         return _call_batch(func, tasks, seeds, kwargs)
+    order = None
     if kind == "threads":
+        if per_task:
+            order = np.argsort(-np.asarray(cost, dtype=float), kind="stable")
+            tasks, seeds = [tasks[i] for i in order], [seeds[i] for i in order]
         groups = [slice(i, i + 1) for i in range(len(tasks))]
     else:
         groups = even_chunks(len(tasks), BATCHES_PER_WORKER * _n_workers(n_jobs))
@@ -350,7 +362,10 @@ def run_chains(func, tasks, *, random_state=None, seeds=None, n_jobs=None, cost=
             batches = pool.get(prefer)(calls)
         finally:
             pool.busy = False
-    return [res for batch in batches for res in batch]
+    results = [res for batch in batches for res in batch]
+    if order is not None:
+        results = [results[i] for i in np.argsort(order)]
+    return results
 
 
 def even_chunks(n, n_chunks):

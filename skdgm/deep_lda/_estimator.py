@@ -430,7 +430,8 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
             return _train.blocks_local_stats(X, self._train_seed, phis, r, n_burn=n_burn,
                                              n_collect=n_collect, **self._local_priors())
         return self._merge(self._local(X, self._train_seed, phis, r, n_burn=n_burn,
-                                       n_collect=n_collect, collect_topics=True, keep_theta=False))
+                                       n_collect=n_collect, collect_topics=True, keep_theta=False),
+                           stack_theta=False)
 
     def _gibbs_update(self, X, phis, r):
         """One batch Gibbs sweep over ``X`` (the documents' hidden units are kept)."""
@@ -655,8 +656,7 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
                             what=type(self).__name__)
         if not missing.any():
             return X.copy()
-        mean = self._impute(X, missing, self._eval_seed(4), n_sweeps)   # one task per chunk
-        return np.where(missing, mean, X)
+        return self._impute(X, missing, self._eval_seed(4), n_sweeps)   # one task per chunk
 
     def _heldout_loglik(self, X_obs, X_held, *, point, n_burn, n_collect, seed,
                         return_parts=False):

@@ -24,15 +24,18 @@ from .._core.chains import run_chains
 from .._core.posterior import rao_blackwell_chain
 from .._core.random import as_generator
 from ._local import MAX_TOTAL_COUNT, round_counts as _round_counts, upward_downward
+from ._local_fast import entry_dots
 from ._train import EVAL_PREFER, chunk_layout, local_cost, local_kwargs
 
-__all__ = ["gibbs_impute", "impute_over_samples", "impute_per_sweep", "impute_task",
-           "observed_counts"]
+__all__ = ["FilledCounts", "gibbs_impute", "impute_chain", "impute_over_samples",
+           "impute_per_sweep", "impute_task", "observed_counts", "sparse_missing"]
 
 
 def gibbs_impute(local_sweep, phi1, X, missing, rng, seeds, *, n_sweeps, n_burn, link,
                  state=None, rao_blackwell=True):
     """Average of ``E[x_miss | theta^(1)]`` over a data-augmented local Gibbs chain.
+
+    :func:`impute_chain` on a dense ``X`` with ``NaN`` (or anything) at ``missing``.
 
     Parameters
     ----------
@@ -62,18 +65,79 @@ def gibbs_impute(local_sweep, phi1, X, missing, rng, seeds, *, n_sweeps, n_burn,
     estimate : ndarray of shape (n, V)
         Meaningful in the missing entries only.
     """
-    obs = np.where(missing, 0.0, X)
+    filled = FilledCounts(*sparse_missing(X, missing))
+    state, values = impute_chain(local_sweep, phi1, filled, rng, seeds, n_sweeps=n_sweeps,
+                                 n_burn=n_burn, link=link, state=state,
+                                 rao_blackwell=rao_blackwell)
+    est = np.zeros(X.shape)
+    est[filled.rows, filled.cols] = values
+    return state, est
+
+
+def sparse_missing(X, missing):
+    """The observed counts of a dense ``X`` as CSR, and the missing entries' rows and
+    columns (row-major, as ``np.nonzero(missing)``)."""
     rows, cols = np.nonzero(missing)
+    return (sp.csr_matrix(np.where(missing, 0.0, X)), rows.astype(np.int64),
+            cols.astype(np.int64))
+
+
+class FilledCounts:
+    """The CSR matrix of observed counts with the missing entries at a fill, per sweep.
+
+    Every sweep of the data-augmented chain hands the local sampler the documents
+    with their missing entries at the current fill. Built from the observed
+    entries (CSR, no stored zeros) and the missing positions (row-major) once, the
+    matrix of a fill costs ``O(entries)``: the same CSR arrays (entries sorted by
+    row then column, zero fills left out) that ``csr_matrix`` makes of the dense
+    filled documents, whose ``O(n V)`` passes (a copy, a scatter, a scan for
+    non-zeros) were most of ``impute``'s time and, being memory-bound, scaled
+    badly over two workers (issue 26).
+    """
+
+    def __init__(self, obs, rows, cols):
+        n, V = self.shape = obs.shape
+        self.rows, self.cols = rows, cols
+        obs_rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(obs.indptr))
+        key = np.concatenate([obs_rows * V + obs.indices, rows * V + cols])
+        # the two sets of entries are disjoint, each already row-major
+        order = np.argsort(key, kind="stable")
+        self.entry_rows = key[order] // V
+        self.entry_cols = key[order] - self.entry_rows * V
+        self.values = np.concatenate([obs.data.astype(np.float64), np.zeros(rows.size)])[order]
+        self.fill_at = np.flatnonzero(order >= obs.nnz)
+        # the missing entries as CSR rows, for their rates (entry_dots)
+        self.miss_ptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=n), out=self.miss_ptr[1:])
+
+    def csr(self, fill):
+        """The documents with their missing entries at ``fill`` (row-major order)."""
+        self.values[self.fill_at] = fill
+        keep = self.values != 0.0
+        indptr = np.zeros(self.shape[0] + 1, dtype=np.int64)
+        np.cumsum(np.bincount(self.entry_rows[keep], minlength=self.shape[0]),
+                  out=indptr[1:])
+        return sp.csr_matrix((self.values[keep], self.entry_cols[keep], indptr),
+                             shape=self.shape)
+
+    def rates(self, theta1, phi1):
+        """``(Phi^(1) theta^(1))`` at every missing entry, row-major."""
+        return entry_dots(self.miss_ptr, self.cols, np.ascontiguousarray(phi1, dtype=np.float64),
+                          np.ascontiguousarray(theta1, dtype=np.float64))
+
+
+def impute_chain(local_sweep, phi1, filled, rng, seeds, *, n_sweeps, n_burn, link,
+                 state=None, rao_blackwell=True):
+    """:func:`gibbs_impute` on :class:`FilledCounts`: the estimates at the missing
+    entries only (row-major), and the chain's state."""
     if state is None:
-        state = (np.zeros(rows.size), None)
+        state = (np.zeros(filled.rows.size), None)
     counter = iter(seeds)
 
     def step(st):
         fill, thetas = st
-        full = obs.copy()
-        full[rows, cols] = fill
-        thetas, theta1 = local_sweep(sp.csr_matrix(full), next(counter), thetas)
-        lam = np.einsum("ek,ek->e", theta1[rows], phi1[cols])     # (Phi theta)_miss
+        thetas, theta1 = local_sweep(filled.csr(fill), next(counter), thetas)
+        lam = filled.rates(theta1, phi1)                         # (Phi theta)_miss
         if link == "bernoulli":
             mean = -np.expm1(-lam)
             draw = (rng.random(lam.shape) < mean).astype(np.float64)
@@ -84,22 +148,23 @@ def gibbs_impute(local_sweep, phi1, X, missing, rng, seeds, *, n_sweeps, n_burn,
 
     state, total, n_kept = rao_blackwell_chain(step, state, n_sweeps, n_burn,
                                                rao_blackwell=rao_blackwell)
-    est = np.zeros(X.shape)
-    est[rows, cols] = total / n_kept
-    return state, est
+    return state, total / n_kept
 
 
 def impute_over_samples(X, missing, samples, root, *, n_sweeps, a0, b0, e0, f0, link,
                         chunk_docs, n_jobs=None):
-    """``E[x_miss | x_obs]`` averaged over the kept global samples (``DeepLDA.impute``).
+    """``X`` with its missing entries at ``E[x_miss | x_obs]`` averaged over the kept
+    global samples (``DeepLDA.impute``).
 
     The documents are cut into the local sampler's fixed chunks
     (:func:`~._train.chunk_layout`) and each chunk is one task
     (:func:`impute_task`) for the whole protocol: under each ``(phis, r)`` of
-    ``samples`` in turn, :func:`gibbs_impute` runs ``n_sweeps`` sweeps (the first
+    ``samples`` in turn, :func:`impute_chain` runs ``n_sweeps`` sweeps (the first
     half discarded) with the chain carried over from one sample to the next. One
     dispatch per chunk, not one per sweep (issue 26), so that ``n_jobs`` pays and
-    no sweep pays the scatter, merge and scheduling of a whole-corpus call.
+    no sweep pays the scatter, merge and scheduling of a whole-corpus call. A task
+    carries its chunk's observed counts (CSR) and missing positions, not the dense
+    rows, and returns the estimates at its missing entries only.
 
     Streams, from ``root`` (a ``SeedSequence``): its first child seeds the fills
     (chunk ``c`` draws them from that PCG64 stream jumped ``c`` times, so chunk 0
@@ -112,23 +177,24 @@ def impute_over_samples(X, missing, samples, root, *, n_sweeps, a0, b0, e0, f0, 
 
     Returns
     -------
-    estimate : ndarray of shape (n, V)
-        Meaningful in the missing entries only.
+    X_filled : ndarray of shape (n, V)
+        A copy of ``X`` with the estimates at the missing entries.
     """
     fill_seed = root.spawn(1)[0]
     sweep_seeds = root.spawn(len(samples) * n_sweeps)
     layout = chunk_layout(X.shape[0], chunk_docs)
-    tasks = [(X[sl], missing[sl], c) for c, sl in enumerate(layout)]
+    obs, rows, cols = sparse_missing(X, missing)
+    cut = np.searchsorted(rows, [sl.start for sl in layout] + [X.shape[0]])
+    tasks = [(obs[sl], rows[a:b] - sl.start, cols[a:b], c)
+             for c, (sl, a, b) in enumerate(zip(layout, cut[:-1], cut[1:]))]
     parts = run_chains(
         impute_task, tasks, seeds=[fill_seed] * len(tasks), n_jobs=n_jobs,
         prefer=EVAL_PREFER,
-        cost=local_cost(sp.csr_matrix(np.where(missing, 0.0, X)),
-                        [p.shape[1] for p in samples[0][0]], n_sweeps * len(samples)),
+        cost=local_cost(obs, [p.shape[1] for p in samples[0][0]], n_sweeps * len(samples)),
         samples=samples, sweep_seeds=sweep_seeds, n_sweeps=n_sweeps,
         priors=dict(a0=a0, b0=b0, e0=e0, f0=f0, link=link))
-    out = np.zeros(X.shape)
-    for sl, (_, miss, _), values in zip(layout, tasks, parts):
-        out[sl][miss] = values
+    out = X.copy()
+    out[rows, cols] = np.concatenate(parts)
     return out
 
 
@@ -168,25 +234,29 @@ def _child(seed, index):
 def impute_task(task, rng, *, samples, sweep_seeds, n_sweeps, priors):
     """``run_chains`` entry point: one chunk's data-augmented chain over every sample.
 
-    ``task`` is ``(X_chunk, missing_chunk, c)``; ``rng`` is the fills' generator,
-    jumped ``c`` times here. Returns the chunk's estimates at its missing entries
-    (row-major), averaged over the samples.
+    ``task`` is ``(obs_chunk, rows, cols, c)``: the chunk's observed counts (CSR),
+    its missing entries' rows (within the chunk) and columns, row-major, and its
+    index; ``rng`` is the fills' generator, jumped ``c`` times here. Returns the
+    chunk's estimates at its missing entries (row-major), averaged over the samples.
     """
-    X, missing, c = task
+    obs, rows, cols, c = task
+    filled = FilledCounts(obs, rows, cols)
     fills = np.random.Generator(rng.bit_generator.jumped(c))
-    total, state = np.zeros(int(missing.sum())), None
+    total, state = np.zeros(rows.size), None
     for i, (phis, r) in enumerate(samples):
         kw = local_kwargs(phis, r, n_burn=0, n_collect=1, collect_topics=False, **priors)
 
         def sweep(Xc, seed, theta, kw=kw):
-            res = upward_downward(Xc, as_generator(_child(seed, c)), theta=theta, **kw)
+            # the own-words log-likelihood (no draw) is not read here
+            res = upward_downward(Xc, as_generator(_child(seed, c)), theta=theta,
+                                  loglik=False, **kw)
             return res["theta"], res["theta_sum"][0]
 
-        state, est = gibbs_impute(sweep, phis[0], X, missing, fills,
+        state, est = impute_chain(sweep, phis[0], filled, fills,
                                   sweep_seeds[i * n_sweeps:(i + 1) * n_sweeps],
                                   n_sweeps=n_sweeps, n_burn=n_sweeps // 2,
                                   link=priors["link"], state=state)
-        total += est[missing]
+        total += est
     return total / len(samples)
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "crt",
     "zero_truncated_poisson",
     "gamma_theta",
+    "add_rows",
     "upward_downward",
     "gibbs_upward",
     "gibbs_downward",
@@ -187,6 +188,11 @@ def partition_sparse(indptr, indices, counts, row_factor, col_factor, tau_frac, 
 def row_sums(a):
     """NumPy twin of :func:`._local_fast.row_sums`."""
     return _sum4(a), np.cumsum(a, axis=1)
+
+
+def add_rows(out, rows, values):
+    """NumPy twin of :func:`._local_fast.add_rows`: ``out[rows] += values``."""
+    out[rows] += values
 
 
 def entry_dots(indptr, loc, left, right):
@@ -515,7 +521,7 @@ def _downward_theta(theta, phis, r, A, rate_q, rng, gamma_, lowest=0):
 def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
                     n_burn=0, n_collect=1, link="poisson", collect_topics=True,
                     theta=None, kernels="cython", compact_words=False, em_steps=0,
-                    collapse_theta=True, keep_theta=True):
+                    collapse_theta=True, keep_theta=True, loglik=True):
     """Upward-downward Gibbs sweeps on the documents of ``X`` under fixed globals.
 
     This is the local sampler of Alg. 1, line 3 (the globals stay fixed while
@@ -574,6 +580,9 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
         Return the chain's final ``theta`` (to continue it later). ``False``
         returns ``None`` and spares the collapsed ``theta^(1)``'s final draw, which
         comes after every other: the other results are the same.
+    loglik : bool, default=True
+        Compute ``loglik`` (no random draw: ``False`` returns 0 and changes
+        nothing else).
 
     Returns
     -------
@@ -595,7 +604,8 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
                        collect_topics=collect_topics and n_collect > 0,
                        n_sweeps=n_burn + n_collect)
     chain.run(rng, n_burn, n_collect)
-    return chain.result(rng, collect_topics=collect_topics, keep_theta=keep_theta)
+    return chain.result(rng, collect_topics=collect_topics, keep_theta=keep_theta,
+                        loglik=loglik)
 
 
 class LocalChain:
@@ -923,13 +933,16 @@ def local_task(task, rng, **kwargs):
     return upward_downward(task, rng, **kwargs)
 
 
-def merge_chunks(results, n_features):
+def merge_chunks(results, n_features, stack_theta=True, kernels="cython"):
     """The statistics of a minibatch from its chunks' :func:`upward_downward` results.
 
-    Sums the topic counts (scattering each chunk's layer-1 rows, kept for its
-    own words only, into a ``(n_features, K_1)`` array), the top-layer tables,
-    ``q`` and the own-words log-likelihoods, and stacks the documents' sums of
-    ``theta``.
+    Sums the topic counts (adding each chunk's layer-1 rows, kept for its own
+    words only, into a ``(n_features, K_1)`` array, chunk by chunk in order),
+    the top-layer tables, ``q`` and the own-words log-likelihoods, and, with
+    ``stack_theta``, stacks the documents' sums of ``theta`` (a training update
+    reads none of them: ``False`` leaves them out, the rest unchanged).
+    ``kernels`` picks :func:`._local_fast.add_rows` or its NumPy twin for the
+    layer-1 rows (the same sums).
     """
     L = len(results[0]["theta_sum"])
     out = {
@@ -939,6 +952,7 @@ def merge_chunks(results, n_features):
         "loglik": float(sum(res["loglik"] for res in results)),
         "n_words": float(sum(res["n_words"] for res in results)),
     }
+    add = _local_fast.add_rows if kernels == "cython" else add_rows
     if results[0]["topic_counts"] is not None:
         first = np.zeros((n_features, results[0]["topic_counts"][0].shape[1]))
         for res in results:
@@ -946,11 +960,13 @@ def merge_chunks(results, n_features):
             if counts.shape[0] == n_features:
                 first += counts
             else:
-                first[res["words"]] += counts
+                add(first, np.asarray(res["words"], dtype=np.int64),
+                    np.ascontiguousarray(counts, dtype=np.float64))
         out["topic_counts"] = [first] + [sum(res["topic_counts"][l] for res in results)
                                          for l in range(1, L)]
-    for key in ("theta_sum", "theta_norm_sum"):
-        out[key] = [np.vstack([res[key][l] for res in results]) for l in range(L)]
+    if stack_theta:
+        for key in ("theta_sum", "theta_norm_sum"):
+            out[key] = [np.vstack([res[key][l] for res in results]) for l in range(L)]
     return out
 
 

@@ -406,6 +406,29 @@ def row_sums(const double[:, ::1] a):
     return s_a, c_a
 
 
+def add_rows(double[:, ::1] out, const int64[::1] rows, const double[:, ::1] values):
+    """``out[rows[i]] += values[i]`` for every ``i`` (``rows`` without repeats), in place.
+
+    Joins a chunk's layer-1 topic counts, kept for its own words, into the
+    minibatch's ``(V, K_1)`` counts: the additions NumPy's fancy-indexed ``+=``
+    makes, so the same numbers, in one pass without the gathered copy (the
+    chunks hold most of the vocabulary, and the join ran in the calling
+    process, serial to the chunks' work; issue 26).
+    """
+    cdef Py_ssize_t n = rows.shape[0], K = out.shape[1], i, k
+    cdef int64 V = out.shape[0], w
+    if values.shape[0] != n or (n and values.shape[1] != K):
+        raise ValueError("add_rows: inconsistent shapes")
+    for i in range(n):
+        if rows[i] < 0 or rows[i] >= V:
+            raise ValueError("add_rows: row out of range")
+    with nogil:
+        for i in range(n):
+            w = rows[i]
+            for k in range(K):
+                out[w, k] = out[w, k] + values[i, k]
+
+
 def entry_dots(const int64[::1] indptr, const int64[::1] loc, const double[:, ::1] left,
                const double[:, ::1] right):
     """``sum_k left[loc[e], k] * right[i, k]`` for each entry ``e`` of CSR row ``i``.

@@ -37,13 +37,14 @@ class LocalRuns:
                                 thetas=thetas, keep_theta=keep_theta, **self._local_priors())
 
     def _impute(self, X, missing, seed_seq, n_sweeps):
-        """``impute``'s estimates: one task per chunk for every sweep and kept sample."""
+        """``X`` filled with ``impute``'s estimates: one task per chunk for every sweep
+        and kept sample."""
         return impute_over_samples(X, missing, self.posterior_samples_, seed_seq,
                                    n_sweeps=n_sweeps, n_jobs=self.n_jobs,
                                    **self._local_priors())
 
-    def _merge(self, results):
-        return merge_chunks(results, self.n_features_in_)
+    def _merge(self, results, stack_theta=True):
+        return merge_chunks(results, self.n_features_in_, stack_theta=stack_theta)
 
     def _over_samples(self, X, seed_seq, samples, *, n_burn, n_collect, what):
         """Each chunk's chain carried over the kept global samples, one task per chunk."""

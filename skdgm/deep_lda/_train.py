@@ -120,12 +120,13 @@ def run_local(X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics, a0, b0
         One :func:`skdgm.deep_lda._local.upward_downward` result per chunk.
     """
     chunks = chunk_layout(X.shape[0], chunk_docs)
-    tasks = [X[sl] for sl in chunks] if thetas is None else \
-        [(X[sl], th) for sl, th in zip(chunks, thetas)]
+    parts = [X[sl] for sl in chunks]
+    tasks = parts if thetas is None else list(zip(parts, thetas))
     seeds = seed_seq.spawn(len(tasks))
+    Ks = [p.shape[1] for p in phis]
     return run_chains(
         local_task, tasks, seeds=seeds, n_jobs=n_jobs, prefer=TRAIN_PREFER,
-        cost=local_cost(X, [p.shape[1] for p in phis], n_burn + n_collect),
+        cost=[local_cost(part, Ks, n_burn + n_collect) for part in parts],
         **local_kwargs(phis, r, n_burn=n_burn, n_collect=n_collect,
                        collect_topics=collect_topics, keep_theta=keep_theta,
                        a0=a0, b0=b0, e0=e0, f0=f0, link=link))
@@ -231,7 +232,7 @@ def block_stats(X, shared, seeds):
     chunks = chunk_layout(X.shape[0], shared["chunk_docs"])
     results = [local_task(X[sl], as_generator(seed), **kwargs)
                for sl, seed in zip(chunks, seeds)]
-    merged = merge_chunks(results, X.shape[1])
+    merged = merge_chunks(results, X.shape[1], stack_theta=False)
     first = merged["topic_counts"][0]
     words = np.flatnonzero(first.any(axis=1))
     return {"words": words, "first": first[words], "upper": merged["topic_counts"][1:],
