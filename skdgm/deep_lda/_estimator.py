@@ -399,7 +399,13 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
                    _train.minibatches(X, self.batch_size, order_rng))
         for batch in batches:
             self._update(batch, total, log)
+        self._keep_sample(pass_end=True)
         self._log_pass(log)
+
+    def _keep_sample(self, pass_end=False):
+        self._posterior = _train.keep_sample(self._posterior, self.n_posterior_samples,
+                                             self.posterior_thin, self._t, self.topics_,
+                                             self.r_, pass_end=pass_end)
 
     def _record_lengths(self, X):
         self._length_values, self._length_counts = _train.add_lengths(
@@ -419,8 +425,7 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
         self.topics_, self.r_ = new_phis, new_r
         self._sg_state, self._gibbs_state = sg_state, gibbs_state
         self.learning_rates_ = rates
-        self._posterior = _train.keep_sample(self._posterior, self.n_posterior_samples,
-                                             self.posterior_thin, self._t, new_phis, new_r)
+        self._keep_sample()
         self.n_updates_ += 1
         log.add(ll, nw, eps, rates[:len(new_phis)])
 
