@@ -74,9 +74,10 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
         until converged: 5 % of them (at most 1,000) are set aside and their held-out perplexity (under
         the kept samples, 80/20 word split) is measured after every pass; burn-in ends
         when it has not improved by a relative 1e-4 for 10 passes, but not
-        before the fixed rule's passes and at the latest after four times as
-        many; then the passes that refill the ``n_posterior_samples`` kept
-        samples (usually one) end training. The passes made are ``n_iter_``,
+        before the fixed rule's passes; then the passes that refill the
+        ``n_posterior_samples`` kept samples (one per kept sample with
+        ``posterior_thin="pass"``) end training, at the latest after four times
+        the fixed rule's passes in all. The passes made are ``n_iter_``,
         why it stopped ``stopping_reason_``.
     total_samples : int, optional
         Corpus size ``|X|`` for ``rho = |X| / |minibatch|`` in :meth:`partial_fit`;
@@ -104,11 +105,14 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
     n_posterior_samples : int, default=5
         Global samples kept (the latest ones) for :meth:`perplexity`,
         :meth:`score` and :meth:`transform`, which average over them.
-    posterior_thin : int, default=1
+    posterior_thin : int or "pass", default=1
         Keep every ``posterior_thin``-th global sample, so that the kept samples
         span ``n_posterior_samples * posterior_thin`` updates. Consecutive SG-MCMC
         samples are strongly correlated; the paper averages over 1,500 collected
         minibatches, which thinning approximates at a bounded memory.
+        ``"pass"``: keep the sample that ends each pass of :meth:`fit` (each
+        :meth:`partial_fit` call), so that the kept samples are one pass apart
+        whatever the corpus size.
     random_state : int, RandomState, Generator or None, default=None
     verbose : int, default=0
         ``1``: one line per pass with ``history_``'s figures, the elapsed time
