@@ -28,7 +28,8 @@ Usage::
         benchmarks/bench_deep_lda_gap.py --arm trace
     ... benchmarks/bench_deep_lda_gap.py --arm continue
 
-Results: ``benchmarks/results/deep_lda_gap_trace.txt``, ``deep_lda_gap_continue.txt``.
+Results: ``benchmarks/results/deep_lda_gap_trace.txt`` (``deep_lda_gap_continue.txt``
+for the second arm, not yet run).
 CPU seconds of this process, one BLAS thread.
 """
 
