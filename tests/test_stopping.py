@@ -268,10 +268,10 @@ def test_deep_lda_burns_in_on_held_out_perplexity(monkeypatch, capsys):
     burn = len(scores)
     floor = resolve_n_iter("auto", "tlasgr", 190, 50)
     fired = first_plateau(scores, AUTO_TOL, AUTO_PATIENCE, start=floor)
-    # 190 documents in minibatches of 50: 4 updates a pass, two passes refill the 5
-    # kept samples; the cap of four times the fixed rule counts them
-    assert burn == (fired if fired is not None else max(floor, 4 * floor - 2))
-    assert est.n_iter_ == burn + 2
+    # one kept sample per pass (posterior_thin="pass"): 10 passes refill the 10 kept
+    # samples; the cap of four times the fixed rule counts them
+    assert burn == (fired if fired is not None else max(floor, 4 * floor - 10))
+    assert est.n_iter_ == burn + 10
     assert f"stopped: burn-in ended after {burn} passes" in out
     # deterministic for an int seed, held-out figure included
     again = DeepLDA(n_components=(3,), batch_size=50, random_state=0).fit(X)
@@ -290,7 +290,7 @@ def test_deep_lda_held_out_figure_averages_the_kept_samples(monkeypatch):
     monkeypatch.setattr(stopping, "AUTO_VALIDATION_MIN_ROWS", 100)
     X = np.random.default_rng(1).poisson(0.5, (200, 20))
     est = DeepLDA(n_components=(3,), batch_size=50, random_state=0).fit(X)
-    assert len(est.posterior_samples_) == est.n_posterior_samples == 5
+    assert len(est.posterior_samples_) == est.n_posterior_samples == 10
     Xv = est._check_X(X[:10], reset=False)
     obs, held = est._split(Xv)
     score = est._validation_score(Xv)
