@@ -314,8 +314,17 @@ def test_deep_lda_small_data_keep_the_fixed_rule():
     X = np.random.default_rng(0).poisson(0.5, (60, 20))
     est = DeepLDA(n_components=(3,), batch_size=20, random_state=0).fit(X)
     assert not hasattr(est, "validation_scores_")
-    assert est.n_iter_ == resolve_n_iter("auto", "tlasgr", 60, 20) == 10
-    assert est.stopping_reason_ == "n_iter='auto' ran its fixed rule of 10 passes"
+    # the fixed rule's 10 passes burn in, then 10 passes fill the 10 kept samples
+    # (one a pass), none of them from the burn-in
+    assert resolve_n_iter("auto", "tlasgr", 60, 20) == 10
+    assert est.n_iter_ == 20
+    assert est.stopping_reason_ == "n_iter='auto' ran its fixed rule of 20 passes"
+    ref = DeepLDA(n_components=(3,), batch_size=20, random_state=0, n_iter=11).fit(X)
+    np.testing.assert_array_equal(est.posterior_samples_[0][0][0], ref.topics_[0])
+    # an int posterior_thin collects the updates of one pass after the burn-in
+    thin = DeepLDA(n_components=(3,), batch_size=20, n_posterior_samples=3, posterior_thin=1,
+                   random_state=0).fit(X)
+    assert thin.n_iter_ == 11
 
 
 @pytest.mark.filterwarnings("ignore")

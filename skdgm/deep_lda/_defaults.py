@@ -23,7 +23,8 @@ from .._core.random import RANDOM_STATE_CONSTRAINT, seed_for
 from .._core.stopping import BurnInStop, held_out_split
 from .._core.schedules import Polynomial
 
-__all__ = ["AutoStopping", "OPTION_READS", "PARAMETER_CONSTRAINTS", "SAMPLER_DEFAULTS", "collection_passes",
+__all__ = ["AutoStopping", "OPTION_READS", "PARAMETER_CONSTRAINTS", "SAMPLER_DEFAULTS",
+           "auto_fixed_passes", "collection_passes",
            "resolve_n_iter", "step_schedule", "validation_docs"]
 
 # n_iter="auto": passes enough for about AUTO_UPDATES global updates, within
@@ -58,6 +59,18 @@ def resolve_n_iter(n_iter, sampler, n_samples, batch_size):
         return AUTO_GIBBS_SWEEPS
     per_pass = math.ceil(n_samples / batch_size)
     return max(AUTO_MIN_PASSES, min(AUTO_MAX_PASSES, math.ceil(AUTO_UPDATES / per_pass)))
+
+
+def auto_fixed_passes(est, n_samples):
+    """``fit``'s passes when no held-out slice is watched: ``n_iter``, or under
+    ``"auto"`` the fixed rule's passes as burn-in, then the :func:`collection_passes`
+    that fill the kept samples (so that one kept sample a pass does not average
+    over the first passes of a short fit)."""
+    n = resolve_n_iter(est.n_iter, est.sampler, n_samples, est.batch_size)
+    if est.n_iter != "auto":
+        return n
+    return n + collection_passes(est.n_posterior_samples, est.posterior_thin, est.sampler,
+                                 n_samples, est.batch_size)
 
 
 def collection_passes(n_posterior_samples, posterior_thin, sampler, n_samples, batch_size):

@@ -20,7 +20,7 @@ from .._core.random import as_generator, check_seed_sequence, seed_for
 from . import _evaluate, _generate, _gibbs, _global, _train
 from ._local import MAX_TOTAL_COUNT
 from ._runs import LocalRuns
-from ._defaults import (OPTION_READS, PARAMETER_CONSTRAINTS, AutoStopping, resolve_n_iter,
+from ._defaults import (OPTION_READS, PARAMETER_CONSTRAINTS, AutoStopping, auto_fixed_passes,
                         step_schedule)
 from ._evaluate import PassLog
 from ._posterior import inference_arrays, theta_moments
@@ -69,7 +69,8 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
     n_iter : int or "auto", default="auto"
         Passes over the data in :meth:`fit` (sweeps for ``sampler="gibbs"``).
         ``"auto"``: the fixed rule, enough passes for about 500 global updates,
-        1 to 10 passes (100 sweeps for ``sampler="gibbs"``), below 5,000
+        1 to 10 passes (100 sweeps for ``sampler="gibbs"``), then the passes
+        that fill the kept samples, below 5,000
         documents and on a dask array; from 5,000 documents on (in memory),
         until converged: 5 % of them (at most 1,000) are set aside and their held-out perplexity (under
         the kept samples, 80/20 word split) is measured after every pass; burn-in ends
@@ -243,7 +244,7 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
 
     def _resolve_n_iter(self, n_samples):
         """Passes of ``fit`` over ``n_samples`` documents (``n_iter="auto"`` resolved)."""
-        return resolve_n_iter(self.n_iter, self.sampler, n_samples, self.batch_size)
+        return auto_fixed_passes(self, n_samples)
 
     def _schedule(self):
         return step_schedule(self.sampler, self.learning_rate, self.learning_offset,
