@@ -4,12 +4,13 @@ Burn-in until the fit has converged (issue 25, :class:`skdgm._core.stopping.Burn
 at least the passes of the fixed rule :func:`resolve_n_iter` gives (about
 ``AUTO_UPDATES`` global updates, within ``[AUTO_MIN_PASSES, AUTO_MAX_PASSES]``; the
 batch Gibbs sampler ``AUTO_GIBBS_SWEEPS`` sweeps), then until the figure has not
-improved by a relative ``AUTO_TOL`` for ``AUTO_PATIENCE`` (10) passes, at most
-``AUTO_CAP_FACTOR`` times the fixed rule; then the passes that collect the kept
-global samples (:func:`collection_passes`). The figure is the held-out perplexity of
-at most ``AUTO_VALIDATION_DOCS`` documents set aside, under the kept global samples
-as the final perplexity is; below 5,000 documents (and for batch Gibbs) there is no
-slice to spare and the fixed rule applies.
+improved by a relative ``AUTO_TOL`` for ``AUTO_PATIENCE`` (10) passes; then the
+passes that collect the kept global samples (:func:`collection_passes`), the whole
+fit at most ``AUTO_CAP_FACTOR`` times the fixed rule's passes. The figure is the
+held-out perplexity of at most ``AUTO_VALIDATION_DOCS`` documents set aside, under
+the kept global samples as the final perplexity is; below 5,000 documents (and for
+batch Gibbs and dask arrays) there is no slice to spare: the fixed rule's passes
+burn in and the collection passes follow (:func:`auto_fixed_passes`).
 """
 
 import math
@@ -94,9 +95,10 @@ class AutoStopping:
     """DeepLDA's ``n_iter="auto"`` hooks of the training skeleton (mixed into the estimator).
 
     From 5,000 documents on (:func:`validation_docs`), burn-in runs until the held-out
-    slice's perplexity plateaus (:class:`skdgm._core.stopping.BurnInStop`), between
-    the fixed rule's passes and ``AUTO_CAP_FACTOR`` times them, then
-    :func:`collection_passes` refill the kept samples; below, the fixed rule.
+    slice's perplexity plateaus (:class:`skdgm._core.stopping.BurnInStop`), from the
+    fixed rule's passes on, then :func:`collection_passes` refill the kept samples,
+    all within ``AUTO_CAP_FACTOR`` times the fixed rule's passes; below, the fixed
+    rule then the collection (:func:`auto_fixed_passes`).
     """
 
     def _stopper(self, X):
