@@ -280,6 +280,22 @@ def test_deep_lda_burns_in_on_held_out_perplexity(monkeypatch, capsys):
 
 
 @pytest.mark.filterwarnings("ignore")
+def test_deep_lda_collects_on_every_document_after_burn_in(monkeypatch):
+    # the held-out slice only serves the stop: the collection passes train on all
+    # the documents, as the same estimator with a fixed n_iter does (issue 25)
+    monkeypatch.setattr(stopping, "AUTO_VALIDATION_MIN_ROWS", 100)
+    X = np.random.default_rng(0).poisson(0.5, (210, 20))
+    est = DeepLDA(n_components=(3,), batch_size=50, random_state=0).fit(X)
+    burn = len(est.validation_scores_)
+    # 11 documents held out: 199 in 4 minibatches a pass, then 210 in 5
+    assert est.n_iter_ == burn + 10
+    assert est.n_updates_ == 4 * burn + 5 * 10
+    # every document's length is in the histogram sample() draws from; no data kept
+    assert est._length_counts.sum() == 210
+    assert "_all_rows" not in est.__dict__
+
+
+@pytest.mark.filterwarnings("ignore")
 def test_deep_lda_held_out_figure_averages_the_kept_samples(monkeypatch):
     # the final perplexity averages the predictive over the kept samples; the
     # burn-in figure must too (the latest sample alone flattens while the averaged

@@ -77,7 +77,8 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
         when it has not improved by a relative 1e-4 for 10 passes, but not
         before the fixed rule's passes; then the passes that refill the
         ``n_posterior_samples`` kept samples (one per kept sample with
-        ``posterior_thin="pass"``) end training, at the latest after four times
+        ``posterior_thin="pass"``; over all the documents, the slice
+        included) end training, at the latest after four times
         the fixed rule's passes in all. The passes made are ``n_iter_``,
         why it stopped ``stopping_reason_``.
     total_samples : int, optional
@@ -382,12 +383,13 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
 
     def _initialize(self, X, *, fit):
         self._reset(X.shape[1], X)
-        self._record_lengths(X)
+        ctx = {"all_rows": self.__dict__.pop("_all_rows", None)}   # see _end_burn_in
+        self._record_lengths(X if ctx["all_rows"] is None else ctx["all_rows"])
         # passes of this fit (0: partial_fit, whose time left is unknown); under
         # n_iter="auto" the cap, which the stopper's plateau usually cuts short
         cap = getattr(self, "_auto_cap", None)
         self._fit_passes = (cap or self._resolve_n_iter(X.shape[0])) if fit else 0
-        return {}
+        return ctx
 
     def _resume(self, X):
         self._record_lengths(X)
@@ -400,7 +402,7 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
     def _fit_pass(self, X, ctx):
         if "order_rng" not in ctx:   # one shuffling stream for the whole fit
             ctx["order_rng"] = as_generator(self._order_seed)
-        self._run_pass(X, ctx["order_rng"])
+        self._run_pass(ctx.get("collect_rows", X), ctx["order_rng"])
 
     def _partial_step(self, X, ctx):
         self._run_pass(X)           # minibatches in stream order
