@@ -33,7 +33,8 @@ With ``--skip-long`` only the defaults run (the 1,000- and 100,000-row lines of 
 user guide's "How long" table). ``--set NAME=VALUE ...`` changes hyper-parameters
 (the 4x run keeps them; the line is labelled ``set``). ``--long-from FILE`` runs only the 4x arm: it reads the default
 run's line (passes, figure) from ``FILE``, the output of an earlier ``--skip-long`` run
-with the same data options, and prints that line again beside the 4x one (for the
+with the same data options (and the same ``--set``, whose ``set`` line it then reads),
+and prints that line again beside the 4x one (for the
 optimisers, whose 4x run alone can take most of a locked slot; not BayesianSBN,
 whose 4x burn-in the saved line does not hold). BayesianSBN's 4x run is split over
 two processes instead: ``--long-first k`` runs the default and the first ``k`` passes
@@ -188,14 +189,30 @@ class SharedLock:
         return est
 
 
-def saved_default(name, path):
-    """``(line, passes, figure)``: the default run's line of an earlier results file."""
+def saved_default(name, path, settings=()):
+    """``(line, passes, figure)``: the default run's line of an earlier results file.
+
+    With ``settings`` (``--set``'s ``NAME=VALUE`` strings) the ``set`` line is read,
+    and the file's command must have been run with the same settings.
+    """
+    label = "set" if settings else "default"
     with open(path) as f:
-        for line in f:
-            fields = line.split()
-            if fields[:2] == [name, "default"]:
-                return line.rstrip("\n"), int(fields[3]), float(fields[4])
-    raise ValueError(f"{path} has no '{name} default' line")
+        lines = f.readlines()
+    command = next((ln.split() for ln in lines if ln.startswith("# command:")), [])
+    made_with = []
+    if "--set" in command:
+        for arg in command[command.index("--set") + 1:]:
+            if arg.startswith("--"):
+                break
+            made_with.append(arg)
+    if sorted(made_with) != sorted(settings):
+        raise ValueError(f"{path} was made with --set {' '.join(made_with) or '(nothing)'}, "
+                         f"not --set {' '.join(settings) or '(nothing)'}")
+    for line in lines:
+        fields = line.split()
+        if fields[:2] == [name, label]:
+            return line.rstrip("\n"), int(fields[3]), float(fields[4])
+    raise ValueError(f"{path} has no '{name} {label}' line")
 
 
 def run(name, est, X, test, label, note=None):
@@ -302,9 +319,9 @@ def main():
 
     params = {k: _literal(v) for k, v in (kv.split("=", 1) for kv in args.set)}
     est = getattr(skdgm, name)(random_state=0, **params)
-    if params and (args.long_first is not None or args.long_resume or args.long_from):
-        ap.error("--set: not with the split 4x runs (--long-first/-resume/-from), whose "
-                 "saved line is the defaults'")
+    if params and (args.long_first is not None or args.long_resume):
+        ap.error("--set: not with BayesianSBN's split 4x run (--long-first/-resume), "
+                 "whose saved line is the defaults'")
     if args.long_first is not None or args.long_resume:
         if name != "BayesianSBN":
             ap.error("--long-first / --long-resume: BayesianSBN only (warm_start)")
@@ -312,7 +329,7 @@ def main():
     if args.long_from:
         if name == "BayesianSBN":
             ap.error("--long-from: BayesianSBN's 4x run needs the default's burn-in")
-        line, passes, value = saved_default(name, args.long_from)
+        line, passes, value = saved_default(name, args.long_from, args.set)
         print(f"{line}   [read from {os.path.basename(args.long_from)}]", flush=True)
     else:
         value = run(name, est, X, test, "set" if params else "default")

@@ -542,6 +542,39 @@ def test_posterior_thinning_keeps_every_kth_sample():
     assert len(m._posterior) == 4
 
 
+def test_posterior_thin_pass_keeps_each_pass_last_sample():
+    # 30 documents in minibatches of 10: 3 updates a pass; "pass" keeps the sample
+    # that ends each pass (issue 25: samples one pass apart, not 5 adjacent updates)
+    X = _random_csr(30, 40, 0.2, seed=3)
+    kw = dict(n_components=(4, 2), batch_size=10, local_burn_in=1, local_samples=1,
+              n_posterior_samples=2, posterior_thin="pass", random_state=0)
+    m = DeepLDA(n_iter=4, **kw).fit(X)
+    assert m.n_updates_ == 12 and len(m.posterior_samples_) == 2
+    # the same seed stopped after 3 (4) passes ends where the kept samples were taken
+    for kept, passes in zip(m.posterior_samples_, (3, 4)):
+        ref = DeepLDA(n_iter=passes, **kw).fit(X)
+        for a, b in zip(kept[0], ref.topics_):
+            assert_array_equal(a, b)
+        assert_array_equal(kept[1], ref.r_)
+    # the training path itself is unchanged: only which samples are kept differs
+    other = DeepLDA(n_iter=4, **{**kw, "posterior_thin": 1}).fit(X)
+    for a, b in zip(other.topics_, m.topics_):
+        assert_array_equal(a, b)
+    assert not np.array_equal(other.posterior_samples_[0][0][0], m.posterior_samples_[0][0][0])
+    # each partial_fit call is a pass: one kept sample per call, its last update
+    s = DeepLDA(**kw)
+    for docs in (X[:15], X[15:]):
+        s.partial_fit(docs)
+        assert_array_equal(s.posterior_samples_[-1][0][0], s.topics_[0])
+    assert s.n_updates_ == 4 and len(s.posterior_samples_) == 2
+    # "auto" collection: one pass per kept sample
+    from skdgm.deep_lda._defaults import collection_passes
+    assert collection_passes(10, "pass", "tlasgr", 10_719, 200) == 10
+    assert collection_passes(5, 10, "tlasgr", 10_719, 200) == 1
+    with pytest.raises(ValueError, match="posterior_thin"):
+        DeepLDA(posterior_thin="passes").fit(X)
+
+
 def test_perplexity_chains_carry_over_kept_samples(monkeypatch):
     """Burn-in once, then each kept global sample continues the same chains."""
     X = _random_csr(8, 40, 0.3, seed=4)

@@ -62,6 +62,8 @@ def resolve_n_iter(n_iter, sampler, n_samples, batch_size):
 
 def collection_passes(n_posterior_samples, posterior_thin, sampler, n_samples, batch_size):
     """Passes after burn-in that refill the kept global samples (at least one)."""
+    if posterior_thin == "pass":
+        return n_posterior_samples
     per_pass = 1 if sampler == "gibbs" else math.ceil(n_samples / batch_size)
     return max(1, math.ceil(n_posterior_samples * posterior_thin / per_pass))
 
@@ -169,7 +171,7 @@ PARAMETER_CONSTRAINTS = {
     "local_burn_in": [Interval(numbers.Integral, 0, None, closed="left")],
     "local_samples": [Interval(numbers.Integral, 1, None, closed="left")],
     "n_posterior_samples": [Interval(numbers.Integral, 1, None, closed="left")],
-    "posterior_thin": [Interval(numbers.Integral, 1, None, closed="left")],
+    "posterior_thin": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"pass"})],
     "random_state": RANDOM_STATE_CONSTRAINT,
     "verbose": ["verbose"],
     "n_jobs": N_JOBS_CONSTRAINT,

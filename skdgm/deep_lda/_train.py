@@ -439,15 +439,23 @@ class KeptSample(tuple):
         return self
 
 
-def keep_sample(posterior, n_keep, thin, t, phis, r):
+def keep_sample(posterior, n_keep, thin, t, phis, r, *, pass_end=False):
     """The kept global samples after update ``t``: every ``thin``-th, the latest ``n_keep``.
 
-    ``posterior`` is rebuilt when ``n_keep`` changed (``set_params`` between
-    calls); the first update is always kept.
+    Called after every update (``pass_end=False``) and once more when a pass (a
+    ``fit`` pass, a ``partial_fit`` call) has ended (``pass_end=True``, with that
+    pass's last sample). An integer ``thin`` keeps updates ``1, 1 + thin, ...`` and
+    ignores the pass's end; ``thin="pass"`` keeps only the sample that ends each
+    pass. ``posterior`` is rebuilt when ``n_keep`` changed (``set_params`` between
+    calls); with an integer ``thin`` the first update is always kept.
     """
     if posterior.maxlen != n_keep:
         posterior = deque(posterior, maxlen=n_keep)
-    if (t - 1) % thin == 0 or not posterior:
+    if thin == "pass":
+        keep = pass_end
+    else:
+        keep = not pass_end and ((t - 1) % thin == 0 or not posterior)
+    if keep:
         posterior.append(KeptSample(phis, r))
     return posterior
 
