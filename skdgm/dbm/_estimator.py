@@ -151,7 +151,9 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
         least-squares trend over the last half of the passes is flat, as the noisy
         bound's best-so-far cannot tell (:class:`skdgm._core.stopping.Trend`), within
         six times its fixed rule (162 passes on 10,000 MNIST rows, within 300
-        CPU-s). :meth:`partial_fit` ignores it.
+        CPU-s) and the passes that hold 1.1 times six times its 2,400 updates (18
+        passes at 100,000 rows, not six times the floor of 5;
+        :func:`skdgm._core.stopping.auto_cap`). :meth:`partial_fit` ignores it.
     validation_fraction : float, default=0.1
         Fraction of the rows held out with ``early_stopping`` (at least one row
         each side).
