@@ -39,8 +39,8 @@ import numbers
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
-__all__ = ["AUTO_CAP_SLACK", "AUTO_VALIDATION_MIN_ROWS", "BurnInStop", "EARLY_STOPPING_CONSTRAINTS",
-           "EARLY_STOPPING_READS", "EarlyStopping", "Plateau", "TREND_Z", "Trend",
+__all__ = ["AUTO_CAP_SLACK", "AUTO_VALIDATION_MIN_ROWS", "BurnInStop",
+           "EARLY_STOPPING_CONSTRAINTS", "EARLY_STOPPING_READS", "EarlyStopping", "Plateau", "TREND_Z", "Trend",
            "auto_cap", "auto_passes", "fixed_reason", "held_out_split", "say_stopped"]
 
 #: ``early_stopping="auto"`` holds out a validation slice only from this many rows
@@ -52,8 +52,9 @@ AUTO_VALIDATION_MIN_ROWS = 5000
 #: fixed rule of whole passes rounds its updates up by up to one pass: by 1 % for the
 #: DBM (27 passes of 90 minibatches for 2,400 updates) and 8 % for the GRBM (12 of 90
 #: for 1,000) on 10,000 MNIST rows, where their caps (162 and 72 passes) were
-#: measured, and they keep them; from about 50,000 rows on, where one or two passes
-#: hold the fixed rule's updates, the cap counts updates instead (issue 25).
+#: measured, and they keep them. Where a few passes hold the fixed rule's updates
+#: and rounding up adds more (on MNIST from about 15,000 rows for the GRBM, 40,000
+#: for the DBM), the cap counts updates instead (issue 25).
 AUTO_CAP_SLACK = 0.1
 
 
@@ -97,6 +98,7 @@ def auto_cap(n_samples, batch_size, n_updates, *, min_passes=1, factor=1):
     updates = round((1 + AUTO_CAP_SLACK) * factor * n_updates)
     budget = -(-updates // per_pass)
     return min(int(factor) * fixed, max(fixed, budget))
+
 
 #: The constraints of the early-stopping parameters, shared by all estimators.
 EARLY_STOPPING_CONSTRAINTS = {
