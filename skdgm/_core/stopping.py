@@ -40,8 +40,8 @@ import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
 __all__ = ["AUTO_CAP_SLACK", "AUTO_VALIDATION_MIN_ROWS", "BurnInStop",
-           "EARLY_STOPPING_CONSTRAINTS", "EARLY_STOPPING_READS", "EarlyStopping", "Plateau", "TREND_Z", "Trend",
-           "auto_cap", "auto_passes", "fixed_reason", "held_out_split", "say_stopped"]
+           "EARLY_STOPPING_CONSTRAINTS", "EARLY_STOPPING_READS", "EarlyStopping", "Plateau",
+           "TREND_Z", "Trend", "auto_cap", "auto_passes", "fixed_reason", "held_out_split", "say_stopped"]
 
 #: ``early_stopping="auto"`` holds out a validation slice only from this many rows
 #: on: below it (e.g. the 1,797 digits) every row is worth more as training data, and
