@@ -99,6 +99,47 @@ def test_auto_passes_from_the_work_budget():
     assert len(est.history_["time"]) == est.n_iter_
 
 
+def _resolved_cap(n_rows, n_features=652):
+    """``fit``'s passes at the defaults on ``n_rows`` rows of MNIST's 652 pixels, without
+    the fit: the early-stopping switch and split of ``"auto"``, then the resolver."""
+    from skdgm._core.stopping import early_stopping_on
+    from skdgm.grbm._defaults import resolve_fit_passes
+
+    est = GaussianBernoulliRBM()
+    on = early_stopping_on(est, n_rows)
+    n_train = n_rows - int(np.ceil(est.validation_fraction * n_rows)) if on else n_rows
+    passes = resolve_fit_passes(est.n_iter, (n_train, n_features), est.batch_size,
+                                est.cd_steps, est.n_components, early_stopping=on)
+    return passes, passes * -(-n_train // est.batch_size)
+
+
+def test_auto_cap_counts_updates_from_1k_to_100k_rows():
+    # 1,000 rows: no held-out slice, the fixed rule's 1,000 updates (100 passes of 10);
+    # 10,000: six times the 12-pass rule (72 passes of 90 minibatches); 100,000: six
+    # times its 2-pass floor would be 12 passes, 10,800 updates; the cap counts updates
+    assert _resolved_cap(1000) == (100, 1000)
+    assert _resolved_cap(10_000) == (72, 6480)
+    assert _resolved_cap(100_000) == (8, 7200)
+    # a million rows: the fixed rule's floor of 2 passes
+    assert _resolved_cap(1_000_000) == (2, 18_000)
+
+
+def test_auto_cap_in_a_fit_sets_n_iter_and_the_stopped_line(monkeypatch, capsys):
+    # A tiny fit in the large-data regime: 20 updates a fixed rule (patched), 36
+    # minibatches of 10 per pass, so the fixed rule is its 2-pass floor; six times it
+    # would be 12 passes, the update cap ceil(1.1 * 6 * 20 / 36) = 4.
+    monkeypatch.setattr(grbm_train, "_MIN_UPDATES", 20)
+    monkeypatch.setattr(grbm_train, "_MAX_UPDATES", 20)
+    X = np.random.default_rng(0).normal(size=(400, 3))
+    est = GaussianBernoulliRBM(n_components=2, cd_steps=2, batch_size=10,
+                               early_stopping=True, verbose=1, random_state=0).fit(X)
+    assert est.n_iter_ == 4 and len(est.validation_scores_) == 4
+    assert est._lr_total == 4 * 36          # the cosine schedule spans the cap
+    lines = capsys.readouterr().out.strip().splitlines()
+    assert lines[-1] == ("[GaussianBernoulliRBM] stopped: reached the cap of 4 passes "
+                         "while still improving")
+
+
 def test_negative_phase_auto_resolves_from_the_features():
     X2 = np.random.default_rng(0).normal(size=(20, 2))
     X20 = np.random.default_rng(0).normal(size=(20, 20))

@@ -212,6 +212,49 @@ def test_auto_cap_is_a_multiple_of_the_fixed_rule(monkeypatch):
         n_train, 60, AUTO_UPDATES, AUTO_MIN_PASSES)
 
 
+def _cap_by_search(n_samples, batch_size, n_updates, min_passes, factor):
+    """``auto_cap`` by its definition: the fewest passes, from the fixed rule's, that
+    hold ``1.1 factor n_updates`` updates, but at most ``factor`` times the fixed rule."""
+    per_pass = -(-n_samples // batch_size)
+    fixed = max(min_passes, -(-n_updates // per_pass))
+    passes = fixed
+    while passes * per_pass < 1.1 * factor * n_updates - 1e-9:
+        passes += 1
+    return min(factor * fixed, passes)
+
+
+@pytest.mark.parametrize("n_samples", [50, 900, 9000, 20_000, 45_000, 90_000, 250_000,
+                                       900_000, 9_000_000])
+@pytest.mark.parametrize("n_updates, min_passes", [(1000, 2), (2400, 5), (6000, 2)])
+def test_auto_cap_counts_updates_on_large_data(n_samples, n_updates, min_passes):
+    batch, factor = 100, 6
+    per_pass = -(-n_samples // batch)
+    fixed = stopping.auto_passes(n_samples, batch, n_updates, min_passes)
+    cap = stopping.auto_cap(n_samples, batch, n_updates, min_passes=min_passes,
+                            factor=factor)
+    assert stopping.auto_cap(n_samples, batch, n_updates, min_passes=min_passes) == fixed
+    assert cap == _cap_by_search(n_samples, batch, n_updates, min_passes, factor)
+    assert fixed <= cap <= factor * fixed
+    # the cap's updates level off: at most one pass over 1.1 factor n_updates, unless
+    # the fixed rule alone (whole passes, at least min_passes) is more
+    assert cap * per_pass <= max(fixed * per_pass, 1.1 * factor * n_updates + per_pass)
+
+
+def test_auto_cap_of_both_optimisers_at_10k_and_100k_rows():
+    from skdgm.dbm._defaults import resolve_fit_passes as dbm_passes
+    from skdgm.grbm._defaults import resolve_fit_passes as grbm_passes
+
+    # the training rows of 10,000 / 100,000 after the 10 % validation slice
+    for n_train, dbm, grbm in [(9000, 162, 72), (90_000, 18, 8)]:
+        assert dbm_passes("auto", n_train, 100, early_stopping=True) == dbm
+        # MNIST for the GRBM: 652 pixels, the defaults' 256 units, CD-30
+        assert grbm_passes("auto", (n_train, 652), 100, 30, 256, early_stopping=True) == grbm
+    # the fixed rules and an integer n_iter are untouched
+    assert dbm_passes("auto", 90_000, 100, early_stopping=False) == 5
+    assert grbm_passes("auto", (90_000, 652), 100, 30, 256, early_stopping=False) == 2
+    assert dbm_passes(7, 90_000, 100, early_stopping=True) == 7
+
+
 # ----------------------------------------------- the posterior samplers: BurnInStop
 @pytest.fixture(scope="module")
 def sbn_fit():

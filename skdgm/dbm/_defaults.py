@@ -12,11 +12,13 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core.base import EARLY_STOPPING_CONSTRAINTS, N_JOBS_CONSTRAINT
 from .._core.random import RANDOM_STATE_CONSTRAINT
+# the pass rules of n_iter="auto" are shared with the GRBM (issue 25)
+from .._core.stopping import auto_cap, auto_passes
 
 __all__ = ["AUTO_EARLY_STOPPING_FACTOR", "AUTO_MIN_PASSES", "AUTO_PRETRAIN_UPDATES", "AUTO_UPDATES", "ELEMENT_CONSTRAINTS",
            "MF_STARTS",
-           "OPTION_READS", "PARAMETER_CONSTRAINTS", "SAMPLERS", "auto_n_components",
-           "auto_passes", "check_sizes"]
+           "OPTION_READS", "PARAMETER_CONSTRAINTS", "SAMPLERS", "auto_cap", "auto_n_components",
+           "auto_passes", "check_sizes", "resolve_fit_passes"]
 
 # ``"auto"`` sizes: h1 = n_features / 4 clipped to [16, 500], h2 = 2 h1 (the paper's
 # 500-1000 ratio). 16 keeps log Z exact (enumerated) on small inputs such as 8x8
@@ -35,7 +37,9 @@ AUTO_MIN_PASSES = 5
 # Five times (135 passes) spent 284.8 CPU-s (defaults_convergence_dbm_trend.txt), about
 # half of it on the held-out figure, whose AIS now runs its 16 runs as one vectorised
 # group (3.7x cheaper, dbm_training_cost.txt): the 162 passes of the new cap fit in the
-# 300 CPU-s issue 25 allows there (defaults_convergence_dbm_avg.txt).
+# 300 CPU-s issue 25 allows there (defaults_convergence_dbm_avg.txt). On large data the
+# cap counts updates (skdgm._core.stopping.auto_cap): 18 passes at 100,000 rows, not
+# six times the floor of 5.
 AUTO_EARLY_STOPPING_FACTOR = 6
 # ``pretrain_n_iter="auto"``: CD-1 updates per RBM of the greedy stack.
 AUTO_PRETRAIN_UPDATES = 600
@@ -47,10 +51,17 @@ def auto_n_components(n_features):
     return (h, 2 * h)
 
 
-def auto_passes(n_samples, batch_size, n_updates, min_passes=1):
-    """Passes over ``n_samples`` rows in minibatches of ``batch_size`` giving ``n_updates``."""
-    per_pass = max(1, -(-int(n_samples) // max(1, int(batch_size))))
-    return max(int(min_passes), -(-int(n_updates) // per_pass))
+def resolve_fit_passes(n_iter, n_samples, batch_size, *, early_stopping):
+    """Passes of ``fit`` on ``n_samples`` training rows: ``n_iter``, or for ``"auto"``
+    the fixed rule, which becomes a cap while early stopping is on (the held-out trend
+    then ends the run first): ``AUTO_EARLY_STOPPING_FACTOR`` times the fixed rule's
+    passes, but no more than hold 1.1 times as many of its updates
+    (:func:`skdgm._core.stopping.auto_cap`): 162 passes of the 9,000 training rows of
+    10,000, 18 of the 90,000 of 100,000 (was 30: six times the floor of 5 passes)."""
+    if n_iter != "auto":
+        return int(n_iter)
+    return auto_cap(n_samples, batch_size, AUTO_UPDATES, min_passes=AUTO_MIN_PASSES,
+                    factor=AUTO_EARLY_STOPPING_FACTOR if early_stopping else 1)
 
 
 SAMPLERS = ("sap", "fpcd", "trans_sap", "adaptive_st", "cast")

@@ -23,9 +23,9 @@ from .._core.interop import InferenceDataMixin
 from .._core.posterior import IterateKeeper, check_missing, check_n_sweeps
 from . import _bounds, _tempering
 from ._impute import impute_over_states
-from ._defaults import (AUTO_EARLY_STOPPING_FACTOR, AUTO_MIN_PASSES, AUTO_PRETRAIN_UPDATES,
-                        AUTO_UPDATES, ELEMENT_CONSTRAINTS, MF_STARTS, OPTION_READS,
-                        PARAMETER_CONSTRAINTS, auto_n_components, auto_passes, check_sizes)
+from ._defaults import (AUTO_PRETRAIN_UPDATES, ELEMENT_CONSTRAINTS, MF_STARTS, OPTION_READS,
+                        PARAMETER_CONSTRAINTS, auto_n_components, auto_passes, check_sizes,
+                        resolve_fit_passes)
 from ._posterior import inference_arrays, mean_field_inference
 from ._scoring import check_bound, fast_bound_rows
 from ._train import (TrainingState, init_params, initial_chain_layers, pretrain_verbose,
@@ -151,7 +151,9 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
         least-squares trend over the last half of the passes is flat, as the noisy
         bound's best-so-far cannot tell (:class:`skdgm._core.stopping.Trend`), within
         six times its fixed rule (162 passes on 10,000 MNIST rows, within 300
-        CPU-s). :meth:`partial_fit` ignores it.
+        CPU-s) and the passes that hold 1.1 times six times its 2,400 updates (18
+        passes at 100,000 rows, not six times the floor of 5;
+        :func:`skdgm._core.stopping.auto_cap`). :meth:`partial_fit` ignores it.
     validation_fraction : float, default=0.1
         Fraction of the rows held out with ``early_stopping`` (at least one row
         each side).
@@ -569,11 +571,8 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
         return rng
 
     def _resolve_n_iter(self, n_samples):
-        if self.n_iter != "auto":
-            return int(self.n_iter)
-        # with early stopping on, a cap: the validation slice's plateau ends the run
-        factor = AUTO_EARLY_STOPPING_FACTOR if getattr(self, "_early_stop_on", False) else 1
-        return factor * auto_passes(n_samples, self.batch_size, AUTO_UPDATES, AUTO_MIN_PASSES)
+        return resolve_fit_passes(self.n_iter, n_samples, self.batch_size,
+                                  early_stopping=getattr(self, "_early_stop_on", False))
 
     def _n_passes(self):
         return self._fit_passes

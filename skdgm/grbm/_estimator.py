@@ -182,7 +182,11 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
         the best in ``best_validation_score_``, why training stopped in
         ``stopping_reason_``. ``"auto"``: on when ``n_iter="auto"`` and ``fit`` gets
         at least 5,000 rows; ``n_iter="auto"`` then caps the passes at six times its
-        fixed rule (72 passes, about 300 CPU-s, on 10,000 MNIST rows) and stops on
+        fixed rule (72 passes, about 300 CPU-s, on 10,000 MNIST rows), but at no
+        more than hold 1.1 times six times its updates, so that on large data the
+        cap is a number of updates whose cost levels off (8 passes, 7,200 updates,
+        at 100,000 MNIST rows rather than six times the 2-pass floor;
+        :func:`skdgm._core.stopping.auto_cap`), and stops on
         the median's least-squares trend rather than its best, which the median's
         noise defeats (:class:`skdgm._core.stopping.Trend`; the user guide's
         "When training stops"). :meth:`partial_fit` ignores it.

@@ -21,6 +21,7 @@ from .._core.ais import annealed_importance_sampling, beta_schedule, log_mean_ex
 from .._core.mcmc import normalised_weights
 from .._core.optim import Adam, sq_diff_sum_of
 from .._core.schedules import Cosine
+from .._core.stopping import auto_cap
 from ._model import (GRBMParams, StatsAccumulator, ais_callables,
                      exact_log_partition, free_energy, hidden_activation, sigmoid)
 from ._samplers import bernoulli, run_annealed_chain, run_chain, standard_normal
@@ -31,6 +32,7 @@ __all__ = [
     "UpdateResult",
     "anneal",
     "auto_passes",
+    "auto_updates",
     "blas_limit",
     "draw_samples",
     "init_params",
@@ -82,13 +84,20 @@ _MAX_UPDATES = 6000
 _MIN_PASSES = 2
 
 
-def auto_passes(n_samples, n_features, batch_size, cd_steps, n_components):
-    """Passes of ``n_iter="auto"`` (see ``_AUTO_WORK``)."""
+def auto_updates(n_samples, n_features, batch_size, cd_steps, n_components):
+    """Minibatch updates of ``n_iter="auto"``'s fixed rule (see ``_AUTO_WORK``)."""
     batch = max(1, min(batch_size, n_samples))
     work = float(batch) * cd_steps * n_components * n_features
-    updates = int(np.clip(_AUTO_WORK / work, _MIN_UPDATES, _MAX_UPDATES))
-    n_batches = -(-n_samples // batch)
-    return max(_MIN_PASSES, -(-updates // n_batches))
+    return int(np.clip(_AUTO_WORK / work, _MIN_UPDATES, _MAX_UPDATES))
+
+
+def auto_passes(n_samples, n_features, batch_size, cd_steps, n_components, *, factor=1):
+    """Passes of ``n_iter="auto"``: the fixed rule, or with ``factor > 1`` (early
+    stopping on) its cap, which counts updates on large data
+    (:func:`skdgm._core.stopping.auto_cap`)."""
+    updates = auto_updates(n_samples, n_features, batch_size, cd_steps, n_components)
+    return auto_cap(n_samples, batch_size, updates,
+                    min_passes=_MIN_PASSES, factor=factor)
 
 
 #: The estimator's defaults when the sampler-correctness issue (12) was fixed.
