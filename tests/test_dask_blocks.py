@@ -26,6 +26,7 @@ from _dask_fits import (assert_every_call_raises,  # noqa: E402
                         remote_cluster,  # noqa: F401
                         thread_cluster)  # noqa: F401 - fixtures
 from skdgm import DeepLDA, GaussianBernoulliRBM  # noqa: E402
+from skdgm._core import blocks as blocks_mod  # noqa: E402
 from skdgm.deep_lda import _train  # noqa: E402
 from skdgm._core.blocks import (_TAG, RowBlocks, float_blocks,  # noqa: E402
                                 forget_sent, sum_parts, tree_reduce)
@@ -89,11 +90,33 @@ def test_the_client_receives_one_statistics_array_per_update(thread_cluster, mon
     # the blocks' statistics are summed by a tree on the workers: every update's
     # gather brings back one total, not one part per block of the minibatch
     Xd = _dask(_counts(), 50)              # 8 blocks; minibatches of 60 span 2-8
+    monkeypatch.setattr(blocks_mod, "TREE_ON_WORKERS_ABOVE", 1)
     gathered = record_gathers(monkeypatch)
     with distributed.Client(thread_cluster):
         est = DeepLDA(**CHEAP).fit(Xd)
     assert est.n_updates_ == 12
     assert_one_total_per_update(gathered, "block_stats", "add_block_stats", 12)
+
+
+def test_the_tree_on_the_workers_or_on_the_client_gives_the_same_fit(thread_cluster,
+                                                                      monkeypatch):
+    # few parts are gathered and combined by the same tree on the client, many by a
+    # tree on the workers: the shape, hence every rounding, is the same
+    Xd = _dask(_counts(), 50)
+    fits = []
+    for above in (1, 1_000):
+        monkeypatch.setattr(blocks_mod, "TREE_ON_WORKERS_ABOVE", above)
+        gathered = record_gathers(monkeypatch)
+        with distributed.Client(thread_cluster):
+            fits.append(DeepLDA(**CHEAP).fit(Xd))
+        totals = [keys for keys in gathered if any(k.startswith("add_block_stats") for k in keys)]
+        if above == 1:
+            assert totals and all(len(keys) == 1 for keys in totals)
+        else:
+            assert not totals
+            assert any(len(keys) > 1 and all(k.startswith("_on_rows") for k in keys)
+                       for keys in gathered)
+    assert _same(fits[0], fits[1])
 
 
 def test_the_blocks_tree_sum_is_their_flat_sum():

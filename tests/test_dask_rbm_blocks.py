@@ -32,6 +32,7 @@ from _dask_fits import (assert_blocks_decide_the_answer,  # noqa: E402
                         remote_cluster,  # noqa: F401
                         thread_cluster)  # noqa: F401 - fixtures
 from skdgm import DBMCAST, GaussianBernoulliRBM  # noqa: E402
+from skdgm._core import blocks as blocks_mod  # noqa: E402
 from skdgm._core.blocks import RowBlocks, float_blocks  # noqa: E402
 from skdgm._core.stopping import EarlyStopping  # noqa: E402
 from skdgm.dbm._train import pretrain_recon_error, pretrain_stack  # noqa: E402
@@ -106,6 +107,7 @@ def test_the_client_receives_one_positive_phase_per_update(cls, params, data, th
     # the blocks' positive-phase sums are added by a tree on the workers: every
     # update's gather brings back one total, not one part per block
     Xd = _dask(data(), 50)                 # 7 blocks; shuffled minibatches of 40 span several
+    monkeypatch.setattr(blocks_mod, "TREE_ON_WORKERS_ABOVE", 1)
     gathered = record_gathers(monkeypatch)
     with distributed.Client(thread_cluster):
         est = cls(**dict(params, n_iter=1)).fit(Xd)

@@ -126,6 +126,14 @@ def _item(pair, i):
 #: In the key of every task :class:`RowBlocks` submits, so its messages can be told apart.
 _TAG = "-skdgm-rows-"
 
+#: Up to this many parts a minibatch's results are gathered and combined by the
+#: same tree on the client; above it the tree runs on the workers. Each level of a
+#: tree on the workers costs a round of tasks (about 80 ms an update at 4 blocks on
+#: 2 workers, ``dask_fit_speed_idle3.txt``), which pays only when the parts' bytes
+#: on the client's link dominate, i.e. with many workers (``dask_fit_napkin.txt``).
+#: The tree's shape is the same either way, so the total is bit for bit the same.
+TREE_ON_WORKERS_ABOVE = 8
+
 
 def _ours(msg, keys):
     if not (isinstance(msg, dict) and msg.get("op") == "update-graph"):
@@ -355,10 +363,11 @@ class RowBlocks:
             ``parts = split(rows)`` (e.g. its random seeds), in the same order.
         combine : callable, optional
             ``combine(a, b)`` of two results (a picklable sum): the results are
-            then reduced by :func:`tree_reduce`, on the workers with a client,
-            and only the total comes back (Spark MLlib's ``treeAggregate``). The
-            tree's shape follows the block order alone, so the total does not
-            depend on the workers either.
+            then reduced by :func:`tree_reduce`; with a client and more than
+            :data:`TREE_ON_WORKERS_ABOVE` parts on the workers, so that only the
+            total comes back (Spark MLlib's ``treeAggregate``), otherwise on the
+            client. The tree's shape follows the block order alone, so the total
+            depends neither on the workers nor on where the tree ran.
 
         Returns
         -------
@@ -380,10 +389,13 @@ class RowBlocks:
         shared_f = self._submit(_identity, shared)
         futs = [self._submit(_on_rows, func, self._futures[b], r, shared_f, e)
                 for (b, r), e in zip(parts, extra)]
-        if combine is not None:
+        on_workers = combine is not None and len(futs) > TREE_ON_WORKERS_ABOVE
+        if on_workers:
             futs = [tree_reduce(futs, partial(self._submit, combine))]
         results = client.gather(futs)
         forget_sent(client)
+        if combine is not None and not on_workers:
+            results = [tree_reduce(results, combine)]
         return results
 
     def map_rows_carry(self, func, rows, shared, extras, carry=None):
