@@ -48,6 +48,7 @@ RUNS = {
     "momentum_0.9": dict(average=0.999, momentum=0.9, learning_rate=0.005),
     "gibbs5": dict(average=0.999, n_gibbs_steps=5),
     "lr_x2": dict(average=0.999, learning_rate=0.1),
+    "lr_x4": dict(average=0.999, learning_rate=0.2),
     "lr_half": dict(average=0.999, learning_rate=0.025),
 }
 
