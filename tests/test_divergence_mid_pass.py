@@ -47,38 +47,34 @@ def _data(name, seed):
     return np.random.default_rng(seed).normal(size=(60, 4))
 
 
-def _diverge_dbm_after(monkeypatch, k):
-    """``sa_update`` returns an infinite weight from its ``k + 1``-th call on."""
-    real, calls = dbm_train.sa_update, {"n": 0}
+def _diverge_after(monkeypatch, module, name, k, poison):
+    """``module.name`` (an update) returns ``poison(result)`` from its ``k + 1``-th call on."""
+    real, calls = getattr(module, name), {"n": 0}
 
     def update(*args, **kwargs):
         res = real(*args, **kwargs)
         calls["n"] += 1
-        if calls["n"] > k:
-            coefs = [c.copy() for c in res.coefs]
-            coefs[0][0, 0] = np.inf
-            res = res._replace(coefs=coefs)
-        return res
+        return poison(res) if calls["n"] > k else res
 
-    monkeypatch.setattr(dbm_train, "sa_update", update)
+    monkeypatch.setattr(module, name, update)
     return calls
+
+
+def _infinite_first_weight(W):
+    W = W.copy()
+    W[0, 0] = np.inf
+    return W
+
+
+def _diverge_dbm_after(monkeypatch, k):
+    return _diverge_after(monkeypatch, dbm_train, "sa_update", k, lambda res: res._replace(
+        coefs=[_infinite_first_weight(res.coefs[0])] + list(res.coefs[1:])))
 
 
 def _diverge_grbm_after(monkeypatch, k):
-    """``modified_cd_update`` returns an infinite weight from its ``k + 1``-th call on."""
-    real, calls = grbm_train.modified_cd_update, {"n": 0}
-
-    def update(*args, **kwargs):
-        res = real(*args, **kwargs)
-        calls["n"] += 1
-        if calls["n"] > k:
-            W = res.params.W.copy()
-            W[0, 0] = np.inf
-            res = res._replace(params=res.params._replace(W=W))
-        return res
-
-    monkeypatch.setattr(grbm_train, "modified_cd_update", update)
-    return calls
+    return _diverge_after(
+        monkeypatch, grbm_train, "modified_cd_update", k, lambda res: res._replace(
+            params=res.params._replace(W=_infinite_first_weight(res.params.W))))
 
 
 MAKE = {"DBMCAST": (_dbm, _diverge_dbm_after),
