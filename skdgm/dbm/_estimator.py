@@ -27,7 +27,7 @@ from ._defaults import (AUTO_EARLY_STOPPING_FACTOR, AUTO_MIN_PASSES, AUTO_PRETRA
                         AUTO_UPDATES, ELEMENT_CONSTRAINTS, MF_STARTS, OPTION_READS,
                         PARAMETER_CONSTRAINTS, auto_n_components, auto_passes, check_sizes)
 from ._posterior import inference_arrays, mean_field_inference
-from ._scoring import check_bound, fast_bound_rows
+from ._scoring import check_bound, fast_bound_rows, held_out_bound
 from ._train import (TrainingState, init_params, initial_chain_layers, pretrain_verbose,
                      rate_schedule, record_arrays, sa_pass, time_left)
 
@@ -47,9 +47,6 @@ _RHAT_WINDOW = 50
 
 
 
-# temperatures of the cheap log Z behind early stopping's validation score: 100
-# cost a third of 300 (dbm_training_cost_parts.txt), CPU the 8x cap trains with
-_VALIDATION_BETAS = 100
 
 
 class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativeModel):
@@ -931,24 +928,10 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
         return impute_over_states(self.posterior_samples_, X, missing, rng, n_sweeps=n_sweeps)
 
     def _validation_score(self, X_val):
-        """Early stopping's held-out figure: the mean fast bound with a cheap ``log Z``.
-
-        The bound is ``score_samples``'s ``bound="fast"`` (a few sweeps from each
-        start, within a thousandth of a nat per row of the converged one). ``log
-        Z`` is exact when the odd layers can be enumerated; otherwise AIS with
-        ``_VALIDATION_BETAS`` temperatures and at most 16 runs on a fixed stream
-        (common random numbers across passes), vectorised as one group: split
-        into AIS's default 8 groups of 2 runs the estimate cost ~3.7x more, in
-        Python overhead (``benchmarks/results/dbm_training_cost.txt``); nothing
-        is cached. The figure is compared only with itself from pass to pass.
-        """
-        log_z, _ = _bounds.estimate_log_partition(
-            self.coefs_, self.intercepts_, self._ais_base(), exact=None,
-            n_betas=_VALIDATION_BETAS, n_runs=min(self.n_ais_runs, 16),
-            random_state=seed_for(self.random_state, 0xE5), bounds_random_state=None,
-            tol=None, n_jobs=self.n_jobs, n_groups=1)
-        return float(np.mean(fast_bound_rows(X_val, self.coefs_, self.intercepts_,
-                                             self._starts(), self.batch_size)) - log_z)
+        """Early stopping's held-out figure (``_scoring.held_out_bound``), on a fixed stream."""
+        return held_out_bound(X_val, self.coefs_, self.intercepts_, self._ais_base(),
+                              self._starts(), self.batch_size, n_runs=min(self.n_ais_runs, 16),
+                              random_state=seed_for(self.random_state, 0xE5), n_jobs=self.n_jobs)
 
     def score_samples(self, X, *, bound="fast", return_std=False):
         """Variational lower bound of Eq. 3 on ``log p(v)``, per row.
