@@ -185,4 +185,4 @@ def test_held_out_log_z_is_one_group_of_held_out_betas_on_a_fixed_stream(X, monk
     first, again = est._validation_score(X), est._validation_score(X)
     assert first == again           # common random numbers: the same figure twice
     assert [(k["n_betas"], k["n_groups"], k["n_runs"]) for k in seen] == \
-        [(_scoring.HELD_OUT_BETAS, 1, 16)] * 2
+        [(_scoring.HELD_OUT_BETAS, 1, _scoring.HELD_OUT_RUNS)] * 2

@@ -36,8 +36,8 @@ AUTO_MIN_PASSES = 5
 # half of it on the held-out figure, whose AIS now runs its 16 runs as one vectorised
 # group (3.7x cheaper, dbm_training_cost.txt): the 162 passes of the new cap fit in the
 # 300 CPU-s issue 25 allows there (defaults_convergence_dbm_avg.txt). Eight times since
-# the held-out figure reads the fast bound and a 100-temperature AIS (a third of its
-# CPU, dbm_training_cost_parts.txt): 216 passes there, defaults_convergence_dbm_cheap.txt.
+# the held-out figure reads the fast bound and 8 AIS runs, not 16 (about half its CPU,
+# dbm_training_cost_parts.txt): 216 passes there, defaults_convergence_dbm_cheap.txt.
 AUTO_EARLY_STOPPING_FACTOR = 8
 # ``pretrain_n_iter="auto"``: CD-1 updates per RBM of the greedy stack.
 AUTO_PRETRAIN_UPDATES = 600

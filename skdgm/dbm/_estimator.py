@@ -27,7 +27,7 @@ from ._defaults import (AUTO_EARLY_STOPPING_FACTOR, AUTO_MIN_PASSES, AUTO_PRETRA
                         AUTO_UPDATES, ELEMENT_CONSTRAINTS, MF_STARTS, OPTION_READS,
                         PARAMETER_CONSTRAINTS, auto_n_components, auto_passes, check_sizes)
 from ._posterior import inference_arrays, mean_field_inference
-from ._scoring import check_bound, fast_bound_rows, held_out_bound
+from ._scoring import HELD_OUT_RUNS, check_bound, fast_bound_rows, held_out_bound
 from ._train import (TrainingState, init_params, initial_chain_layers, pretrain_verbose,
                      rate_schedule, record_arrays, sa_pass, time_left)
 
@@ -930,7 +930,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
     def _validation_score(self, X_val):
         """Early stopping's held-out figure (``_scoring.held_out_bound``), on a fixed stream."""
         return held_out_bound(X_val, self.coefs_, self.intercepts_, self._ais_base(),
-                              self._starts(), self.batch_size, n_runs=min(self.n_ais_runs, 16),
+                              self._starts(), self.batch_size, n_runs=min(self.n_ais_runs, HELD_OUT_RUNS),
                               random_state=seed_for(self.random_state, 0xE5), n_jobs=self.n_jobs)
 
     def score_samples(self, X, *, bound="fast", return_std=False):
