@@ -208,8 +208,24 @@ def test_auto_cap_is_a_multiple_of_the_fixed_rule(monkeypatch):
     est = _dbm(batch_size=60, tol=1e9, n_iter_no_change=10**6)
     stopper = est._stopper(X)
     n_train = len(stopper.rows)
-    assert est._resolve_n_iter(n_train) == AUTO_EARLY_STOPPING_FACTOR * auto_passes(
-        n_train, 60, AUTO_UPDATES, AUTO_MIN_PASSES)
+    assert est._resolve_n_iter(n_train) == max(AUTO_MIN_PASSES, AUTO_EARLY_STOPPING_FACTOR
+                                               * auto_passes(n_train, 60, AUTO_UPDATES))
+
+
+def test_auto_cap_multiplies_the_fixed_rules_updates_not_its_minimum_passes():
+    from skdgm.dbm._defaults import AUTO_EARLY_STOPPING_FACTOR, auto_n_iter
+    assert AUTO_EARLY_STOPPING_FACTOR == 8
+    # 10,000 MNIST rows less the held-out tenth: 90 updates a pass, 27 passes by the
+    # fixed rule, 216 as the cap (the measured default of issue 25)
+    assert auto_n_iter(9_000, 100, capped=False) == 27
+    assert auto_n_iter(9_000, 100, capped=True) == 216
+    # 100,000 rows: the fixed rule is its 5-pass minimum (3 passes give the 2,400
+    # updates); the cap is 8 x 3 passes, not 8 x 5
+    assert auto_n_iter(90_000, 100, capped=False) == 5
+    assert auto_n_iter(90_000, 100, capped=True) == 24
+    # a pass of more than 2,400 updates: eight passes (the fixed rule's 5 stay)
+    assert auto_n_iter(10**7, 100, capped=False) == 5
+    assert auto_n_iter(10**7, 100, capped=True) == 8
 
 
 # ----------------------------------------------- the posterior samplers: BurnInStop

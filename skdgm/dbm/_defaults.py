@@ -14,7 +14,7 @@ from .._core.base import EARLY_STOPPING_CONSTRAINTS, N_JOBS_CONSTRAINT
 from .._core.random import RANDOM_STATE_CONSTRAINT
 
 __all__ = ["AUTO_EARLY_STOPPING_FACTOR", "AUTO_MIN_PASSES", "AUTO_PRETRAIN_UPDATES", "AUTO_UPDATES", "ELEMENT_CONSTRAINTS",
-           "MF_STARTS",
+           "MF_STARTS", "auto_n_iter",
            "OPTION_READS", "PARAMETER_CONSTRAINTS", "SAMPLERS", "auto_n_components",
            "auto_passes", "check_sizes"]
 
@@ -38,6 +38,8 @@ AUTO_MIN_PASSES = 5
 # 300 CPU-s issue 25 allows there (defaults_convergence_dbm_avg.txt). Eight times since
 # the held-out figure reads the fast bound and 8 AIS runs, not 16 (about half its CPU,
 # dbm_training_cost_parts.txt): 216 passes there, defaults_convergence_dbm_cheap.txt.
+# The multiple is of the fixed rule's updates, not of its passes (auto_n_iter): the
+# 5-pass minimum, which large data reach, is not multiplied.
 AUTO_EARLY_STOPPING_FACTOR = 8
 # ``pretrain_n_iter="auto"``: CD-1 updates per RBM of the greedy stack.
 AUTO_PRETRAIN_UPDATES = 600
@@ -53,6 +55,22 @@ def auto_passes(n_samples, batch_size, n_updates, min_passes=1):
     """Passes over ``n_samples`` rows in minibatches of ``batch_size`` giving ``n_updates``."""
     per_pass = max(1, -(-int(n_samples) // max(1, int(batch_size))))
     return max(int(min_passes), -(-int(n_updates) // per_pass))
+
+
+def auto_n_iter(n_samples, batch_size, *, capped):
+    """The passes of ``n_iter="auto"``: the fixed rule, or (``capped``) early stopping's cap.
+
+    The fixed rule is :data:`AUTO_UPDATES` updates and at least
+    :data:`AUTO_MIN_PASSES` passes. The cap is :data:`AUTO_EARLY_STOPPING_FACTOR`
+    times the fixed rule's updates in passes, at least :data:`AUTO_MIN_PASSES`:
+    216 passes of 9,000 training rows, 24 of 90,000 (eight times the 5-pass
+    minimum, 40 passes, would have cost about 500 CPU-s at 100,000 MNIST rows, at
+    the 12.8 CPU-s a pass of ``defaults_convergence_dbm_100k.txt``).
+    """
+    if not capped:
+        return auto_passes(n_samples, batch_size, AUTO_UPDATES, AUTO_MIN_PASSES)
+    return max(AUTO_MIN_PASSES,
+               AUTO_EARLY_STOPPING_FACTOR * auto_passes(n_samples, batch_size, AUTO_UPDATES))
 
 
 SAMPLERS = ("sap", "fpcd", "trans_sap", "adaptive_st", "cast")

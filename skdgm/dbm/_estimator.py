@@ -23,9 +23,9 @@ from .._core.interop import InferenceDataMixin
 from .._core.posterior import IterateKeeper, check_missing, check_n_sweeps
 from . import _bounds, _tempering
 from ._impute import impute_over_states
-from ._defaults import (AUTO_EARLY_STOPPING_FACTOR, AUTO_MIN_PASSES, AUTO_PRETRAIN_UPDATES,
-                        AUTO_UPDATES, ELEMENT_CONSTRAINTS, MF_STARTS, OPTION_READS,
-                        PARAMETER_CONSTRAINTS, auto_n_components, auto_passes, check_sizes)
+from ._defaults import (AUTO_PRETRAIN_UPDATES, ELEMENT_CONSTRAINTS, MF_STARTS, OPTION_READS,
+                        PARAMETER_CONSTRAINTS, auto_n_components, auto_n_iter, auto_passes,
+                        check_sizes)
 from ._posterior import inference_arrays, mean_field_inference
 from ._scoring import HELD_OUT_RUNS, check_bound, fast_bound_rows, held_out_bound
 from ._train import (TrainingState, init_params, initial_chain_layers, pretrain_verbose,
@@ -572,8 +572,7 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
         if self.n_iter != "auto":
             return int(self.n_iter)
         # with early stopping on, a cap: the validation slice's plateau ends the run
-        factor = AUTO_EARLY_STOPPING_FACTOR if getattr(self, "_early_stop_on", False) else 1
-        return factor * auto_passes(n_samples, self.batch_size, AUTO_UPDATES, AUTO_MIN_PASSES)
+        return auto_n_iter(n_samples, self.batch_size, capped=getattr(self, "_early_stop_on", False))
 
     def _n_passes(self):
         return self._fit_passes
