@@ -65,7 +65,7 @@ def auto_n_iter(n_samples, batch_size, *, capped):
     times the fixed rule's updates in passes, at least :data:`AUTO_MIN_PASSES`:
     216 passes of 9,000 training rows, 24 of 90,000 (eight times the 5-pass
     minimum, 40 passes, would have cost about 500 CPU-s at 100,000 MNIST rows, at
-    the 12.8 CPU-s a pass of ``defaults_convergence_dbm_100k.txt``).
+    the 12.7 CPU-s a pass of ``defaults_convergence_dbm_100k.txt``).
     """
     if not capped:
         return auto_passes(n_samples, batch_size, AUTO_UPDATES, AUTO_MIN_PASSES)
