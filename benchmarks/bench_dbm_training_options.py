@@ -25,6 +25,8 @@ Usage::
     SKDGM_DATA=... OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 5 python \\
         benchmarks/bench_dbm_training_options.py --rows 5000 --run base_avg momentum
     ... benchmarks/bench_dbm_training_options.py --cost --run      (the costs alone)
+    ... benchmarks/bench_dbm_training_options.py --cost-parts --run (the held-out
+        figure's variants: tight vs fast mean-field, AIS sizes)
 
 Results: ``benchmarks/results/dbm_training_options*.txt`` (see the README table).
 """
@@ -48,6 +50,7 @@ RUNS = {
     "momentum_0.9": dict(average=0.999, momentum=0.9, learning_rate=0.005),
     "gibbs5": dict(average=0.999, n_gibbs_steps=5),
     "lr_x2": dict(average=0.999, learning_rate=0.1),
+    "lr_x4": dict(average=0.999, learning_rate=0.2),
     "lr_half": dict(average=0.999, learning_rate=0.025),
 }
 
@@ -127,6 +130,51 @@ def cost(X, n_passes=3):
           f"as one vectorised group", flush=True)
 
 
+#: the held-out figure's AIS sizes priced by ``--cost-parts``: (temperatures, runs)
+HELD_OUT_AIS = ((300, 16), (100, 16), (300, 8), (150, 8))
+
+
+def cost_parts(X, n_passes=3):
+    """The held-out figure's two parts, priced one by one after each of ``n_passes`` passes.
+
+    Mean-field: the converged best-of-starts bound (``bound="tight"``, what
+    early stopping reads) against ``bound="fast"`` (3 sweeps a start). AIS
+    ``log Z``: one vectorised group at each size of :data:`HELD_OUT_AIS`, on the
+    same stream, with its value (the smaller runs' shift from 300 x 16 is their
+    bias plus noise on these parameters).
+    """
+    from skdgm import DBMCAST
+
+    from skdgm._core.random import seed_for
+    from skdgm.dbm import _bounds
+    from skdgm.dbm._scoring import fast_bound_rows
+
+    n_val = X.shape[0] // 10
+    train, val = X[:-n_val], X[-n_val:]
+    est = DBMCAST(random_state=0, early_stopping=False, n_iter=1).fit(train)
+    print(f"{'pass':>4s} {'part':18s} {'CPU-s':>6s} {'value':>10s}", flush=True)
+    for _ in range(n_passes):
+        est.partial_fit(train)
+        t = time.process_time()
+        tight = float(np.mean(est._mean_field(val)[1]))
+        print(f"{est.n_iter_:4d} {'mean-field tight':18s} {time.process_time() - t:6.3f} "
+              f"{tight:10.3f}", flush=True)
+        t = time.process_time()
+        fast = float(np.mean(fast_bound_rows(val, est.coefs_, est.intercepts_,
+                                             est._starts(), est.batch_size)))
+        print(f"{est.n_iter_:4d} {'mean-field fast':18s} {time.process_time() - t:6.3f} "
+              f"{fast:10.3f}", flush=True)
+        for n_betas, n_runs in HELD_OUT_AIS:
+            t = time.process_time()
+            log_z, _ = _bounds.estimate_log_partition(
+                est.coefs_, est.intercepts_, est._ais_base(), exact=None, n_betas=n_betas,
+                n_runs=n_runs, random_state=seed_for(0, 0xE5), bounds_random_state=None,
+                tol=None, n_groups=1)
+            label = f"AIS {n_betas} x {n_runs}"
+            print(f"{est.n_iter_:4d} {label:18s} {time.process_time() - t:6.3f} "
+                  f"{log_z:10.3f}", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data-home", default=os.environ.get("SKDGM_DATA"))
@@ -137,6 +185,8 @@ def main():
     ap.add_argument("--run", nargs="*", choices=sorted(RUNS), default=["base_avg"])
     ap.add_argument("--cost", action="store_true",
                     help="first print the CPU of a training pass and of a held-out figure")
+    ap.add_argument("--cost-parts", action="store_true",
+                    help="price the held-out figure's mean-field and AIS variants")
     args = ap.parse_args()
     home = data_home(args.data_home)
     header([f"data: {shown(home)}"])
@@ -145,6 +195,8 @@ def main():
           f"(log Z by AIS, 1,000 x 100); raw = the iterate, avg = its moving average")
     if args.cost:
         cost(X)
+    if args.cost_parts:
+        cost_parts(X)
     for name in args.run:
         print(f"# {name}: {RUNS[name]}", flush=True)
     if args.run:

@@ -69,3 +69,31 @@ def test_heavy_ball_equals_the_reference_and_commits_only_when_told():
     plain = HeavyBall(0.0).step(theta, grads[0], lr)
     for a, t, g in zip(plain, theta, grads[0]):
         np.testing.assert_array_equal(a, t + lr * g)
+
+
+def test_copies_are_independent_of_the_original():
+    rng = np.random.default_rng(5)
+    its = _iterates(4, rng)
+    avg = ParameterAverage(0.9)
+    for params in its[:2]:
+        avg.update(params)
+    twin = avg.copy()
+    twin.update(its[2])
+    # the original has not moved; the copy continues exactly as the original would
+    assert avg.n_updates == 2 and twin.n_updates == 3
+    for got, want in zip(avg.value(), ema_reference(its[:2], 0.9)):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    avg.update(its[2])
+    for a, b in zip(avg.value(), twin.value()):
+        np.testing.assert_array_equal(a, b)
+
+    theta, g = [rng.normal(size=3)], [rng.normal(size=3)]
+    opt = HeavyBall(0.5)
+    opt.step(theta, g, 0.1)
+    opt.commit()
+    fork = opt.copy()
+    fork.step(theta, g, 0.1)
+    fork.commit()
+    assert fork.momentum == 0.5
+    np.testing.assert_array_equal(opt.velocity[0], 0.1 * g[0])
+    np.testing.assert_array_equal(fork.velocity[0], 0.5 * 0.1 * g[0] + 0.1 * g[0])

@@ -161,3 +161,28 @@ def test_a_model_pickled_before_the_options_existed_loads_with_their_defaults(X)
     # it continues from its parameters, the average starting there
     old.set_params(average=0.9).partial_fit(X)
     assert old._iterate.average.n_updates == 3
+
+
+def test_held_out_figure_is_the_fast_score_where_log_z_is_exact(X):
+    # odd layers of 4 units: log Z is enumerated, so early stopping's figure must
+    # be exactly the default score (the fast bound), pass after pass
+    est = _dbm(average=0.9).fit(X)
+    assert est._validation_score(X) == pytest.approx(est.score(X), rel=0, abs=1e-9)
+    assert est.score(X, bound="tight") != est._validation_score(X)
+
+
+def test_held_out_log_z_is_one_group_of_held_out_betas_on_a_fixed_stream(X, monkeypatch):
+    from skdgm.dbm import _scoring
+    seen = []
+    real = _scoring.estimate_log_partition
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(_scoring, "estimate_log_partition", spy)
+    est = _dbm(n_components=(20, 4)).fit(X)     # 20 + ... odd units: AIS, not enumeration
+    first, again = est._validation_score(X), est._validation_score(X)
+    assert first == again           # common random numbers: the same figure twice
+    assert [(k["n_betas"], k["n_groups"], k["n_runs"]) for k in seen] == \
+        [(_scoring.HELD_OUT_BETAS, 1, _scoring.HELD_OUT_RUNS)] * 2

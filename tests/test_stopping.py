@@ -208,8 +208,28 @@ def test_auto_cap_is_a_multiple_of_the_fixed_rule(monkeypatch):
     est = _dbm(batch_size=60, tol=1e9, n_iter_no_change=10**6)
     stopper = est._stopper(X)
     n_train = len(stopper.rows)
-    assert est._resolve_n_iter(n_train) == AUTO_EARLY_STOPPING_FACTOR * auto_passes(
-        n_train, 60, AUTO_UPDATES, AUTO_MIN_PASSES)
+    assert est._resolve_n_iter(n_train) == max(AUTO_MIN_PASSES, AUTO_EARLY_STOPPING_FACTOR
+                                               * auto_passes(n_train, 60, AUTO_UPDATES))
+
+
+def test_auto_cap_multiplies_the_fixed_rules_updates_not_its_minimum_passes():
+    from skdgm.dbm._defaults import AUTO_EARLY_STOPPING_FACTOR, resolve_fit_passes
+
+    def passes(n, capped):
+        return resolve_fit_passes("auto", n, 100, early_stopping=capped)
+
+    assert AUTO_EARLY_STOPPING_FACTOR == 8
+    # 10,000 MNIST rows less the held-out tenth: 90 updates a pass, 27 passes by the
+    # fixed rule, 216 as the cap (the measured default of issue 25)
+    assert passes(9_000, False) == 27
+    assert passes(9_000, True) == 216
+    # 100,000 rows: the fixed rule is its 5-pass minimum (3 passes give the 2,400
+    # updates); the cap holds 1.1 x 8 x 2,400 updates, 24 passes, not 8 x 5
+    assert passes(90_000, False) == 5
+    assert passes(90_000, True) == 24
+    # a pass of more than 2,400 updates: the cap is the fixed rule's 5 passes
+    assert passes(10**7, False) == 5
+    assert passes(10**7, True) == 5
 
 
 def _cap_by_search(n_samples, batch_size, n_updates, min_passes, factor):
@@ -245,7 +265,7 @@ def test_auto_cap_of_both_optimisers_at_10k_and_100k_rows():
     from skdgm.grbm._defaults import resolve_fit_passes as grbm_passes
 
     # the training rows of 10,000 / 100,000 after the 10 % validation slice
-    for n_train, dbm, grbm in [(9000, 162, 72), (90_000, 18, 8)]:
+    for n_train, dbm, grbm in [(9000, 216, 72), (90_000, 24, 8)]:
         assert dbm_passes("auto", n_train, 100, early_stopping=True) == dbm
         # MNIST for the GRBM: 652 pixels, the defaults' 256 units, CD-30
         assert grbm_passes("auto", (n_train, 652), 100, 30, 256, early_stopping=True) == grbm

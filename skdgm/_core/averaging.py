@@ -11,6 +11,9 @@ closely (``decay_t = min(decay, (1 + t) / (10 + t))``).
 
 Model-free: lists of arrays in, lists of arrays out. Used by
 :mod:`skdgm.dbm._train`; any wing's stochastic-approximation loop can hold one.
+Both update in place over a pass of many updates; a pass works on their
+``copy()`` and hands it back, so that a pass that diverges half-way leaves the
+caller's average and velocity with the iterate they belong to.
 """
 
 import numpy as np
@@ -62,6 +65,13 @@ class ParameterAverage:
         """The average, as new arrays (``None`` before the first update)."""
         return None if self.mean is None else [m.copy() for m in self.mean]
 
+    def copy(self):
+        """An independent average (its own arrays): a pass updates it, the caller
+        keeps it only once every update of the pass has been accepted."""
+        new = ParameterAverage(self.decay)
+        new.n_updates, new.mean = self.n_updates, self.value()
+        return new
+
 
 def ema_reference(iterates, decay):
     """NumPy reference of :class:`ParameterAverage` over a list of iterates (float64).
@@ -101,3 +111,10 @@ class HeavyBall:
     def commit(self):
         if self._pending is not None:
             self.velocity, self._pending = self._pending, None
+
+    def copy(self):
+        """An independent optimiser with the committed velocity (the arrays are
+        replaced on commit, never modified, so they are shared)."""
+        new = HeavyBall(self.momentum)
+        new.velocity = None if self.velocity is None else list(self.velocity)
+        return new

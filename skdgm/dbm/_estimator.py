@@ -27,7 +27,7 @@ from ._defaults import (AUTO_PRETRAIN_UPDATES, ELEMENT_CONSTRAINTS, MF_STARTS, O
                         PARAMETER_CONSTRAINTS, auto_n_components, auto_passes, check_sizes,
                         resolve_fit_passes)
 from ._posterior import inference_arrays, mean_field_inference
-from ._scoring import check_bound, fast_bound_rows
+from ._scoring import HELD_OUT_RUNS, check_bound, fast_bound_rows, held_out_bound
 from ._train import (TrainingState, init_params, initial_chain_layers, pretrain_verbose,
                      rate_schedule, record_arrays, sa_pass, time_left)
 
@@ -47,8 +47,6 @@ _RHAT_WINDOW = 50
 
 
 
-# temperatures of the cheap log Z behind early stopping's validation score
-_VALIDATION_BETAS = 300
 
 
 class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativeModel):
@@ -150,10 +148,12 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
         at least 5,000 rows. ``n_iter="auto"`` then stops when the bound's
         least-squares trend over the last half of the passes is flat, as the noisy
         bound's best-so-far cannot tell (:class:`skdgm._core.stopping.Trend`), within
-        six times its fixed rule (162 passes on 10,000 MNIST rows, within 300
-        CPU-s) and the passes that hold 1.1 times six times its 2,400 updates (18
-        passes at 100,000 rows, not six times the floor of 5;
-        :func:`skdgm._core.stopping.auto_cap`). :meth:`partial_fit` ignores it.
+        eight times its fixed rule (216 passes on 10,000 MNIST rows, within 300
+        CPU-s) and the passes that hold 1.1 times eight times its 2,400 updates (24
+        passes at 100,000 rows, not eight times the floor of 5;
+        :func:`skdgm._core.stopping.auto_cap`). The held-out figure is the fast
+        bound (as :meth:`score`) minus a cheap AIS ``log Z`` (300 temperatures, at
+        most 8 runs, on a fixed stream). :meth:`partial_fit` ignores it.
     validation_fraction : float, default=0.1
         Fraction of the rows held out with ``early_stopping`` (at least one row
         each side).
@@ -929,21 +929,10 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
         return impute_over_states(self.posterior_samples_, X, missing, rng, n_sweeps=n_sweeps)
 
     def _validation_score(self, X_val):
-        """Early stopping's held-out figure: the mean bound with a cheap ``log Z``.
-
-        Exact when the odd layers can be enumerated; otherwise AIS with
-        ``_VALIDATION_BETAS`` temperatures and at most 16 runs on a fixed stream
-        (common random numbers across passes), vectorised as one group: split
-        into AIS's default 8 groups of 2 runs the estimate cost ~3.7x more, in
-        Python overhead (``benchmarks/results/dbm_training_cost.txt``); nothing
-        is cached.
-        """
-        log_z, _ = _bounds.estimate_log_partition(
-            self.coefs_, self.intercepts_, self._ais_base(), exact=None,
-            n_betas=_VALIDATION_BETAS, n_runs=min(self.n_ais_runs, 16),
-            random_state=seed_for(self.random_state, 0xE5), bounds_random_state=None,
-            tol=None, n_jobs=self.n_jobs, n_groups=1)
-        return float(np.mean(self._mean_field(X_val)[1]) - log_z)
+        """Early stopping's held-out figure (``_scoring.held_out_bound``), on a fixed stream."""
+        return held_out_bound(X_val, self.coefs_, self.intercepts_, self._ais_base(),
+                              self._starts(), self.batch_size, n_runs=min(self.n_ais_runs, HELD_OUT_RUNS),
+                              random_state=seed_for(self.random_state, 0xE5), n_jobs=self.n_jobs)
 
     def score_samples(self, X, *, bound="fast", return_std=False):
         """Variational lower bound of Eq. 3 on ``log p(v)``, per row.

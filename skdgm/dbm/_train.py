@@ -394,6 +394,8 @@ class PassResult(NamedTuple):
     n_updates: int              # the update counter after the pass
     metrics: dict               # the pass's scalar figures, in history_'s order
     arrays: dict                # the tempering samplers' per-pass arrays
+    optimizer: object = None    # the pass's HeavyBall (a copy of the one passed in)
+    average: object = None      # the pass's ParameterAverage (likewise), or None
 
 
 def sa_pass(X, coefs, intercepts, chains, rng, *, lr_schedule, n_updates, batch_size,
@@ -437,21 +439,30 @@ def sa_pass(X, coefs, intercepts, chains, rng, *, lr_schedule, n_updates, batch_
     divergence_bound : float, optional
         Largest parameter magnitude allowed.
     n_gibbs_steps, optimizer
-        As :func:`sa_update` (the optimizer's velocity is committed with each
-        accepted update).
+        As :func:`sa_update`. Not modified: the pass steps a copy, whose velocity
+        is committed with each accepted update, and returns it.
     average : ParameterAverage or None
-        Updated with every accepted iterate (``coefs + intercepts``); it reads
-        the iterates only, so the chains' trajectory does not depend on it.
+        Not modified: a copy is updated with every accepted iterate (``coefs +
+        intercepts``) and returned. It reads the iterates only, so the chains'
+        trajectory does not depend on it.
 
     Returns
     -------
     PassResult
+        With the pass's optimizer and average, for the caller to keep
+        (:meth:`TrainingState.advance`).
 
     Raises
     ------
     skdgm.exceptions.DivergenceError
-        When an update's parameters are not finite or exceed the bound.
+        When an update's parameters are not finite or exceed the bound; the
+        ``optimizer`` and ``average`` passed in are then as they were (the
+        chains have moved: the estimator's call restores them).
     """
+    # A divergence half-way through the pass must not leave an average and a
+    # velocity that took updates the iterate never kept: the pass works on copies.
+    optimizer = None if optimizer is None else optimizer.copy()
+    average = None if average is None else average.copy()
     bound, recon, n_rows = 0.0, 0.0, 0
     lr = float(lr_schedule(n_updates))
     unconv = from_zeros = n_mf = 0
@@ -492,7 +503,7 @@ def sa_pass(X, coefs, intercepts, chains, rng, *, lr_schedule, n_updates, batch_
     metrics = dict(reconstruction_error=recon / n_rows, unnormalised_bound=bound / n_rows,
                    learning_rate=lr, mean_field_unconverged=float(unconv / n_mf),
                    mean_field_zeros_start=float(from_zeros / n_mf), **stats)
-    return PassResult(coefs, intercepts, n_updates, metrics, arrays)
+    return PassResult(coefs, intercepts, n_updates, metrics, arrays, optimizer, average)
 
 
 class TrainingState:
@@ -530,8 +541,16 @@ class TrainingState:
         return self
 
     def advance(self, res):
-        """Keep a pass's raw iterate; return the fitted ``(coefs, intercepts)``."""
+        """Keep a pass's raw iterate, momentum and average; return the fitted ``(coefs, intercepts)``.
+
+        Called only after the whole pass succeeded (:func:`sa_pass` raises
+        otherwise, having touched none of the three): the average and the
+        velocity are always those of the iterate kept.
+        """
         self.coefs, self.intercepts = list(res.coefs), list(res.intercepts)
+        if res.optimizer is not None:
+            self.optimizer = res.optimizer
+        self.average = res.average
         return self.fitted()
 
     def fitted(self):
