@@ -64,8 +64,11 @@ def auto_passes(n_samples, batch_size, n_updates, min_passes=1):
     At least ``min_passes``; a pass is ``ceil(n_samples / batch_size)`` updates.
     The fixed part of the GRBM's and the DBM's ``n_iter="auto"`` rules.
     """
-    per_pass = max(1, -(-int(n_samples) // max(1, int(batch_size))))
-    return max(int(min_passes), -(-int(n_updates) // per_pass))
+    return max(int(min_passes), -(-int(n_updates) // _updates_per_pass(n_samples, batch_size)))
+
+
+def _updates_per_pass(n_samples, batch_size):
+    return max(1, -(-int(n_samples) // max(1, int(batch_size))))
 
 
 def auto_cap(n_samples, batch_size, n_updates, *, min_passes=1, factor=1):
@@ -94,9 +97,8 @@ def auto_cap(n_samples, batch_size, n_updates, *, min_passes=1, factor=1):
     fixed = auto_passes(n_samples, batch_size, n_updates, min_passes)
     if factor == 1:
         return fixed
-    per_pass = max(1, -(-int(n_samples) // max(1, int(batch_size))))
     updates = round((1 + AUTO_CAP_SLACK) * factor * n_updates)
-    budget = -(-updates // per_pass)
+    budget = -(-updates // _updates_per_pass(n_samples, batch_size))
     return min(int(factor) * fixed, max(fixed, budget))
 
 
