@@ -367,8 +367,7 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
         sizes, pp = self._check_settings(n, D)
         self.n_components_ = sizes
         self._n_iter_resolved, self.burn_in_ = _defaults.resolve_run_length(
-            self.n_iter, self.burn_in, n,
-            streaming_steps=_streaming(self) and self.inference != "online_vb")
+            self.n_iter, self.burn_in, n, inference=self.inference, batch_size=self.batch_size)
         self._seed_seq = seed_for(self.random_state)
         rng = as_generator(self._seed_seq.spawn(1)[0])
         self._start_history()
