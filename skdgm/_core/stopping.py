@@ -103,7 +103,7 @@ def auto_cap(n_samples, batch_size, n_updates, *, min_passes=1, factor=1):
 
 
 def update_budget(n_samples, batch_size, n_updates):
-    """The most passes that hold ``(1 + AUTO_CAP_SLACK) * n_updates`` minibatch updates (at least one).
+    """The fewest passes (at least one) that make ``(1 + AUTO_CAP_SLACK) * n_updates`` minibatch updates.
 
     The slack lets a rule counted in updates give the same passes as one counted in
     whole passes wherever that one's rounding up is what differs

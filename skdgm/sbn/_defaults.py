@@ -67,15 +67,15 @@ def resolve_n_components(n_samples, n_features, max_exact_units):
 
 def resolve_n_iter(n_samples, inference=None, batch_size=100):
     """Passes for ``n_iter="auto"``: ``clip(240,000 / n_samples, 60, 200)``; online VB
-    at most the passes that hold about :data:`AUTO_ONLINE_VB_UPDATES` minibatch updates.
+    at most the whole passes that make about :data:`AUTO_ONLINE_VB_UPDATES` updates.
 
     Small data get more passes (a pass is cheap and the chains need them to mix);
     from 4,000 rows on, 60 passes, as each pass then holds more information.
     Online VB (``inference="online_vb"``) moves its global parameters once per
     minibatch, by a step ``rho_t`` that decays with the updates ``t`` (Sec. 3.2), so
     its run length is a number of *updates*; 60 passes would grow with the rows
-    (60,000 updates at 100,000 rows, about 8 CPU-hours). It makes at most the passes
-    of ``ceil(n_samples / batch_size)`` updates that hold ``1.1 *``
+    (60,000 updates at 100,000 rows, about 8 CPU-hours). It makes at most the fewest
+    passes of ``ceil(n_samples / batch_size)`` updates that make ``1.1 *``
     :data:`AUTO_ONLINE_VB_UPDATES` (:func:`skdgm._core.stopping.update_budget`, the
     budget of the GRBM's and the DBM's update-counted caps), at least one.
 

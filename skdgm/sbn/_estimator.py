@@ -91,7 +91,7 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
         of minibatches (streaming methods), per pre-training stage and again for the
         global refinement. ``"auto"``: the fixed rule ``n0 = clip(240000 / n_samples,
         60, 200)`` for the streaming methods and the pre-training stages; online VB
-        at most the passes that hold 2,640 minibatch updates (``n0`` up to 4,400
+        at most the whole passes that make 2,640 minibatch updates (``n0`` up to 4,400
         rows, 27 passes at 10,000 rows, 3 at 100,000, one from about 264,000),
         as its step ``rho_t`` decays with the updates (Sec. 3.2). For Gibbs
         (with ``burn_in="auto"``) and VB, until converged: burn-in (VB: training)
