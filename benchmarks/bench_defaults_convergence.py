@@ -41,9 +41,10 @@ two processes instead: ``--long-first k`` runs the default and the first ``k`` p
 of the 4x run (``warm_start=True``), ``--long-resume`` the rest of the same chain
 (bit-identical to one fit), and scores both.
 
-``--share-lock FILE`` (for a 4x run longer than a locked slot on a shared machine):
-the script takes ``FILE``'s ``flock`` itself instead of running under ``flock``, and
-between two passes of the 4x run, once it has held the lock for ``--hold-max`` seconds
+``--share-lock FILE`` (for a run longer than a locked slot on a shared machine: a 4x
+run, or a default whose passes are long, such as online VB's at 100,000 rows): the
+script takes ``FILE``'s ``flock`` itself instead of running under ``flock``, and
+between two passes of either run, once it has held the lock for ``--hold-max`` seconds
 (600), releases it, lets a waiting job take it, and waits to take it back. The figures
 are CPU seconds of this process, so the waits do not count.
 
@@ -57,7 +58,10 @@ Results: ``benchmarks/results/defaults_convergence_{deep_lda,dbm,sbn,grbm}.txt``
 ``--rows 100000 --skip-long``; ``defaults_convergence_dbm_4x.txt`` for
 ``--only DBMCAST --long-from benchmarks/results/defaults_convergence_dbm.txt``;
 ``defaults_convergence_sbn_4x.txt`` for ``--only BayesianSBN --long-first 264`` then
-``--only BayesianSBN --long-resume``, appended). CPU seconds of this process, one BLAS
+``--only BayesianSBN --long-resume``, appended;
+``defaults_convergence_sbn_online_vb_100k_auto.txt`` for ``--only BayesianSBN --rows
+100000 --skip-long --share-lock /work/cpu.lock --hold-max 400 --set inference=online_vb``,
+online VB's update-counted ``"auto"``). CPU seconds of this process, one BLAS
 thread.
 """
 
@@ -286,7 +290,7 @@ def main():
                     help="only the 4x run; the default's line is read from FILE "
                          "(an earlier --skip-long output)")
     ap.add_argument("--share-lock", metavar="FILE", default=None,
-                    help="hold FILE's flock, handing it over between the 4x run's passes")
+                    help="hold FILE's flock, handing it over between passes")
     ap.add_argument("--hold-max", type=float, default=600.0,
                     help="seconds the lock is held before it is handed over (600)")
     ap.add_argument("--long-first", type=int, default=None, metavar="PASSES",
@@ -319,6 +323,8 @@ def main():
 
     params = {k: _literal(v) for k, v in (kv.split("=", 1) for kv in args.set)}
     est = getattr(skdgm, name)(random_state=0, **params)
+    if lock is not None:
+        lock.between_passes(est)
     if params and (args.long_first is not None or args.long_resume):
         ap.error("--set: not with BayesianSBN's split 4x run (--long-first/-resume), "
                  "whose saved line is the defaults'")

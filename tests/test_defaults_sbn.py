@@ -87,3 +87,40 @@ def test_auto_burn_in_of_dsghmc_counts_minibatch_steps():
                       prior="normal", random_state=0).partial_fit(Xtr[:50])
     assert est.burn_in_ == 40
     assert BayesianSBN(n_components=3, n_iter=10, random_state=0).fit(Xtr).burn_in_ == 4
+
+
+def test_online_vb_auto_passes_level_off_in_updates():
+    # issue 25: online VB's "auto" counts minibatch updates (2,400, with the 10 % slack
+    # of whole passes 2,640), not the 60-pass floor that grew with the rows; the other
+    # inferences keep the pass rule
+    from skdgm.sbn._defaults import resolve_n_iter, resolve_run_length
+
+    rows = (1_000, 10_000, 100_000, 1_000_000)
+    assert [resolve_n_iter(n, "online_vb") for n in rows] == [200, 27, 3, 1]
+    assert [resolve_n_iter(n) for n in rows] == [200, 60, 60, 60]
+    assert [resolve_n_iter(n, "gibbs") for n in rows] == [200, 60, 60, 60]
+    # the updates level off from 4,400 rows: never more than one pass over 2,640
+    for n in (4_401, 10_000, 100_000, 1_000_000, 10**7):
+        per_pass = -(-n // 100)
+        passes = resolve_n_iter(n, "online_vb")
+        assert passes >= 1 and (passes - 1) * per_pass < 2640
+        assert passes == 1 or passes * per_pass >= 2640
+    # small data keep the pass rule exactly (the 1,797 digits: 134 passes)
+    assert all(resolve_n_iter(n, "online_vb") == resolve_n_iter(n) for n in range(1, 4401))
+    assert resolve_n_iter(1797, "online_vb") == 134
+    # the minibatch size sets the updates a pass makes
+    assert resolve_n_iter(100_000, "online_vb", batch_size=1000) == 27
+    assert resolve_run_length("auto", "auto", 100_000, inference="online_vb") == (3, 1)
+    assert resolve_run_length(5, "auto", 100_000, inference="online_vb") == (5, 2)
+
+
+def test_online_vb_auto_fit_stops_after_its_update_budget(capsys):
+    # a fit in the update-counted range: 60 rows in minibatches of one, 60 updates a
+    # pass, so 2,640 updates are 44 passes (the pass rule would make 200)
+    X = (np.random.default_rng(0).random((60, 8)) < 0.3).astype(float)
+    est = BayesianSBN(n_components=3, inference="online_vb", batch_size=1, prior="normal",
+                      random_state=0, verbose=1).fit(X)
+    assert est.n_iter_ == 44 and est._engine.t == 44 * 60
+    assert est.stopping_reason_ == "n_iter='auto' ran its fixed rule of 44 passes"
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "[BayesianSBN] stopped: n_iter='auto' ran its fixed rule of 44 passes"

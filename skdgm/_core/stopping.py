@@ -41,7 +41,8 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 __all__ = ["AUTO_CAP_SLACK", "AUTO_VALIDATION_MIN_ROWS", "BurnInStop",
            "EARLY_STOPPING_CONSTRAINTS", "EARLY_STOPPING_READS", "EarlyStopping", "Plateau",
-           "TREND_Z", "Trend", "auto_cap", "auto_passes", "fixed_reason", "held_out_split", "say_stopped"]
+           "TREND_Z", "Trend", "auto_cap", "auto_passes", "fixed_reason", "held_out_split", "say_stopped",
+           "update_budget"]
 
 #: ``early_stopping="auto"`` holds out a validation slice only from this many rows
 #: on: below it (e.g. the 1,797 digits) every row is worth more as training data, and
@@ -97,9 +98,19 @@ def auto_cap(n_samples, batch_size, n_updates, *, min_passes=1, factor=1):
     fixed = auto_passes(n_samples, batch_size, n_updates, min_passes)
     if factor == 1:
         return fixed
-    updates = round((1 + AUTO_CAP_SLACK) * factor * n_updates)
-    budget = -(-updates // _updates_per_pass(n_samples, batch_size))
-    return min(int(factor) * fixed, max(fixed, budget))
+    return min(int(factor) * fixed, max(fixed, update_budget(n_samples, batch_size,
+                                                             factor * n_updates)))
+
+
+def update_budget(n_samples, batch_size, n_updates):
+    """The fewest passes (at least one) that make ``(1 + AUTO_CAP_SLACK) * n_updates`` minibatch updates.
+
+    The slack lets a rule counted in updates give the same passes as one counted in
+    whole passes wherever that one's rounding up is what differs
+    (:data:`AUTO_CAP_SLACK`). :func:`auto_cap`'s budget, and the whole of
+    BayesianSBN's online-VB ``n_iter="auto"`` on large data.
+    """
+    return auto_passes(n_samples, batch_size, round((1 + AUTO_CAP_SLACK) * n_updates))
 
 
 #: The constraints of the early-stopping parameters, shared by all estimators.

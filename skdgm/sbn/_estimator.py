@@ -90,7 +90,10 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
         Passes over the data: Gibbs iterations / VB sweeps (batch methods) or epochs
         of minibatches (streaming methods), per pre-training stage and again for the
         global refinement. ``"auto"``: the fixed rule ``n0 = clip(240000 / n_samples,
-        60, 200)`` for the streaming methods and the pre-training stages. For Gibbs
+        60, 200)`` for the streaming methods and the pre-training stages; online VB
+        at most the whole passes that make 2,640 minibatch updates (``n0`` up to 4,400
+        rows, 27 passes at 10,000 rows, 3 at 100,000, one from about 264,000),
+        as its step ``rho_t`` decays with the updates (Sec. 3.2). For Gibbs
         (with ``burn_in="auto"``) and VB, until converged: burn-in (VB: training)
         lasts until the pass's training figure (the mean log joint of the rows and
         their sampled hidden units; VB's augmented bound) has not improved by a relative
@@ -367,8 +370,7 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
         sizes, pp = self._check_settings(n, D)
         self.n_components_ = sizes
         self._n_iter_resolved, self.burn_in_ = _defaults.resolve_run_length(
-            self.n_iter, self.burn_in, n,
-            streaming_steps=_streaming(self) and self.inference != "online_vb")
+            self.n_iter, self.burn_in, n, inference=self.inference, batch_size=self.batch_size)
         self._seed_seq = seed_for(self.random_state)
         rng = as_generator(self._seed_seq.spawn(1)[0])
         self._start_history()
