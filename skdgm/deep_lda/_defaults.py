@@ -4,13 +4,12 @@ Burn-in until the fit has converged (issue 25, :class:`skdgm._core.stopping.Burn
 at least the passes of the fixed rule :func:`resolve_n_iter` gives (about
 ``AUTO_UPDATES`` global updates, within ``[AUTO_MIN_PASSES, AUTO_MAX_PASSES]``; the
 batch Gibbs sampler ``AUTO_GIBBS_SWEEPS`` sweeps), then until the figure has not
-improved by a relative ``AUTO_TOL`` for ``AUTO_PATIENCE`` (10) passes; then the
-passes that collect the kept global samples (:func:`collection_passes`), the whole
-fit at most ``AUTO_CAP_FACTOR`` times the fixed rule's passes. The figure is the
-held-out perplexity of at most ``AUTO_VALIDATION_DOCS`` documents set aside, under
-the kept global samples as the final perplexity is; below 5,000 documents (and for
-batch Gibbs and dask arrays) there is no slice to spare: the fixed rule's passes
-burn in and the collection passes follow (:func:`auto_fixed_passes`).
+improved by a relative ``AUTO_TOL`` for ``AUTO_PATIENCE`` (10) passes, at most
+``AUTO_CAP_FACTOR`` times the fixed rule; then the passes that collect the kept
+global samples (:func:`collection_passes`). The figure is the held-out perplexity of
+at most ``AUTO_VALIDATION_DOCS`` documents set aside, under the kept global samples
+as the final perplexity is; below 5,000 documents (and for batch Gibbs) there is no
+slice to spare and the fixed rule applies.
 """
 
 import math
@@ -24,8 +23,7 @@ from .._core.random import RANDOM_STATE_CONSTRAINT, seed_for
 from .._core.stopping import BurnInStop, held_out_split
 from .._core.schedules import Polynomial
 
-__all__ = ["AutoStopping", "OPTION_READS", "PARAMETER_CONSTRAINTS", "SAMPLER_DEFAULTS",
-           "auto_fixed_passes", "collection_passes",
+__all__ = ["AutoStopping", "OPTION_READS", "PARAMETER_CONSTRAINTS", "SAMPLER_DEFAULTS", "collection_passes",
            "resolve_n_iter", "step_schedule", "validation_docs"]
 
 # n_iter="auto": passes enough for about AUTO_UPDATES global updates, within
@@ -62,18 +60,6 @@ def resolve_n_iter(n_iter, sampler, n_samples, batch_size):
     return max(AUTO_MIN_PASSES, min(AUTO_MAX_PASSES, math.ceil(AUTO_UPDATES / per_pass)))
 
 
-def auto_fixed_passes(est, n_samples):
-    """``fit``'s passes when no held-out slice is watched: ``n_iter``, or under
-    ``"auto"`` the fixed rule's passes as burn-in, then the :func:`collection_passes`
-    that fill the kept samples (so that one kept sample a pass does not average
-    over the first passes of a short fit)."""
-    n = resolve_n_iter(est.n_iter, est.sampler, n_samples, est.batch_size)
-    if est.n_iter != "auto":
-        return n
-    return n + collection_passes(est.n_posterior_samples, est.posterior_thin, est.sampler,
-                                 n_samples, est.batch_size)
-
-
 def collection_passes(n_posterior_samples, posterior_thin, sampler, n_samples, batch_size):
     """Passes after burn-in that refill the kept global samples (at least one)."""
     if posterior_thin == "pass":
@@ -95,10 +81,9 @@ class AutoStopping:
     """DeepLDA's ``n_iter="auto"`` hooks of the training skeleton (mixed into the estimator).
 
     From 5,000 documents on (:func:`validation_docs`), burn-in runs until the held-out
-    slice's perplexity plateaus (:class:`skdgm._core.stopping.BurnInStop`), from the
-    fixed rule's passes on, then :func:`collection_passes` refill the kept samples,
-    all within ``AUTO_CAP_FACTOR`` times the fixed rule's passes; below, the fixed
-    rule then the collection (:func:`auto_fixed_passes`).
+    slice's perplexity plateaus (:class:`skdgm._core.stopping.BurnInStop`), between
+    the fixed rule's passes and ``AUTO_CAP_FACTOR`` times them, then
+    :func:`collection_passes` refill the kept samples; below, the fixed rule.
     """
 
     def _stopper(self, X):
@@ -117,22 +102,11 @@ class AutoStopping:
         floor = resolve_n_iter("auto", self.sampler, n_train, self.batch_size)
         collect = collection_passes(self.n_posterior_samples, self.posterior_thin,
                                     self.sampler, n_train, self.batch_size)
-        # the cap bounds the whole fit, collection included: AUTO_CAP_FACTOR times the
-        # fixed rule's passes (the 120 CPU-s of issue 25 on 20 News)
         stopper = BurnInStop(tol=AUTO_TOL, patience=AUTO_PATIENCE, min_burn=floor,
-                             max_burn=max(floor, AUTO_CAP_FACTOR * floor - collect),
-                             collect=lambda burn: collect,
+                             max_burn=AUTO_CAP_FACTOR * floor, collect=lambda burn: collect,
                              X_val=X[val], rows=rows)
         self._auto_cap = stopper.max_passes()
-        self._all_rows = X      # handed to the fit's context by _initialize
         return stopper
-
-    def _end_burn_in(self, ctx, burn_in):
-        """The held-out slice has served the stop: the collection passes train on every
-        document, as a fit with a fixed ``n_iter`` does (on the full 20 Newsgroups the
-        slice is 565 documents, 5 % of the corpus)."""
-        if ctx is not None and ctx.get("all_rows") is not None:
-            ctx["collect_rows"] = ctx["all_rows"]
 
     def _validation_score(self, X_val):
         """The held-out figure: ``-log`` perplexity under the kept global samples.

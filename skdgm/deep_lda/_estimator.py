@@ -20,7 +20,7 @@ from .._core.random import as_generator, check_seed_sequence, seed_for
 from . import _evaluate, _generate, _gibbs, _global, _train
 from ._local import MAX_TOTAL_COUNT
 from ._runs import LocalRuns
-from ._defaults import (OPTION_READS, PARAMETER_CONSTRAINTS, AutoStopping, auto_fixed_passes,
+from ._defaults import (OPTION_READS, PARAMETER_CONSTRAINTS, AutoStopping, resolve_n_iter,
                         step_schedule)
 from ._evaluate import PassLog
 from ._posterior import inference_arrays, theta_moments
@@ -69,17 +69,14 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
     n_iter : int or "auto", default="auto"
         Passes over the data in :meth:`fit` (sweeps for ``sampler="gibbs"``).
         ``"auto"``: the fixed rule, enough passes for about 500 global updates,
-        1 to 10 passes (100 sweeps for ``sampler="gibbs"``), then the passes
-        that fill the kept samples, below 5,000
+        1 to 10 passes (100 sweeps for ``sampler="gibbs"``), below 5,000
         documents and on a dask array; from 5,000 documents on (in memory),
         until converged: 5 % of them (at most 1,000) are set aside and their held-out perplexity (under
         the kept samples, 80/20 word split) is measured after every pass; burn-in ends
         when it has not improved by a relative 1e-4 for 10 passes, but not
-        before the fixed rule's passes; then the passes that refill the
-        ``n_posterior_samples`` kept samples (one per kept sample with
-        ``posterior_thin="pass"``; over all the documents, the slice
-        included) end training, at the latest after four times
-        the fixed rule's passes in all. The passes made are ``n_iter_``,
+        before the fixed rule's passes and at the latest after four times as
+        many; then the passes that refill the ``n_posterior_samples`` kept
+        samples (usually one) end training. The passes made are ``n_iter_``,
         why it stopped ``stopping_reason_``.
     total_samples : int, optional
         Corpus size ``|X|`` for ``rho = |X| / |minibatch|`` in :meth:`partial_fit`;
@@ -104,26 +101,19 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
         current topics, which spares most of the burn-in (the authors use
         ``20 L`` / ``10 L`` sweeps from a flat start: the ``"paper"`` preset
         of the user guide).
-    n_posterior_samples : int, default=10
+    n_posterior_samples : int, default=5
         Global samples kept (the latest ones) for :meth:`perplexity`,
         :meth:`score` and :meth:`transform`, which average over them.
-
-        .. versionchanged:: 0.1.0.dev0
-           The default was 5 (issue 25; see ``posterior_thin``).
-    posterior_thin : int or "pass", default="pass"
+    posterior_thin : int or "pass", default=1
+        Keep every ``posterior_thin``-th global sample, so that the kept samples
+        span ``n_posterior_samples * posterior_thin`` updates. Consecutive SG-MCMC
+        samples are strongly correlated; the paper averages over 1,500 collected
+        minibatches, which thinning approximates at a bounded memory.
         ``"pass"``: keep the sample that ends each pass of :meth:`fit` (each
         :meth:`partial_fit` call), so that the kept samples are one pass apart
-        whatever the corpus size. An int keeps every ``posterior_thin``-th
-        global sample, so that the kept samples span ``n_posterior_samples *
-        posterior_thin`` updates. Consecutive SG-MCMC samples are strongly
-        correlated; the paper averages over 1,500 collected minibatches, which
-        thinning approximates at a bounded memory.
-
-        .. versionchanged:: 0.1.0.dev0
-           The default was 1, the latest updates: on the full 20 Newsgroups
-           their average was nearly one draw, 1.5 % above a run four times
-           longer, while 10 samples one pass apart score about 3 % lower
-           (issue 25, ``benchmarks/results/deep_lda_gap_trace.txt``).
+        whatever the corpus size (on the full 20 Newsgroups, 10 of them score
+        about 3 % lower than the 5 latest updates:
+        ``benchmarks/results/deep_lda_gap_trace.txt``).
     random_state : int, RandomState, Generator or None, default=None
     verbose : int, default=0
         ``1``: one line per pass with ``history_``'s figures, the elapsed time
@@ -192,7 +182,7 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
                  batch_size=200, n_iter="auto", total_samples=None, learning_rate=None,
                  learning_offset=20.0, learning_decay=None, eta=None, gamma0=1.0, c0=1.0,
                  a0=0.01, b0=0.01, e0=1.0, f0=1.0, local_burn_in=5, local_samples=5,
-                 n_posterior_samples=10, posterior_thin="pass", random_state=None, verbose=0,
+                 n_posterior_samples=5, posterior_thin=1, random_state=None, verbose=0,
                  n_jobs=None, round_counts=False):
         self.n_components = n_components
         self.sampler = sampler
@@ -245,7 +235,7 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
 
     def _resolve_n_iter(self, n_samples):
         """Passes of ``fit`` over ``n_samples`` documents (``n_iter="auto"`` resolved)."""
-        return auto_fixed_passes(self, n_samples)
+        return resolve_n_iter(self.n_iter, self.sampler, n_samples, self.batch_size)
 
     def _schedule(self):
         return step_schedule(self.sampler, self.learning_rate, self.learning_offset,
@@ -383,13 +373,12 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
 
     def _initialize(self, X, *, fit):
         self._reset(X.shape[1], X)
-        ctx = {"all_rows": self.__dict__.pop("_all_rows", None)}   # see _end_burn_in
-        self._record_lengths(X if ctx["all_rows"] is None else ctx["all_rows"])
+        self._record_lengths(X)
         # passes of this fit (0: partial_fit, whose time left is unknown); under
         # n_iter="auto" the cap, which the stopper's plateau usually cuts short
         cap = getattr(self, "_auto_cap", None)
         self._fit_passes = (cap or self._resolve_n_iter(X.shape[0])) if fit else 0
-        return ctx
+        return {}
 
     def _resume(self, X):
         self._record_lengths(X)
@@ -402,7 +391,7 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
     def _fit_pass(self, X, ctx):
         if "order_rng" not in ctx:   # one shuffling stream for the whole fit
             ctx["order_rng"] = as_generator(self._order_seed)
-        self._run_pass(ctx.get("collect_rows", X), ctx["order_rng"])
+        self._run_pass(X, ctx["order_rng"])
 
     def _partial_step(self, X, ctx):
         self._run_pass(X)           # minibatches in stream order
