@@ -452,6 +452,9 @@ def test_auto_n_iter_on_one_block_stops_where_the_in_memory_fit_does(monkeypatch
     assert b.validation_scores_ == a.validation_scores_
     assert out_b == out_a and any("] stopped: burn-in ended" in line for line in out_b)
     assert _same(a, b)
+    # the lengths histogram (for sample) is the training rows' only, as in memory
+    np.testing.assert_array_equal(a._length_counts, b._length_counts)
+    np.testing.assert_array_equal(a._length_values, b._length_values)
     # n_iter_ counts burn-in and collection passes; 380 training documents in
     # minibatches of 60 are 7 updates a pass
     assert b.n_iter_ == len(b.validation_scores_) + 1
