@@ -38,8 +38,8 @@ Usage (about 10 minutes on a quiet host, 20 on a loaded one; the speed part alon
         python benchmarks/bench_dask_fit.py --skip-quality \\
         > benchmarks/results/dask_fit_speed.txt
     SKDGM_DATA=../shared/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
-        python benchmarks/bench_dask_fit.py --quality-only --seeds 1 --first-seed 0 \\
-        > benchmarks/results/dask_fit_quality_auto_seed0.txt
+        python benchmarks/bench_dask_fit.py --quality-only \\
+        > benchmarks/results/dask_fit_quality_auto.txt
     SKDGM_DATA=../shared/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
         python benchmarks/bench_dask_fit.py --overlap-only --docs 8000 \\
         > benchmarks/results/dask_fit_overlap.txt
