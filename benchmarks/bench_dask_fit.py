@@ -8,7 +8,10 @@ Three parts, one run:
    minibatch's documents are sampled block by block (another chunk layout, so
    another chain of the same sampler); the blocks path gives the same fit with or
    without a client and for any number of workers (tests/test_dask_blocks.py), so it
-   runs here without one.
+   runs here without one. Both fits stop by ``n_iter="auto"``'s held-out plateau
+   (565 documents set aside, gathered once from the blocks on the dask path), and
+   each fit's ``stopping_reason_`` is printed. ``--quality-only`` runs this part
+   alone, ``--first-seed`` / ``--seeds`` pick its seeds (to split a long run).
 2. **Speed.** About 50k documents (the 20News training set tiled 4.43 times:
    duplicates, a speed figure only), 4 row blocks each *loaded on a worker* (the
    client never holds the corpus): wall-clock time of one ``fit`` pass on a
@@ -34,6 +37,9 @@ Usage (about 10 minutes on a quiet host, 20 on a loaded one; the speed part alon
     SKDGM_DATA=../shared/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
         python benchmarks/bench_dask_fit.py --skip-quality \\
         > benchmarks/results/dask_fit_speed.txt
+    SKDGM_DATA=../shared/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
+        python benchmarks/bench_dask_fit.py --quality-only \\
+        > benchmarks/results/dask_fit_quality_auto.txt
     SKDGM_DATA=../shared/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
         python benchmarks/bench_dask_fit.py --overlap-only --docs 8000 \\
         > benchmarks/results/dask_fit_overlap.txt
@@ -93,7 +99,7 @@ def quality(d, args):
     rows = -(-d.train.shape[0] // 8)
     Xd = da.from_array(d.train, chunks=(rows, d.train.shape[1]), asarray=False)
     res = {"in-memory": [], "dask 8 blocks": []}
-    for seed in range(args.seeds):
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
         for name, X in (("in-memory", d.train), ("dask 8 blocks", Xd)):
             est = DeepLDA(n_components=args.quality_k, random_state=seed)
             t = time.process_time()
@@ -103,6 +109,7 @@ def quality(d, args):
             res[name].append(ppl)
             print(f"  seed {seed}  {name:14s} perplexity {ppl:8.2f}  fit {fit_s:6.1f} CPU-s"
                   f"  passes {est.n_iter_}  updates {est.n_updates_}", flush=True)
+            print(f"      stopped: {est.stopping_reason_}", flush=True)
     a, b = np.mean(res["in-memory"]), np.mean(res["dask 8 blocks"])
     spread = max(res["in-memory"]) - min(res["in-memory"])
     print(f"mean in-memory {a:.2f}, mean dask {b:.2f}: dask / in-memory = {b / a:.4f} "
@@ -357,7 +364,11 @@ def main():
                    help="documents per worker per update in the napkin constants")
     p.add_argument("--quality-k", type=int, default=64)
     p.add_argument("--speed-k", type=int, nargs="+", default=[128, 64, 32])
+    p.add_argument("--first-seed", type=int, default=0,
+                   help="the quality part's seeds are first-seed, first-seed + 1, ...")
     p.add_argument("--skip-quality", action="store_true")
+    p.add_argument("--quality-only", action="store_true",
+                   help="only the quality part (no cluster, no wall-clock figure)")
     p.add_argument("--overlap-only", action="store_true",
                    help="only the task stream of one fit on 2 workers (dask_fit_overlap.txt)")
     args = p.parse_args()
@@ -373,6 +384,8 @@ def main():
         return
     if not args.skip_quality:
         quality(d, args)
+    if args.quality_only:
+        return
     rt = speed(str(home), d.train.shape[1], args)
     napkin(d, args, rt)
 

@@ -188,6 +188,36 @@ def test_blocks_split_rows_in_order():
     assert blocks.split(slice(2, 7)) == [(0, slice(2, 3)), (1, slice(0, 3)), (2, slice(0, 1))]
 
 
+@pytest.mark.parametrize("with_client", [False, True])
+def test_a_subset_reads_only_its_rows(with_client, thread_cluster):
+    X = np.arange(20.0).reshape(10, 2)
+    Xd = da.from_array(X, chunks=((3, 3, 4), (2,)))
+    keep = np.array([0, 2, 4, 5, 9])
+
+    def run():
+        blocks = RowBlocks(Xd, np.asarray, len, client=blocks_mod.active_client())
+        sub = blocks.subset(keep)
+        # row i of the subset is row keep[i]; block 1 holds rows 4 and 5 (local 1, 2)
+        parts = sub.split(np.array([1, 2, 3]))
+        assert [(b, r.tolist()) for b, r in parts] == [(0, [2]), (1, [1, 2])]
+        assert sub.shape == (5, 2) and sub.summaries == [2, 2, 1]
+        assert sub.nnz == np.count_nonzero(X[keep])
+        np.testing.assert_array_equal(sub[np.array([4, 0])].toarray(), X[[9, 0]])
+        sums = sub.map_rows(_rows_sum, slice(1, 5), (np.zeros(2),),
+                            lambda parts: [None] * len(parts), combine=np.add)
+        np.testing.assert_array_equal(sums[0], X[keep[1:5]].sum(axis=0))
+        # a subset of a subset is a subset of the whole
+        np.testing.assert_array_equal(sub.subset([1, 4])[:].toarray(), X[[2, 9]])
+
+    if with_client:
+        with distributed.Client(thread_cluster):
+            run()
+    else:
+        run()
+    with pytest.raises(ValueError, match="increasing row indices"):
+        RowBlocks(Xd, np.asarray, len).subset([3, 1])
+
+
 # ---------------------------------------------------------------- bad input
 @pytest.mark.parametrize("bad, message", [
     (np.nan, "NaN"),
@@ -392,10 +422,97 @@ def test_a_worker_killed_mid_fit_changes_nothing(process_cluster, monkeypatch, a
     assert _same(reference, est)
 
 
-def test_auto_n_iter_on_a_dask_array_keeps_the_fixed_rule():
-    # From 5,000 documents an in-memory fit holds out a slice and stops on its
-    # plateau; a dask array's rows stay on the workers, so its fit runs the fixed
-    # rule's passes instead of gathering a held-out slice.
+def _auto_counts(monkeypatch, patience=None):
+    # 400 documents hold out 20 (5 %) once the threshold is lowered from 5,000;
+    # a shorter patience, a shorter run
+    from skdgm._core import stopping
+    from skdgm.deep_lda import _defaults
+
+    monkeypatch.setattr(stopping, "AUTO_VALIDATION_MIN_ROWS", 100)
+    if patience is not None:
+        monkeypatch.setattr(_defaults, "AUTO_PATIENCE", patience)
+    return _counts(400), dict(CHEAP, n_iter="auto")
+
+
+def _stop_lines(out):
+    return [line for line in out.splitlines()
+            if "validation_score" in line or "burn-in ended" in line or "stopped:" in line]
+
+
+def test_auto_n_iter_on_one_block_stops_where_the_in_memory_fit_does(monkeypatch, capsys):
+    # the held-out slice is gathered and scored as in memory, and one block trains
+    # on the same rows with the same streams: the same figures, the same stop pass
+    X, params = _auto_counts(monkeypatch)
+    a = DeepLDA(**params, verbose=1).fit(X)
+    out_a = _stop_lines(capsys.readouterr().out)
+    b = DeepLDA(**params, verbose=1).fit(_dask(X, X.shape[0]))
+    out_b = _stop_lines(capsys.readouterr().out)
+    assert "(no improvement > tol=0.0001 (relative) for 10 passes)" in a.stopping_reason_
+    assert b.stopping_reason_ == a.stopping_reason_
+    assert b.validation_scores_ == a.validation_scores_
+    assert out_b == out_a and any("] stopped: burn-in ended" in line for line in out_b)
+    assert _same(a, b)
+    # the lengths histogram (for sample) is the training rows' only, as in memory
+    np.testing.assert_array_equal(a._length_counts, b._length_counts)
+    np.testing.assert_array_equal(a._length_values, b._length_values)
+    # n_iter_ counts burn-in and collection passes; 380 training documents in
+    # minibatches of 60 are 7 updates a pass
+    assert b.n_iter_ == len(b.validation_scores_) + 1
+    assert b.n_updates_ == 7 * b.n_iter_
+
+
+def test_auto_n_iter_on_a_dask_array_is_the_same_for_any_workers(thread_cluster, monkeypatch):
+    X, params = _auto_counts(monkeypatch, patience=3)
+    Xd = _dask(X, 50)
+    local, two, one = fits_without_and_with_workers(
+        thread_cluster, lambda: DeepLDA(**params).fit(Xd))
+    for fit in (two[0], one[0]):
+        assert _same(local[0], fit)
+        assert fit.validation_scores_ == local[0].validation_scores_
+        assert (fit.n_iter_, fit.stopping_reason_) == (local[0].n_iter_,
+                                                      local[0].stopping_reason_)
+    assert "for 3 passes" in local[0].stopping_reason_
+
+
+def test_auto_n_iter_never_trains_on_the_held_out_rows(monkeypatch):
+    from skdgm._core.stopping import held_out_split
+
+    X, params = _auto_counts(monkeypatch, patience=3)
+    trained, taken = set(), []
+    map_rows, take = RowBlocks.map_rows, RowBlocks.take
+
+    def spy_map(self, func, rows, *args, **kwargs):
+        if func is _train.block_stats:      # the training tasks' rows
+            trained.update(_global_rows(self, self.split(rows)))
+        return map_rows(self, func, rows, *args, **kwargs)
+
+    def spy_take(self, rows):
+        taken.append(set(_global_rows(self, self.split(np.unique(rows)))))
+        return take(self, rows)
+
+    monkeypatch.setattr(RowBlocks, "map_rows", spy_map)
+    monkeypatch.setattr(RowBlocks, "take", spy_take)
+    est = DeepLDA(**params).fit(_dask(X, 50))      # 8 blocks
+    val, train = held_out_split(400, 20, params["random_state"])
+    assert est.n_iter_ == len(est.validation_scores_) + 1 > 1
+    assert trained == set(train.tolist())
+    # gathered: the slice once, then the documents the layer-1 topics start from
+    assert len(taken) == 2 and taken[0] == set(val.tolist())
+    assert taken[1] <= set(train.tolist())
+
+
+def _global_rows(blocks, parts):
+    """The rows of the whole array that :meth:`RowBlocks.split`'s ``parts`` name."""
+    out = []
+    for b, r in parts:
+        lo, hi = int(blocks.offsets[b]), int(blocks.offsets[b + 1])
+        out.extend((lo + np.arange(hi - lo)[r]).tolist())
+    return out
+
+
+def test_auto_n_iter_on_a_dask_array_holds_out_from_5000_documents():
+    # the in-memory threshold and slice: 250 of 5,000 documents held out, burn-in
+    # ended by their plateau, not the fixed rule's passes
     from skdgm.deep_lda._defaults import resolve_n_iter
 
     X = np.random.default_rng(0).poisson(0.3, (5000, 10))
@@ -403,7 +520,8 @@ def test_auto_n_iter_on_a_dask_array_keeps_the_fixed_rule():
     params = dict(n_components=(3,), batch_size=1000, local_burn_in=1, local_samples=1,
                   random_state=0)
     est = DeepLDA(**params).fit(da.from_array(X, chunks=(2500, 10)))
-    assert est.n_iter_ == resolve_n_iter("auto", "tlasgr", 5000, 1000)
-    assert est.stopping_reason_ == f"n_iter='auto' ran its fixed rule of {est.n_iter_} passes"
-    in_memory = DeepLDA(**params).fit(X)
-    assert "burn-in ended" in in_memory.stopping_reason_
+    burn = len(est.validation_scores_)
+    assert resolve_n_iter("auto", "tlasgr", 4750, 1000) <= burn < 4 * 10
+    assert est.stopping_reason_.startswith(f"burn-in ended after {burn} passes (no improvement")
+    assert est.n_iter_ == burn + 1 and est.n_updates_ == 5 * est.n_iter_
+

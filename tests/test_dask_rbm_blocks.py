@@ -224,6 +224,19 @@ def test_dbm_pretraining_gathers_no_rows(monkeypatch):
     assert taken == []
 
 
+def test_dbm_pretraining_receives_one_sum_per_cd1_update(thread_cluster, monkeypatch):
+    # the greedy stack's CD-1 sums are combined by the blocks' tree too: with the
+    # tree on the workers every update's gather brings back its total only
+    monkeypatch.setattr(blocks_mod, "TREE_ON_WORKERS_ABOVE", 1)
+    gathered = record_gathers(monkeypatch)
+    with distributed.Client(thread_cluster):
+        pretrain_stack(float_blocks(DBMCAST(**PRETRAIN), _dask(_binary(), 80), reset=True,
+                                    binary=True), [6, 4], n_epochs=2, learning_rate=0.05,
+                       batch_size=40, rng=np.random.default_rng(0))
+    # 320 rows in minibatches of 40, two epochs, two RBMs
+    assert_one_total_per_update(gathered, "_cd1_block", "add_parts", 32)
+
+
 def test_the_blocks_reconstruction_error_is_the_in_memory_one():
     # the verbose figure of a greedy-stack RBM, summed block by block
     X = _binary()

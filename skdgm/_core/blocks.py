@@ -99,6 +99,10 @@ def _summary(summarize, block):
     return _nnz(block), summarize(block)
 
 
+def _summary_of_rows(block_rows, summarize, _):
+    return _summary(summarize, block_rows)
+
+
 def _identity(x):
     return x
 
@@ -240,8 +244,8 @@ class RowBlocks:
         self.dtype = None if dtype is None else np.dtype(dtype)
         self.offsets = np.concatenate([[0], np.cumsum(X.chunks[0])]).astype(np.int64)
         self.client = client
-        self._prepare = prepare
-        self._parent = None
+        self._prepare, self._summarize = prepare, summarize
+        self._parent = self._rows = None
         if client is not None:
             # Spread the blocks round-robin over the workers present now: every
             # update's tasks follow the blocks, so an even spread is what puts every
@@ -306,7 +310,10 @@ class RowBlocks:
         new = object.__new__(RowBlocks)
         new.shape = (self.shape[0], int(n_features))
         new.dtype = np.dtype(dtype)
+        if self._rows is not None:
+            raise ValueError("derive maps whole blocks: derive before taking a subset")
         new.offsets, new.client, new._prepare = self.offsets, self.client, _identity
+        new._rows, new._summarize = None, summarize
         extra = extras([(b, slice(None)) for b in range(self.n_blocks)])
         if self.client is None:
             new._parent, new._derived, new._X = self, (func, shared, extra), None
@@ -327,9 +334,12 @@ class RowBlocks:
     def split(self, rows):
         """``[(block, local rows), ...]`` of the blocks holding some of ``rows``, in block order.
 
-        ``rows`` is a slice (step 1) or an increasing array of row indices.
+        ``rows`` is a slice (step 1) or an increasing array of row indices (of
+        the subset's rows, for a :meth:`subset`).
         """
         out = []
+        if self._rows is not None:      # a subset's rows are its parent's rows
+            rows = self._rows[rows]
         if isinstance(rows, slice):
             start, stop, _ = rows.indices(self.shape[0])
             for b in range(self.n_blocks):
@@ -443,6 +453,29 @@ class RowBlocks:
             forget_sent(self.client)
         stack = sp.vstack(pieces, format="csr") if sp.issparse(pieces[0]) else np.vstack(pieces)
         return stack[np.searchsorted(uniq, rows)]
+
+    def subset(self, rows):
+        """The rows ``rows`` (increasing) as a :class:`RowBlocks` of their own, not gathered.
+
+        Row ``i`` of the subset is row ``rows[i]`` of this one; its tasks run on the
+        same blocks where they live (nothing is copied or persisted again), and rows
+        outside ``rows`` are never read by them: the training rows of a fit that
+        holds out a slice. ``summaries`` and ``nnz`` are those of the subset's rows
+        (one task per block holding some, only their summaries come back).
+        """
+        rows = np.asarray(rows, dtype=np.int64)
+        if rows.size and (rows[0] < 0 or rows[-1] >= self.shape[0]
+                          or np.any(np.diff(rows) <= 0)):
+            raise ValueError("a subset's rows must be increasing row indices")
+        new = object.__new__(RowBlocks)
+        new.__dict__.update(self.__dict__)
+        new.shape = (int(rows.size), self.shape[1])
+        new._rows = rows if self._rows is None else self._rows[rows]
+        both = new.map_rows(_summary_of_rows, slice(None), self._summarize,
+                            lambda parts: [None] * len(parts))
+        new.nnz = sum(n for n, _ in both)
+        new.summaries = [s for _, s in both]
+        return new
 
     def __getitem__(self, rows):
         return RowSelection(self, rows)

@@ -394,7 +394,9 @@ class BurnInStop:
         ``burn_in`` passes (0 ends training with the burn-in).
     X_val, rows : array and index array, optional
         A held-out slice scored by ``est._validation_score`` after every pass, and
-        the rows trained on; without them the figure is ``figure(est)``.
+        the rows trained on (of a :class:`~skdgm._core.blocks.RowBlocks`, its
+        :meth:`~skdgm._core.blocks.RowBlocks.subset`: they are not gathered);
+        without them the figure is ``figure(est)``.
     figure : callable, optional
         ``figure(est)``: the training figure (higher is better) of the pass just
         made, read when no slice is held out.
@@ -412,7 +414,12 @@ class BurnInStop:
         self.passes, self.burn_in, self.stop_at = 0, None, None
 
     def training_rows(self, X):
-        return X if self.rows is None else X[self.rows]
+        from .blocks import RowBlocks
+
+        if self.rows is None:
+            return X
+        # a dask array's training rows stay in its blocks, a subset of them
+        return X.subset(self.rows) if isinstance(X, RowBlocks) else X[self.rows]
 
     def max_passes(self):
         """The most passes this run can make (``max_burn`` plus its collection)."""

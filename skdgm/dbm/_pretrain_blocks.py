@@ -5,7 +5,8 @@ One CD-1 update of an RBM of the stack (Salakhutdinov & Hinton 2009, Sec. 3.1;
 update of the parameters from it. On a :class:`~skdgm._core.blocks.RowBlocks` the
 sums are taken where the blocks live, each block's rows drawing their hidden
 states from a seed of their own (one per block and minibatch, from the fit's
-generator), and added in block order: the answer depends on the row chunks, not on
+generator), and summed by the tree of :func:`~skdgm._core.blocks.tree_reduce`, whose
+shape follows the block order alone: the answer depends on the row chunks, not on
 the workers. The next RBM's data, the hidden states sampled from the rows, are a
 derived ``RowBlocks`` that stays where the blocks live too; the client only ever
 holds parameters and sums.
@@ -16,7 +17,7 @@ import scipy.sparse as sp
 from scipy.special import expit
 
 from .._core.base import dense_rows
-from .._core.blocks import RowBlocks, block_seeds, float_summary, sum_parts
+from .._core.blocks import RowBlocks, add_parts, block_seeds, float_summary
 from .._core.mcmc import bernoulli
 
 __all__ = ["cd1_minibatch", "cd1_sums", "recon_error_sum", "sample_up"]
@@ -50,12 +51,14 @@ def cd1_minibatch(X, rows, W, bv, bh, up, down, rng):
 
     In memory the rows draw from ``rng``; from a :class:`RowBlocks` every block's
     share draws from its own seed (:func:`~skdgm._core.blocks.block_seeds`) where
-    the block lives, and the sums are added in block order.
+    the block lives, and the sums are combined by a tree in block order (on the
+    workers above :data:`~skdgm._core.blocks.TREE_ON_WORKERS_ABOVE` blocks).
     """
     if isinstance(X, RowBlocks):
         batch = X[rows]
-        parts = batch.map(_cd1_block, (W, bv, bh, up, down), block_seeds(rng))
-        return tuple(sum_parts([p[i] for p in parts]) for i in range(3)) + (batch.shape[0],)
+        sums, = batch.map(_cd1_block, (W, bv, bh, up, down), block_seeds(rng),
+                          combine=add_parts)
+        return tuple(sums) + (batch.shape[0],)
     v0 = dense_rows(X, rows)
     return cd1_sums(v0, W, bv, bh, up, down, rng) + (v0.shape[0],)
 

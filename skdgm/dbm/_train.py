@@ -22,8 +22,7 @@ import scipy.sparse as sp
 
 from .._core.averaging import HeavyBall, ParameterAverage
 from .._core.base import check_finite_params, dense_rows, iter_minibatches
-from .._core.blocks import (RowBlocks, RowSelection, add_parts, column_means, gather_rows,
-                            sum_parts)
+from .._core.blocks import RowBlocks, RowSelection, add_parts, column_means, gather_rows
 from .._core.diagnostics import ess_bulk, rhat
 from .._core.mcmc import bernoulli
 from .._core.numerics import softplus
@@ -193,12 +192,8 @@ def sa_update(coefs, intercepts, V, chains, rng, *, learning_rate, n_mean_field,
                   mean_field_tol=mean_field_tol, starts=starts, monitor=monitor)
     if isinstance(V, RowSelection):      # a dask array's minibatch, summed from its blocks
         # summed by a tree where the blocks are: one total reaches the client
-        parts = V.map(positive_block, shared, lambda parts: [None] * len(parts),
-                      combine=add_parts)
-        pos = PositiveSums(
-            *([sum_parts([p[i][l] for p in parts]) for l in range(len(parts[0][i]))]
-              for i in range(2)),
-            *(sum_parts([p[i] for p in parts]) for i in range(2, 7)))
+        pos, = V.map(positive_block, shared, lambda parts: [None] * len(parts),
+                     combine=add_parts)
         neg = negative_phase(chains, coefs, intercepts, rng, n_gibbs_steps)
         nb, nc = V.shape[0], neg[0].shape[0]
         gW = [product_difference(pos.pairs[l], neg[l], neg[l + 1], 1.0 / nb, 1.0 / nc)

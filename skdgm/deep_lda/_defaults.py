@@ -91,20 +91,26 @@ class AutoStopping:
         self._val_seed, self._auto_cap = self._eval_seed(5), None
         n = X.shape[0]
         n_val = validation_docs(n, self.sampler) if self.n_iter == "auto" else 0
-        if not n_val or isinstance(X, RowBlocks):
+        if not n_val:
             # small corpora (and batch Gibbs) keep the fixed rule: their training
             # perplexity keeps falling as they overfit, and 1 % of 2,000 documents
-            # is too few to judge a plateau on. A dask array's rows stay on its
-            # workers, where a held-out slice would have to be scored: fixed rule too.
+            # is too few to judge a plateau on
             return None
         val, rows = held_out_split(n, n_val, self.random_state)
+        # A dask array's slice (at most AUTO_VALIDATION_DOCS documents, whatever the
+        # corpus) is gathered to the client once and scored there after every pass
+        # as in memory: the same rows, streams and kept samples give the same
+        # figure, hence the same stop, where scoring it on the workers would ship
+        # the kept samples every pass for a few hundred kB of rows. Its training
+        # rows stay in the blocks (BurnInStop.training_rows: RowBlocks.subset).
+        X_val = X.take(val) if isinstance(X, RowBlocks) else X[val]
         n_train = n - n_val
         floor = resolve_n_iter("auto", self.sampler, n_train, self.batch_size)
         collect = collection_passes(self.n_posterior_samples, self.posterior_thin,
                                     self.sampler, n_train, self.batch_size)
         stopper = BurnInStop(tol=AUTO_TOL, patience=AUTO_PATIENCE, min_burn=floor,
                              max_burn=AUTO_CAP_FACTOR * floor, collect=lambda burn: collect,
-                             X_val=X[val], rows=rows)
+                             X_val=X_val, rows=rows)
         self._auto_cap = stopper.max_passes()
         return stopper
 

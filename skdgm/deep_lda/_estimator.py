@@ -70,7 +70,8 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
         Passes over the data in :meth:`fit` (sweeps for ``sampler="gibbs"``).
         ``"auto"``: the fixed rule, enough passes for about 500 global updates,
         1 to 10 passes (100 sweeps for ``sampler="gibbs"``), below 5,000
-        documents and on a dask array; from 5,000 documents on (in memory),
+        documents; from 5,000 documents on (in memory or in a dask array, whose
+        slice is gathered once to the client and never trained on),
         until converged: 5 % of them (at most 1,000) are set aside and their held-out perplexity (under
         the kept samples, 80/20 word split) is measured after every pass; burn-in ends
         when it has not improved by a relative 1e-4 for 10 passes, but not

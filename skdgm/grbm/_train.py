@@ -15,7 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import ThreadpoolController
 
-from .._core.blocks import RowSelection, add_parts, block_seeds, sum_parts
+from .._core.blocks import RowSelection, add_parts, block_seeds
 from .._core.random import as_generator
 from .._core.ais import annealed_importance_sampling, beta_schedule, log_mean_exp
 from .._core.mcmc import normalised_weights
@@ -185,12 +185,12 @@ def positive_block(V, shared, seed):
 
 def _block_pass(params, V, shared, extras):
     # summed by a tree where the blocks are: one total reaches the client
-    parts = V.map(positive_block, dict(shared, params=params), extras, combine=add_parts)
+    (sums, n, fe, sq), = V.map(positive_block, dict(shared, params=params), extras,
+                               combine=add_parts)
     acc = StatsAccumulator(params)
-    acc.W, acc.b, acc.mu, acc.log_var = (sum_parts([p[0][i] for p in parts])
-                                         for i in range(4))
-    acc.n = float(sum(p[1] for p in parts))
-    return acc, sum(p[2] for p in parts), sum(p[3] for p in parts)
+    acc.W, acc.b, acc.mu, acc.log_var = sums
+    acc.n = float(n)
+    return acc, fe, sq
 
 
 def positive_phase(params, V, rng, objective, annealed):
