@@ -204,13 +204,7 @@ def forward_cpu(X, weights, biases, last_softplus=False, block=None):
 
 def interleaved(calls, reps):
     """Median CPU-s of each call over ``reps`` rounds, the calls taking turns (a noisy host)."""
-    cpu = {k: [] for k in calls}
-    out = {}
-    for _ in range(reps):
-        for k, f in calls.items():
-            t = time.process_time()
-            out[k] = f()
-            cpu[k].append(time.process_time() - t)
+    cpu, out = _common.alternate(calls, reps)
     return {k: float(np.median(v)) for k, v in cpu.items()}, out
 
 
