@@ -27,13 +27,14 @@ __all__ = ["BOUNDS", "FAST_BLOCK", "FAST_MARGIN", "FAST_SWEEPS", "HELD_OUT_BETAS
 #: The values of ``score_samples(bound=...)``.
 BOUNDS = ("fast", "tight")
 #: Sweeps of ``bound="fast"``: on DBMs (196, 392) trained for 3 and 12 passes on
-#: 10,000 binarised MNIST rows, 3 sweeps came within 0.0005 and 0.00002 nats per row
-#: of the tight bound on average (worst rows 0.022 and 0.0007), 2 sweeps 0.14 and
-#: 0.009 (``benchmarks/bench_scoring_cost.py --only dbm``). Within 3 sweeps no row
-#: met a 0.01 tolerance on these models, so none is tested.
+#: 10,000 binarised MNIST rows, 3 sweeps came within 0.0013 and 0.00002 nats per row
+#: of the tight bound on average (worst rows 0.16 and 0.0014;
+#: ``benchmarks/bench_scoring_cost.py --only dbm``). No per-row tolerance is tested:
+#: a 0.01 one stopped no row of these models within 3 sweeps (issue 25, fourth session).
 FAST_SWEEPS = 3
 #: Nats by which the second start's float32 bound after one sweep may trail the
-#: first start's and still be swept on. Measured per row (issue 25, fourth session):
+#: first start's and still be swept on. Measured per row (issue 25, fourth session;
+#: ``benchmarks/bench_scoring_cost.py --only dbm_screen``):
 #: on the MNIST DBMs above the ``"zeros"`` start trailed by 100-490 nats after one
 #: sweep and never beat the doubled one after three; on digits DBMs (12, 8) and
 #: (16, 32), where it wins on ~15 % of the rows by up to 0.1 nats, it trailed by at
