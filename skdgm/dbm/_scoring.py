@@ -35,7 +35,7 @@ FAST_SWEEPS = 3
 #: Nats by which the second start's float32 bound after one sweep may trail the
 #: first start's and still be swept on. Measured per row (issue 25, fourth session;
 #: ``benchmarks/bench_scoring_cost.py --only dbm_screen``):
-#: on the MNIST DBMs above the ``"zeros"`` start trailed by 100-490 nats after one
+#: on the MNIST DBMs above the ``"zeros"`` start trailed by 100-493 nats after one
 #: sweep and never beat the doubled one after three; on digits DBMs (12, 8) and
 #: (16, 32), where it wins on ~15 % of the rows by up to 0.1 nats, it trailed by at
 #: most 1.5 after one sweep; on the (500, 1000) model where the doubled start is
