@@ -55,6 +55,18 @@ def header(extra=None):
     print(flush=True)
 
 
+def alternate(funcs, repeats):
+    """CPU seconds of each function (lists), repetitions alternating between them, and the last outputs."""
+    times = {k: [] for k in funcs}
+    out = {}
+    for _ in range(repeats):
+        for k, f in funcs.items():
+            t = time.process_time()
+            out[k] = f()
+            times[k].append(time.process_time() - t)
+    return times, out
+
+
 def cpu_timed(fn, *args, **kwargs):
     """``(result, CPU seconds of this process)`` of one call."""
     t = time.process_time()

@@ -20,12 +20,11 @@ Usage::
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from _common import header  # noqa: E402
+from _common import alternate, header  # noqa: E402
 
 from skdgm.sbn import _gibbs, _model, _priors  # noqa: E402
 from skdgm.sbn._gibbs import draw_polya_gamma, pg_hidden_sweep, pg_hidden_sweep_numpy  # noqa: E402
@@ -51,18 +50,6 @@ def setup_iteration(n, D, K, seed=0):
     states = [_priors.init_prior_state("normal", (len(b), _model.row_mask(params, l).shape[1]
                                                   - 1), pp) for l, b in enumerate(params.biases)]
     return params, X, hidden, states, pp
-
-
-def alternate(funcs, repeats):
-    """CPU seconds of each function, repetitions alternating between them."""
-    times = {k: [] for k in funcs}
-    out = {}
-    for _ in range(repeats):
-        for k, f in funcs.items():
-            t = time.process_time()
-            out[k] = f()
-            times[k].append(time.process_time() - t)
-    return times, out
 
 
 def main():

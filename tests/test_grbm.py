@@ -1040,3 +1040,20 @@ def test_float64_and_float32_input_give_the_same_fit():
     assert not np.array_equal(follow.components_, e64.components_.astype(np.float64))
     with pytest.raises(ValueError, match="dtype"):
         GaussianBernoulliRBM(dtype="float16", **kw).fit(X)
+
+
+def test_free_energy_rows_in_blocks_is_the_free_energy(monkeypatch):
+    # dense rows go through in blocks (issue 25): a row's value must not depend on
+    # the block it falls in, and the blocked sum of softplus is Eq. 5's
+    from skdgm.grbm import _model as grbm_model
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((53, 6))
+    params = _GaussianBernoulliRBM(n_components=4, n_iter=1, random_state=0).fit(X)._params()
+    v = X / params.var
+    textbook = (0.5 * np.sum((X - params.mu) ** 2 / params.var, axis=1)
+                - np.logaddexp(0.0, v @ params.W.T + params.b).sum(axis=1))
+    whole = grbm_model.free_energy_rows(X, params, 100)
+    assert_allclose(whole, textbook, rtol=1e-12)
+    monkeypatch.setattr(grbm_model, "FREE_ENERGY_BLOCK", 7)
+    assert_array_equal(grbm_model.free_energy_rows(X, params, 100), whole)
