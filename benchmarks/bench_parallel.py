@@ -473,6 +473,14 @@ def all_rows(args):
         grbm_rows(args)
 
 
+def _with_load(mode, args):
+    """The header with the load average at the start, ``mode(args)``, the load at the end."""
+    header([f"cores: {os.cpu_count()}; load average at start: "
+            f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"])
+    mode(args)
+    print(f"\nload average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
@@ -490,11 +498,7 @@ def main():
     args = ap.parse_args()
     _BACKEND["name"] = args.backend
     if args.updates:
-        header([f"cores: {os.cpu_count()}; load average at start: "
-                f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"])
-        updates(args)
-        print(f"\nload average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-        return
+        return _with_load(updates, args)
     if args.serial:
         SERIAL["on"] = True
         header([f"cores: {os.cpu_count()}"])
@@ -504,11 +508,7 @@ def main():
               f"{'serial':>9} {'bound':>7}", flush=True)
         return all_rows(args)
     if args.timeline:
-        header([f"cores: {os.cpu_count()}; load average at start: "
-                f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"])
-        timeline(args)
-        print(f"\nload average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-        return
+        return _with_load(timeline, args)
     header([f"cores: {os.cpu_count()}; load average at start: "
             f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"])
     backend = args.backend or "the library's choice (no parallel_config)"
