@@ -40,6 +40,18 @@ printing for each batch the worker, its start and end (seconds after the call),
 the CPU inside the batch, and the idle time of the workers before the first
 batch, between batches and after the last one.
 
+``--updates`` instead dissects DeepLDA's training updates of 2,000 documents
+(``partial_fit`` 2 x 2,000 docs, ``fit`` of 4,000 docs at batch 2,000), where
+two thread workers stayed below the Amdahl bound of ``--serial``: for ``n_jobs=1``
+and for ``n_jobs=2`` through each route to the thread workers, joblib's threading
+backend (the route before issue 26's ``_run_threads``) and ``run_chains``' own
+threads, alternating, it prints the wall clock of the call, its speed-up, and per
+update the wall inside ``run_chains``, the lag from entering it to the first task's
+start, the lag from the last task's end to its return, the gap between the two
+threads' last ends (load imbalance), the threads' summed CPU in the tasks
+(``time.thread_time``) against ``n_jobs=1``'s, and the serial time outside
+``run_chains``; then one update's chunks (tokens, wall, CPU).
+
 Usage::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \\
@@ -49,6 +61,8 @@ Usage::
         python benchmarks/bench_parallel.py --timeline > benchmarks/results/parallel_timeline.txt
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
         python benchmarks/bench_parallel.py --serial > benchmarks/results/parallel_serial.txt
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
+        python benchmarks/bench_parallel.py --updates > benchmarks/results/parallel_updates.txt
 """
 
 import argparse
@@ -359,12 +373,112 @@ def timeline(args):
                 func, tasks, seeds, [("as sent", kw, n) for n in (2, 4, 8)], args.repeats)
 
 
+def updates(args):
+    """Where the wall clock of DeepLDA's training updates of 2,000 documents goes."""
+    import threading
+
+    import skdgm.deep_lda._train as train
+    from skdgm._core import chains
+
+    X, _, _, _ = load_20news(args.data_home)
+    X = X.tocsr()
+    tasks, spans = [], []
+    real_task, real_run = train.local_task, train.run_chains
+
+    def timed_task(task, rng, **kw):
+        part = task[0] if isinstance(task, tuple) else task
+        w, c = time.perf_counter(), time.thread_time()
+        out = real_task(task, rng, **kw)
+        tasks.append((threading.get_ident(), w, time.perf_counter(),
+                      time.thread_time() - c, int(part.sum())))
+        return out
+
+    def timed_run(*a, **kw):
+        t = time.perf_counter()
+        out = real_run(*a, **kw)
+        spans.append((t, time.perf_counter()))
+        return out
+
+    def stream(nj):
+        m = DeepLDA(128, total_samples=X.shape[0], batch_size=2000, random_state=0, n_jobs=nj)
+        for i in range(0, 4000, 2000):
+            m.partial_fit(X[i:i + 2000])
+        return m.components_
+
+    def fit(nj):
+        return DeepLDA(128, batch_size=2000, n_iter=1, random_state=0,
+                       n_jobs=nj).fit(X[:4000]).components_
+
+    routes = [("n_jobs=1", 1, False), ("joblib threading", 2, True),
+              ("run_chains threads", 2, False)]
+    train.local_task, train.run_chains = timed_task, timed_run
+    try:
+        for title, call in (("partial_fit 2 calls x 2,000 docs, batch 2,000", stream),
+                            ("fit 4,000 docs, batch 2,000, 1 pass", fit)):
+            rows = {name: [] for name, _, _ in routes}
+            outs, example = {}, None
+            for rep in range(args.repeats + 1):
+                order = routes if rep % 2 == 0 else routes[::-1]
+                for name, nj, joblib_route in order:
+                    chains._JOBLIB_THREADS = joblib_route
+                    tasks.clear(), spans.clear()
+                    t = time.perf_counter()
+                    outs[name] = call(nj)
+                    wall = time.perf_counter() - t
+                    if rep == 0:
+                        continue                  # untimed: caches warm
+                    per = []
+                    for a, b in spans:
+                        mine = [x for x in tasks if a <= x[1] <= b]
+                        ends = {}
+                        for tid, _, end, _, _ in mine:
+                            ends[tid] = max(ends.get(tid, 0.0), end)
+                        per.append((b - a, min(x[1] for x in mine) - a, b - max(ends.values()),
+                                    max(ends.values()) - min(ends.values()),
+                                    sum(x[3] for x in mine)))
+                        if example is None and nj == 2 and not joblib_route:
+                            example = sorted(mine, key=lambda x: x[1])
+                    rows[name].append((wall, wall - sum(b - a for a, b in spans),
+                                       *(np.mean([u[i] for u in per]) for i in range(5))))
+            base = np.median([r[0] for r in rows["n_jobs=1"]])
+            same = all(_same(outs["n_jobs=1"], o) for o in outs.values())
+            print(f"{title}: medians of {args.repeats} alternating repeats, "
+                  f"results {'identical' if same else 'DIFFERENT'}")
+            print(f"{'route':<20} {'call s':>7} {'speed-up':>8} {'serial s':>8} | per update: "
+                  f"{'wall s':>7} {'lag to 1st task ms':>18} {'lag after last ms':>17} "
+                  f"{'threads end apart ms':>20} {'tasks CPU s':>11}")
+            for name, _, _ in routes:
+                v = [float(np.median([r[i] for r in rows[name]])) for i in range(7)]
+                print(f"{name:<20} {v[0]:7.3f} {base / v[0]:7.2f}x {v[1]:8.3f} | "
+                      f"{v[2]:13.3f} {1e3 * v[3]:18.1f} {1e3 * v[4]:17.1f} "
+                      f"{1e3 * v[5]:20.1f} {v[6]:11.3f}")
+            print()
+        ids = sorted({x[0] for x in example})
+        t0 = min(x[1] for x in example)
+        print("one update of run_chains' threads, chunks in start order "
+              "(thread, tokens, start ms, wall ms, CPU ms):")
+        for tid, a, b, c, tok in example:
+            print(f"  {ids.index(tid)} {tok:6d} {1e3 * (a - t0):7.1f} {1e3 * (b - a):6.1f} "
+                  f"{1e3 * c:6.1f}")
+    finally:
+        train.local_task, train.run_chains = real_task, real_run
+        chains._JOBLIB_THREADS = False
+
+
 def all_rows(args):
     """The rows of the workloads named by ``--only``."""
     if "deep_lda" in args.only:
         deep_lda_rows(args)
     if "grbm" in args.only:
         grbm_rows(args)
+
+
+def _with_load(mode, args):
+    """The header with the load average at the start, ``mode(args)``, the load at the end."""
+    header([f"cores: {os.cpu_count()}; load average at start: "
+            f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"])
+    mode(args)
+    print(f"\nload average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
 def main():
@@ -379,8 +493,12 @@ def main():
                     help="force this joblib backend (default: the library's choice)")
     ap.add_argument("--serial", action="store_true",
                     help="CPU inside and outside the run_chains tasks at n_jobs=1 instead")
+    ap.add_argument("--updates", action="store_true",
+                    help="dissect DeepLDA's training updates of 2,000 documents instead")
     args = ap.parse_args()
     _BACKEND["name"] = args.backend
+    if args.updates:
+        return _with_load(updates, args)
     if args.serial:
         SERIAL["on"] = True
         header([f"cores: {os.cpu_count()}"])
@@ -390,11 +508,7 @@ def main():
               f"{'serial':>9} {'bound':>7}", flush=True)
         return all_rows(args)
     if args.timeline:
-        header([f"cores: {os.cpu_count()}; load average at start: "
-                f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"])
-        timeline(args)
-        print(f"\nload average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-        return
+        return _with_load(timeline, args)
     header([f"cores: {os.cpu_count()}; load average at start: "
             f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"])
     backend = args.backend or "the library's choice (no parallel_config)"

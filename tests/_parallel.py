@@ -17,3 +17,18 @@ def count_parallel(monkeypatch):
 
     monkeypatch.setattr(chains, "Parallel", Counting)
     return made
+
+
+@pytest.fixture
+def count_threads(monkeypatch):
+    """A list that grows by ``(tasks, n_workers)`` for every call that ``run_chains``
+    hands its thread workers (:func:`skdgm._core.chains._run_threads`)."""
+    calls = []
+    real = chains._run_threads
+
+    def counting(func, tasks, seeds, kwargs, n_workers):
+        calls.append((list(tasks), n_workers))
+        return real(func, tasks, seeds, kwargs, n_workers)
+
+    monkeypatch.setattr(chains, "_run_threads", counting)
+    return calls

@@ -11,7 +11,7 @@ from joblib import parallel_config
 from skdgm._core import chains
 from skdgm._core.chains import chain_pool, run_chains
 
-from _parallel import count_parallel  # noqa: F401 - a fixture
+from _parallel import count_parallel, count_threads  # noqa: F401 - fixtures
 
 
 def _draws(task, rng, scale=1.0):
@@ -23,15 +23,19 @@ def _nested(task, rng):
 
 
 @pytest.mark.parametrize("backend", ["threading", "loky"])
-def test_pool_is_shared_and_results_do_not_change(count_parallel, backend):
+def test_pool_is_shared_and_results_do_not_change(count_parallel, count_threads, backend):
+    # processes: one Parallel per call, one per pool; threads: no Parallel at all,
+    # every call starts its own threads (_run_threads)
+    threads = backend == "threading"
     with parallel_config(backend=backend):
         alone = [run_chains(_draws, 4, random_state=s, n_jobs=2, scale=2.0) for s in range(3)]
-        assert len(count_parallel) == 3
+        assert len(count_parallel) == (0 if threads else 3)
+        assert len(count_threads) == (3 if threads else 0)
         count_parallel.clear()
         with chain_pool(n_jobs=2) as pool:
             pooled = [run_chains(_draws, 4, random_state=s, n_jobs=2, scale=2.0)
                       for s in range(3)]
-        assert len(count_parallel) == 1 and pool.n_created == 1
+        assert len(count_parallel) == pool.n_created == (0 if threads else 1)
     serial = [run_chains(_draws, 4, random_state=s, n_jobs=1, scale=2.0) for s in range(3)]
     for a, b, c in zip(alone, pooled, serial):
         for x, y, z in zip(a, b, c):
@@ -40,7 +44,7 @@ def test_pool_is_shared_and_results_do_not_change(count_parallel, backend):
 
 
 def test_pool_is_lazy_and_ignores_other_n_jobs(count_parallel):
-    with parallel_config(backend="threading"):
+    with parallel_config(backend="loky"):
         with chain_pool(n_jobs=2) as pool:
             run_chains(_draws, 1, random_state=0, n_jobs=2)      # one task: no scheduler
             assert pool.n_created == 0
@@ -49,7 +53,7 @@ def test_pool_is_lazy_and_ignores_other_n_jobs(count_parallel):
 
 
 def test_nested_call_inside_the_pool_gets_its_own_parallel():
-    with parallel_config(backend="threading"):
+    with parallel_config(backend="loky"):
         with chain_pool(n_jobs=2):
             inner = run_chains(_nested, 2, random_state=5, n_jobs=2)
     expected = run_chains(_nested, 2, random_state=5, n_jobs=1)
@@ -75,7 +79,7 @@ def test_a_fit_makes_one_parallel(count_parallel, monkeypatch):
                     local_samples=2, random_state=0)
     serial = model.fit(X).components_
     count_parallel.clear()
-    with parallel_config(backend="threading"):
+    with parallel_config(backend="loky"):
         pooled = model.set_params(n_jobs=2).fit(X).components_
     # three passes, each fanning out over the chunks, through one Parallel
     assert len(count_parallel) == 1
@@ -106,10 +110,12 @@ def _task_id(task, rng):
 
 
 @pytest.mark.parametrize("backend", ["threading", "loky"])
-def test_tasks_travel_in_few_batches_with_their_own_streams(backend, monkeypatch):
+def test_tasks_travel_in_few_batches_with_their_own_streams(backend, monkeypatch,
+                                                            count_threads):
     # 23 tasks on 2 workers: processes get BATCHES_PER_WORKER * 2 messages (the
-    # shared arguments pickled once per message), threads one task at a time
-    # (nothing to pickle, the finest balance); each task its own seed, in task order
+    # shared arguments pickled once per message), threads take one task at a time
+    # outside joblib (nothing to pickle, the finest balance); each task its own
+    # seed, in task order
     sent = []
     real = chains.delayed
 
@@ -122,8 +128,10 @@ def test_tasks_travel_in_few_batches_with_their_own_streams(backend, monkeypatch
     monkeypatch.setattr(chains, "delayed", counting)
     with parallel_config(backend=backend):
         par = run_chains(_task_id, 23, random_state=4, n_jobs=2)
-    n_messages = 23 if backend == "threading" else chains.BATCHES_PER_WORKER * 2
-    assert len(sent) == n_messages and sum(sent) == 23
+    if backend == "threading":
+        assert sent == [] and count_threads == [(list(range(23)), 2)]
+    else:
+        assert len(sent) == chains.BATCHES_PER_WORKER * 2 and sum(sent) == 23
     ser = run_chains(_task_id, 23, random_state=4, n_jobs=1)
     assert par == ser and [t for t, _ in par] == list(range(23))
 
@@ -140,25 +148,25 @@ def test_prefer_threads_is_a_hint_a_configured_backend_overrides(count_parallel)
     assert chains._workers_kind() == "processes"
 
 
-def test_thread_workers_have_their_own_cost_threshold(count_parallel):
+def test_thread_workers_have_their_own_cost_threshold(count_parallel, count_threads):
     # between the two thresholds: in-process for processes, fanned out on threads
     cost = (chains.MIN_THREAD_COST + chains.MIN_PARALLEL_COST) / 2
     assert chains.MIN_THREAD_COST < cost < chains.MIN_PARALLEL_COST
     procs = run_chains(_draws, 6, random_state=1, n_jobs=2, cost=cost)
-    assert count_parallel == []
+    assert count_parallel == [] and count_threads == []
     thr = run_chains(_draws, 6, random_state=1, n_jobs=2, cost=cost, prefer="threads")
-    assert len(count_parallel) == 1
+    assert len(count_threads) == 1 and count_parallel == []
     below = run_chains(_draws, 6, random_state=1, n_jobs=2, cost=chains.MIN_THREAD_COST / 2,
                        prefer="threads")
-    assert len(count_parallel) == 1
+    assert len(count_threads) == 1
     for a, b, c in zip(procs, thr, below):
         np.testing.assert_array_equal(a, b)
         np.testing.assert_array_equal(a, c)
 
 
-def test_thread_workers_take_the_costliest_task_first(monkeypatch):
-    # per-task costs: threads are handed the tasks longest first (the order each
-    # task reaches joblib), the results come back in task order, equal to n_jobs=1
+def test_thread_workers_take_the_costliest_task_first(monkeypatch, count_threads):
+    # per-task costs: threads are handed the tasks longest first (the order in
+    # which they are taken), the results come back in task order, equal to n_jobs=1
     sent = []
     real = chains.delayed
 
@@ -171,7 +179,7 @@ def test_thread_workers_take_the_costliest_task_first(monkeypatch):
     monkeypatch.setattr(chains, "delayed", recording)
     costs = [0.1, 0.5, 0.2, 0.5, 0.05]
     thr = run_chains(_task_id, 5, random_state=3, n_jobs=2, cost=costs, prefer="threads")
-    assert sent == [1, 3, 2, 0, 4]
+    assert count_threads == [([1, 3, 2, 0, 4], 2)] and sent == []
     assert thr == run_chains(_task_id, 5, random_state=3, n_jobs=1)
     sent.clear()
     with parallel_config(backend="loky"):          # processes: contiguous batches, in order
@@ -180,15 +188,63 @@ def test_thread_workers_take_the_costliest_task_first(monkeypatch):
     sent.clear()
     below = [chains.MIN_THREAD_COST / 10] * 5      # the total decides the threshold
     assert run_chains(_task_id, 5, random_state=3, n_jobs=2, cost=below,
-                      prefer="threads") == thr and sent == []
+                      prefer="threads") == thr and len(count_threads) == 1
     with pytest.raises(ValueError, match="3 costs for 5 tasks"):
         run_chains(_task_id, 5, random_state=3, n_jobs=2, cost=costs[:3])
+
+
+def _thread_id(task, rng):
+    import threading
+    import time
+    time.sleep(0.002)        # a task that releases the GIL, as the kernels do
+    return threading.get_ident(), rng.random()
+
+
+def _fails_at_three(task, rng, seen):
+    seen.append(task)
+    if task == 3:
+        raise ArithmeticError(f"task {task} failed")
+    return task
+
+
+def _nested_threads(task, rng):
+    return run_chains(_task_id, 3, random_state=int(rng.integers(1000)), n_jobs=2,
+                      prefer="threads")
+
+
+def test_thread_workers_include_the_caller_and_match_joblib(count_parallel, monkeypatch):
+    """Two workers are this thread and one more; joblib's threading backend (the
+    route before _run_threads, kept for the benchmark) gives the same results."""
+    import threading
+    ours = run_chains(_thread_id, 40, random_state=2, n_jobs=2, prefer="threads")
+    assert count_parallel == []
+    assert threading.get_ident() in {t for t, _ in ours} and len({t for t, _ in ours}) <= 2
+    monkeypatch.setattr(chains, "_JOBLIB_THREADS", True)
+    theirs = run_chains(_thread_id, 40, random_state=2, n_jobs=2, prefer="threads")
+    assert len(count_parallel) == 1
+    serial = run_chains(_thread_id, 40, random_state=2, n_jobs=1)
+    assert [x for _, x in ours] == [x for _, x in theirs] == [x for _, x in serial]
+
+
+def test_a_failing_thread_task_stops_the_others_and_raises():
+    seen = []
+    with pytest.raises(ArithmeticError, match="task 3 failed"):
+        run_chains(_fails_at_three, 50, random_state=0, n_jobs=2, prefer="threads", seen=seen)
+    # the other worker ends the task it holds, then takes no new one
+    assert 3 in seen and len(seen) <= 5
+
+
+def test_calls_from_a_thread_task_run_in_process(count_threads, count_parallel):
+    nested = run_chains(_nested_threads, 4, random_state=6, n_jobs=2, prefer="threads")
+    assert len(count_threads) == 1 and count_parallel == []
+    assert nested == run_chains(_nested_threads, 4, random_state=6, n_jobs=1)
+    assert not chains._IN_THREAD_TASK.get()
 
 
 def test_cheap_calls_stay_in_process(count_parallel):
     cheap = run_chains(_draws, 6, random_state=1, n_jobs=2, cost=chains.MIN_PARALLEL_COST / 2)
     assert count_parallel == []
-    with parallel_config(backend="threading"):
+    with parallel_config(backend="loky"):
         dear = run_chains(_draws, 6, random_state=1, n_jobs=2, cost=chains.MIN_PARALLEL_COST)
     assert len(count_parallel) == 1
     for a, b in zip(cheap, dear):

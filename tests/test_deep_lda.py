@@ -21,7 +21,7 @@ from sklearn.pipeline import make_pipeline
 from skdgm import DeepLDA
 from skdgm.deep_lda import _global, _local, _local_fast
 
-from _parallel import count_parallel  # noqa: F401 - a fixture
+from _parallel import count_parallel, count_threads  # noqa: F401 - fixtures
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 
@@ -740,20 +740,39 @@ def test_kept_samples_are_shared_once_per_model(fan_out, loky):
     assert not any(map(os.path.exists, refit_files))
 
 
-def test_n_jobs_and_backends_give_identical_results(fan_out):
+@pytest.fixture
+def joblib_threads(monkeypatch):
+    """``configured("joblib threads")``: thread workers through joblib's threading
+    backend (the route before ``_run_threads``) rather than ``run_chains``' own."""
     from joblib import parallel_config
 
+    from skdgm._core import chains
+
+    @contextlib.contextmanager
+    def configured(backend):
+        if backend is None:
+            yield
+            return
+        with contextlib.ExitStack() as stack:
+            if backend == "joblib threads":
+                stack.enter_context(monkeypatch.context()).setattr(
+                    chains, "_JOBLIB_THREADS", True)
+                backend = "threading"
+            stack.enter_context(parallel_config(backend=backend))
+            yield
+
+    return configured
+
+
+def test_n_jobs_and_backends_give_identical_results(fan_out, joblib_threads):
     X, _ = _pgbn_corpus(6, K=(3,), n_docs=250)
     params = dict(n_components=(3, 2), n_iter=1, batch_size=250, local_burn_in=2,
                   local_samples=2, random_state=3)
     ref = DeepLDA(**params, n_jobs=1).fit(X)
     # None: no backend configured, DeepLDA's hints decide (threads for training)
-    models = {b: DeepLDA(**params, n_jobs=2) for b in (None, "threading", "loky")}
-
-    def configured(backend):
-        if backend is None:
-            return contextlib.nullcontext()
-        return parallel_config(backend=backend)
+    models = {b: DeepLDA(**params, n_jobs=2)
+              for b in (None, "threading", "joblib threads", "loky")}
+    configured = joblib_threads
 
     for b, m in models.items():
         with configured(b):
@@ -790,7 +809,7 @@ def test_chunk_layout_balances_two_workers_from_1600_documents():
     assert len(chunk_layout(60, 25)) == 3         # small chunk sizes (tests) unchanged
 
 
-def test_small_calls_stay_in_process(monkeypatch, count_parallel):
+def test_small_calls_stay_in_process(monkeypatch, count_parallel, count_threads):
     """Below the cost threshold n_jobs=2 starts no workers (and gives the same answer);
     with the threshold at zero the same calls fan out."""
     from joblib import parallel_config
@@ -804,12 +823,13 @@ def test_small_calls_stay_in_process(monkeypatch, count_parallel):
                   local_samples=2, random_state=0)
     with parallel_config(backend="threading"):
         m = DeepLDA(**params, n_jobs=2).fit(X)
+        count_threads.clear()                         # those of the fit
         small = [m.transform(X), m.score_samples(X)]
-        assert made == []
+        assert made == [] and count_threads == []
         monkeypatch.setattr(chains, "MIN_PARALLEL_COST", 0.0)
         monkeypatch.setattr(chains, "MIN_THREAD_COST", 0.0)
         fanned = [m.transform(X), m.score_samples(X)]
-        assert len(made) == 2
+        assert made == [] and len(count_threads) == 2   # threads: no joblib Parallel
     for a, b in zip(small, fanned):
         np.testing.assert_array_equal(a, b)
 

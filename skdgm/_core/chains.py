@@ -33,6 +33,11 @@ in microseconds. Threads take the tasks one at a time (nothing to amortise over 
 batch, and the finest balance between workers), the costliest first when the
 caller estimates each task's cost, and a call pays from
 :data:`MIN_THREAD_COST` CPU seconds on rather than :data:`MIN_PARALLEL_COST`.
+Thread workers are started by :func:`_run_threads`, not by joblib's threading
+backend, whose ``Parallel`` waits for results by polling every 10 ms (joblib
+1.3-1.6): 0-10 ms lost after the last task of every call, 5-10 % of a DeepLDA
+update of 2,000 documents (``bench_parallel.py --updates``, issue 26). The
+calling thread is one of the workers, and nested calls from a task run in-process.
 """
 
 import atexit
@@ -274,6 +279,62 @@ def _call_batch(func, tasks, seeds, kwargs):
     return [func(t, as_generator(s), **kwargs) for t, s in zip(tasks, seeds)]
 
 
+#: ``True`` sends thread workers' tasks through joblib's threading backend, as
+#: before :func:`_run_threads` (kept for ``bench_parallel.py --updates``' side-by-side
+#: comparison; the results are the same either way).
+_JOBLIB_THREADS = False
+# set while a thread worker of _run_threads runs a task: the other workers are busy
+# with the caller's tasks, so a call the task makes runs in-process (same streams)
+_IN_THREAD_TASK = contextvars.ContextVar("skdgm_in_thread_task", default=False)
+
+
+def _run_threads(func, tasks, seeds, kwargs, n_workers):
+    """``func(task, rng, **kwargs)`` for every task on ``n_workers`` threads, in task order.
+
+    The calling thread works too, beside ``n_workers - 1`` threads started for the
+    call (tens of microseconds each): each thread takes the next task not yet
+    taken, in the order given, until none is left, and the call returns as soon
+    as the last one ends (``Thread.join`` wakes on a lock, where joblib's
+    ``Parallel`` sleeps 10 ms between polls). A failing task stops the others
+    from taking new ones; its exception is raised once every thread is done.
+    """
+    results = [None] * len(tasks)
+    failed = []
+    lock = threading.Lock()
+    pending = iter(range(len(tasks)))
+
+    def work():
+        token = _IN_THREAD_TASK.set(True)
+        try:
+            while not failed:
+                with lock:
+                    i = next(pending, None)
+                if i is None:
+                    return
+                try:
+                    results[i] = func(tasks[i], as_generator(seeds[i]), **kwargs)
+                except BaseException as exc:  # noqa: BLE001 - re-raised below
+                    failed.append(exc)
+        finally:
+            _IN_THREAD_TASK.reset(token)
+
+    # each thread runs in its own copy of the caller's context (a copy cannot be
+    # entered by two threads), so context variables such as the active pool carry over
+    helpers = [threading.Thread(target=contextvars.copy_context().run, args=(work,),
+                                daemon=True)
+               for _ in range(min(n_workers, len(tasks)) - 1)]
+    for t in helpers:
+        t.start()
+    try:
+        work()
+    finally:
+        for t in helpers:
+            t.join()
+    if failed:
+        raise failed[0]
+    return results
+
+
 def _n_workers(n_jobs):
     try:
         n = effective_n_jobs(n_jobs)
@@ -335,7 +396,8 @@ def run_chains(func, tasks, *, random_state=None, seeds=None, n_jobs=None, cost=
     if per_task and len(cost) != len(tasks):
         raise ValueError(f"got {len(cost)} costs for {len(tasks)} tasks")
     total = float(np.sum(cost)) if per_task else cost
-    kind = _workers_kind(prefer) if len(tasks) > 1 and n_jobs != 1 else None
+    fan_out = len(tasks) > 1 and n_jobs != 1 and not _IN_THREAD_TASK.get()
+    kind = _workers_kind(prefer) if fan_out else None
     floor = MIN_THREAD_COST if kind == "threads" else MIN_PARALLEL_COST
     if kind is None or (total is not None and total < floor):
         # Same calls, same streams, no scheduler overhead.
@@ -345,6 +407,9 @@ def run_chains(func, tasks, *, random_state=None, seeds=None, n_jobs=None, cost=
         if per_task:
             order = np.argsort(-np.asarray(cost, dtype=float), kind="stable")
             tasks, seeds = [tasks[i] for i in order], [seeds[i] for i in order]
+        if not _JOBLIB_THREADS:
+            results = _run_threads(func, tasks, seeds, kwargs, _n_workers(n_jobs))
+            return results if order is None else [results[i] for i in np.argsort(order)]
         groups = [slice(i, i + 1) for i in range(len(tasks))]
     else:
         groups = even_chunks(len(tasks), BATCHES_PER_WORKER * _n_workers(n_jobs))
