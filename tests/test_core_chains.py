@@ -212,13 +212,16 @@ def _nested_threads(task, rng):
                       prefer="threads")
 
 
-def test_thread_workers_include_the_caller_and_match_joblib(count_parallel, monkeypatch):
-    """Two workers are this thread and one more; joblib's threading backend (the
-    route before _run_threads, kept for the benchmark) gives the same results."""
+def test_thread_workers_leave_the_caller_waiting_and_match_joblib(count_parallel,
+                                                                  monkeypatch):
+    """Two workers are two started threads, not this one (its tasks cost more CPU:
+    parallel_updates_idle.txt); joblib's threading backend (the route before
+    _run_threads, kept for the benchmark) gives the same results."""
     import threading
     ours = run_chains(_thread_id, 40, random_state=2, n_jobs=2, prefer="threads")
     assert count_parallel == []
-    assert threading.get_ident() in {t for t, _ in ours} and len({t for t, _ in ours}) <= 2
+    workers = {t for t, _ in ours}
+    assert threading.get_ident() not in workers and 1 <= len(workers) <= 2
     monkeypatch.setattr(chains, "_JOBLIB_THREADS", True)
     theirs = run_chains(_thread_id, 40, random_state=2, n_jobs=2, prefer="threads")
     assert len(count_parallel) == 1

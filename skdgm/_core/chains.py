@@ -37,7 +37,8 @@ Thread workers are started by :func:`_run_threads`, not by joblib's threading
 backend, whose ``Parallel`` waits for results by polling every 10 ms (joblib
 1.3-1.6): 0-10 ms lost after the last task of every call, 5-10 % of a DeepLDA
 update of 2,000 documents (``bench_parallel.py --updates``, issue 26). The
-calling thread is one of the workers, and nested calls from a task run in-process.
+calling thread waits (see :func:`_run_threads`), and nested calls from a task run
+in-process.
 """
 
 import atexit
@@ -291,12 +292,16 @@ _IN_THREAD_TASK = contextvars.ContextVar("skdgm_in_thread_task", default=False)
 def _run_threads(func, tasks, seeds, kwargs, n_workers):
     """``func(task, rng, **kwargs)`` for every task on ``n_workers`` threads, in task order.
 
-    The calling thread works too, beside ``n_workers - 1`` threads started for the
-    call (tens of microseconds each): each thread takes the next task not yet
-    taken, in the order given, until none is left, and the call returns as soon
-    as the last one ends (``Thread.join`` wakes on a lock, where joblib's
-    ``Parallel`` sleeps 10 ms between polls). A failing task stops the others
-    from taking new ones; its exception is raised once every thread is done.
+    ``n_workers`` threads are started for the call (tens of microseconds each);
+    each takes the next task not yet taken, in the order given, until none is
+    left, and the call returns as soon as the last one ends (``Thread.join`` wakes
+    on a lock, where joblib's ``Parallel`` sleeps 10 ms between polls). The
+    calling thread only waits: when it worked as one of the workers, the tasks of
+    a DeepLDA update cost about 25 % more CPU on an idle host (0.184 against 0.151
+    CPU-s; cause not established), which lost more than the polling
+    (``bench_parallel.py --updates``, ``parallel_updates_idle.txt``). A failing
+    task stops the others from taking new ones; its exception is raised once
+    every thread is done.
     """
     results = [None] * len(tasks)
     failed = []
@@ -322,14 +327,11 @@ def _run_threads(func, tasks, seeds, kwargs, n_workers):
     # entered by two threads), so context variables such as the active pool carry over
     helpers = [threading.Thread(target=contextvars.copy_context().run, args=(work,),
                                 daemon=True)
-               for _ in range(min(n_workers, len(tasks)) - 1)]
+               for _ in range(min(n_workers, len(tasks)))]
     for t in helpers:
         t.start()
-    try:
-        work()
-    finally:
-        for t in helpers:
-            t.join()
+    for t in helpers:
+        t.join()
     if failed:
         raise failed[0]
     return results
