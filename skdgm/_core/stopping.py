@@ -39,6 +39,8 @@ import numbers
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from .blocks import RowBlocks
+
 __all__ = ["AUTO_CAP_SLACK", "AUTO_VALIDATION_MIN_ROWS", "BurnInStop",
            "EARLY_STOPPING_CONSTRAINTS", "EARLY_STOPPING_READS", "EarlyStopping", "Plateau",
            "TREND_Z", "Trend", "auto_cap", "auto_passes", "fixed_reason", "held_out_split", "say_stopped",
@@ -414,8 +416,6 @@ class BurnInStop:
         self.passes, self.burn_in, self.stop_at = 0, None, None
 
     def training_rows(self, X):
-        from .blocks import RowBlocks
-
         if self.rows is None:
             return X
         # a dask array's training rows stay in its blocks, a subset of them

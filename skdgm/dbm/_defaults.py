@@ -17,7 +17,7 @@ from .._core.stopping import auto_cap, auto_passes
 
 __all__ = ["AUTO_EARLY_STOPPING_FACTOR", "AUTO_MIN_PASSES", "AUTO_PRETRAIN_UPDATES", "AUTO_UPDATES", "ELEMENT_CONSTRAINTS",
            "MF_STARTS",
-           "OPTION_READS", "PARAMETER_CONSTRAINTS", "SAMPLERS", "auto_cap", "auto_n_components",
+           "OPTION_READS", "PARAMETER_CONSTRAINTS", "SAMPLERS", "auto_n_components",
            "auto_passes", "check_sizes", "resolve_fit_passes"]
 
 # ``"auto"`` sizes: h1 = n_features / 4 clipped to [16, 500], h2 = 2 h1 (the paper's
