@@ -124,3 +124,48 @@ def test_online_vb_auto_fit_stops_after_its_update_budget(capsys):
     assert est.stopping_reason_ == "n_iter='auto' ran its fixed rule of 44 passes"
     out = capsys.readouterr().out.splitlines()
     assert out[-1] == "[BayesianSBN] stopped: n_iter='auto' ran its fixed rule of 44 passes"
+
+
+@pytest.mark.parametrize("inference", ["dsghmc_gibbs", "dsghmc_nais"])
+def test_dsghmc_auto_passes_level_off_in_updates(inference):
+    # issue 25: DSGHMC moves once per minibatch like online VB, so its "auto" counts the
+    # same 2,640 updates instead of 60 passes (60 x n / 100 updates, growing with the
+    # rows); fit's burn-in (passes: one sample is kept a pass) is at most two thirds of
+    # them, partial_fit's stays 40 minibatch steps
+    from skdgm.sbn._defaults import resolve_n_iter, resolve_run_length
+
+    rows = (1_000, 10_000, 100_000, 1_000_000)
+    assert [resolve_n_iter(n, inference) for n in rows] == [200, 27, 3, 1]
+    assert [resolve_run_length("auto", "auto", n, inference=inference) for n in rows] == [
+        (200, 40), (27, 18), (3, 2), (1, 0)]
+    assert all(resolve_run_length("auto", "auto", n, inference=inference, fit=False)[1] == 40
+               for n in rows)
+    for n in (4_401, 10_000, 100_000, 1_000_000, 10**7):
+        per_pass = -(-n // 100)
+        passes = resolve_n_iter(n, inference)
+        assert passes >= 1 and (passes - 1) * per_pass < 2640
+        assert passes == 1 or passes * per_pass >= 2640
+    # small data keep the pass rule and the 40-pass burn-in exactly (digits: 134 passes)
+    assert all(resolve_run_length("auto", "auto", n, inference=inference)
+               == (resolve_n_iter(n), 40) for n in range(1, 4401))
+    assert resolve_n_iter(100_000, inference, batch_size=1000) == 27
+    # an explicit n_iter keeps a burn-in that leaves samples to collect
+    assert resolve_run_length(20, "auto", 100_000, inference=inference) == (20, 13)
+    assert resolve_run_length(20, 5, 100_000, inference=inference) == (20, 5)
+
+
+def test_dsghmc_auto_fit_stops_after_its_update_budget(capsys):
+    # 60 rows in minibatches of one: 60 updates a pass, 2,640 updates are 44 passes
+    # (the pass rule would make 200); burn-in 29 passes (two thirds), so the 10 kept
+    # samples are the draws after passes 35-44 (with the old 40-pass burn-in: only 4)
+    X = (np.random.default_rng(0).random((60, 8)) < 0.3).astype(float)
+    est = BayesianSBN(n_components=3, inference="dsghmc_nais", batch_size=1, prior="normal",
+                      n_sghmc_steps=1, n_hidden_samples=2, pretrain=False, random_state=0,
+                      verbose=1).fit(X)
+    assert est.n_iter_ == 44 and est._engine._n_steps == 44 * 60
+    assert est.burn_in_ == 29 and len(est.posterior_samples_) == 10
+    last = est.posterior_samples_[-1]
+    assert all(np.array_equal(a, b) for a, b in zip(last.weights, est._engine.params.weights))
+    assert est.stopping_reason_ == "n_iter='auto' ran its fixed rule of 44 passes"
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "[BayesianSBN] stopped: n_iter='auto' ran its fixed rule of 44 passes"

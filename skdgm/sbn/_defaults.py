@@ -18,7 +18,7 @@ from .._core.random import RANDOM_STATE_CONSTRAINT
 from .._core.stopping import BurnInStop, update_budget
 from ._train import INFERENCE
 
-__all__ = ["AUTO_BURN_ROW_VISITS", "AUTO_CAP_FACTOR", "AUTO_ONLINE_VB_UPDATES", "AutoStopping", "AUTO_PATIENCE", "AUTO_TOL", "PAPER_PRESETS",
+__all__ = ["AUTO_BURN_ROW_VISITS", "AUTO_CAP_FACTOR", "AUTO_STREAMING_UPDATES", "AutoStopping", "AUTO_PATIENCE", "AUTO_TOL", "PAPER_PRESETS",
            "PLATEAU_INFERENCE", "auto_plateau_plan", "auto_width_for_inference", "resolve_burn_in",
            "resolve_n_components", "resolve_n_iter",
            "resolve_run_length", "resolve_sizes", "PARAMETER_CONSTRAINTS"]
@@ -66,41 +66,47 @@ def resolve_n_components(n_samples, n_features, max_exact_units):
 
 
 def resolve_n_iter(n_samples, inference=None, batch_size=100):
-    """Passes for ``n_iter="auto"``: ``clip(240,000 / n_samples, 60, 200)``; online VB
-    at most the whole passes that make about :data:`AUTO_ONLINE_VB_UPDATES` updates.
+    """Passes for ``n_iter="auto"``: ``clip(240,000 / n_samples, 60, 200)``; the streaming
+    inferences at most the whole passes that make about :data:`AUTO_STREAMING_UPDATES`
+    updates.
 
     Small data get more passes (a pass is cheap and the chains need them to mix);
     from 4,000 rows on, 60 passes, as each pass then holds more information.
-    Online VB (``inference="online_vb"``) moves its global parameters once per
-    minibatch, by a step ``rho_t`` that decays with the updates ``t`` (Sec. 3.2), so
-    its run length is a number of *updates*; 60 passes would grow with the rows
-    (60,000 updates at 100,000 rows, about 8 CPU-hours). It makes at most the fewest
-    passes of ``ceil(n_samples / batch_size)`` updates that make ``1.1 *``
-    :data:`AUTO_ONLINE_VB_UPDATES` (:func:`skdgm._core.stopping.update_budget`, the
-    budget of the GRBM's and the DBM's update-counted caps), at least one.
+    The streaming inferences (``"online_vb"``, ``"dsghmc_gibbs"``, ``"dsghmc_nais"``)
+    move their global parameters once per minibatch, online VB by a step ``rho_t``
+    that decays with the updates ``t`` (Sec. 3.2), DSGHMC by ``n_sghmc_steps`` SGHMC
+    steps whose cost does not depend on the rows (``sbn_dsghmc_scaling.txt``), so
+    their run length is a number of *updates*; 60 passes would grow with the rows
+    (60,000 updates at 100,000 rows, about 8 CPU-hours of online VB). They make at
+    most the fewest passes of ``ceil(n_samples / batch_size)`` updates that make
+    ``1.1 *`` :data:`AUTO_STREAMING_UPDATES`
+    (:func:`skdgm._core.stopping.update_budget`, the budget of the GRBM's and the
+    DBM's update-counted caps), at least one.
 
     Examples
     --------
     >>> [resolve_n_iter(n, "online_vb") for n in (1_000, 10_000, 100_000, 1_000_000)]
     [200, 27, 3, 1]
-    >>> resolve_n_iter(100_000)       # the other inferences: the pass rule
-    60
+    >>> resolve_n_iter(100_000, "dsghmc_nais"), resolve_n_iter(100_000)  # batch: passes
+    (3, 60)
     """
     n0 = int(min(200, max(60, math.ceil(240_000 / max(1, n_samples)))))
-    if inference != "online_vb":
+    if inference is None or not INFERENCE[inference].streaming:
         return n0
-    return min(n0, update_budget(n_samples, batch_size, AUTO_ONLINE_VB_UPDATES))
+    return min(n0, update_budget(n_samples, batch_size, AUTO_STREAMING_UPDATES))
 
 
-#: Online VB's ``n_iter="auto"`` in minibatch updates (issue 25): the pass rule's own
-#: count on small data, 240,000 row visits in the default minibatches of 100 rows
-#: (from 1,200 to 4,000 rows ``240,000 / n`` passes of ``n / 100`` updates), kept from
-#: there on instead of the 60-pass floor. With the slack of whole passes
-#: (``AUTO_CAP_SLACK``, 2,640 updates) nothing changes up to 4,400 rows (the 1,797
-#: digits: 134 passes either way); 27 passes at 10,000 rows (was 60), 3 at 100,000
-#: (was 60; a pass there costs 490 CPU-s at the automatic 200 units,
+#: The streaming inferences' ``n_iter="auto"`` in minibatch updates (issue 25; online
+#: VB, and DSGHMC since its measurement at 10,000 rows,
+#: ``defaults_convergence_sbn_dsghmc_nais_10k.txt``): the pass rule's own count on
+#: small data, 240,000 row visits in the default minibatches of 100 rows (from 1,200
+#: to 4,000 rows ``240,000 / n`` passes of ``n / 100`` updates), kept from there on
+#: instead of the 60-pass floor. With the slack of whole passes (``AUTO_CAP_SLACK``,
+#: 2,640 updates) nothing changes up to 4,400 rows (the 1,797 digits: 134 passes
+#: either way); 27 passes at 10,000 rows (was 60), 3 at 100,000 (was 60; an online-VB
+#: pass there costs 490 CPU-s at the automatic 200 units,
 #: ``defaults_convergence_sbn_online_vb_100k.txt``), one from 264,000 rows on.
-AUTO_ONLINE_VB_UPDATES = 2400
+AUTO_STREAMING_UPDATES = 2400
 
 
 #: The plateau of ``n_iter="auto"`` (Gibbs and VB, issue 25): burn-in (VB: training)
@@ -181,14 +187,27 @@ class AutoStopping:
             ctx["thin"] = max(1, self._auto_plan[1] // self.n_posterior_samples)
 
 
-def resolve_burn_in(n_iter, *, streaming_steps=False):
+def resolve_burn_in(n_iter, *, streaming_steps=False, fit=True):
     """Burn-in for ``burn_in="auto"``: the first 40 % of the final phase's passes.
 
-    With ``streaming_steps`` (the DSGHMC options, whose burn-in counts minibatch
-    steps, in ``partial_fit`` too) 40 steps, the setting their benchmarks used.
+    With ``streaming_steps`` (the DSGHMC options): ``partial_fit`` (``fit=False``)
+    burns in 40 minibatch steps, the setting their benchmarks used; ``fit``, which
+    keeps one sample a pass, 40 passes, but at most two thirds of ``n_iter`` (the
+    share 40 has of the 60 passes the pass rule gives from 4,000 rows), so that the
+    fewer passes of the update-counted ``n_iter="auto"`` still collect samples from
+    their last third (issue 25): 18 of 27 passes at 10,000 rows, 2 of 3 at 100,000.
+
+    Examples
+    --------
+    >>> resolve_burn_in(60), resolve_burn_in(60, streaming_steps=True)
+    (24, 40)
+    >>> resolve_burn_in(27, streaming_steps=True), resolve_burn_in(1, streaming_steps=True)
+    (18, 0)
+    >>> resolve_burn_in(1, streaming_steps=True, fit=False)
+    40
     """
     if streaming_steps:
-        return 40
+        return 40 if not fit else min(40, 2 * n_iter // 3)
     return int(0.4 * n_iter)
 
 
@@ -236,18 +255,19 @@ def resolve_sizes(n_components, autoregressive, n_samples, n_features, max_exact
     return sizes
 
 
-def resolve_run_length(n_iter, burn_in, n_samples, *, inference="gibbs", batch_size=100):
+def resolve_run_length(n_iter, burn_in, n_samples, inference="gibbs", batch_size=100, *,
+                       fit=True):
     """``(n_iter, burn_in)`` with ``"auto"`` resolved for ``inference``.
 
-    :func:`resolve_n_iter` (online VB's counting ``batch_size`` minibatches) and
-    :func:`resolve_burn_in` (in minibatch steps for the DSGHMC options, whose
-    burn-in counts steps).
+    :func:`resolve_n_iter` (the streaming inferences counting ``batch_size``
+    minibatches) and :func:`resolve_burn_in` (for the DSGHMC options: passes of
+    ``fit``, minibatch steps of ``partial_fit``, ``fit=False``).
     """
     n_iter = (resolve_n_iter(n_samples, inference, batch_size) if n_iter == "auto"
               else int(n_iter))
     steps = INFERENCE[inference].streaming and inference != "online_vb"
     burn_in = (int(burn_in) if burn_in != "auto" else
-               resolve_burn_in(n_iter, streaming_steps=steps))
+               resolve_burn_in(n_iter, streaming_steps=steps, fit=fit))
     return n_iter, burn_in
 
 

@@ -90,10 +90,11 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
         Passes over the data: Gibbs iterations / VB sweeps (batch methods) or epochs
         of minibatches (streaming methods), per pre-training stage and again for the
         global refinement. ``"auto"``: the fixed rule ``n0 = clip(240000 / n_samples,
-        60, 200)`` for the streaming methods and the pre-training stages; online VB
-        at most the whole passes that make 2,640 minibatch updates (``n0`` up to 4,400
-        rows, 27 passes at 10,000 rows, 3 at 100,000, one from about 264,000),
-        as its step ``rho_t`` decays with the updates (Sec. 3.2). For Gibbs
+        60, 200)`` for the batch methods' pre-training stages; the streaming
+        methods (online VB, DSGHMC) at most the whole passes that make 2,640 minibatch updates (``n0`` up
+        to 4,400 rows, 27 passes at 10,000 rows, 3 at 100,000, one from about
+        264,000), as they move once per minibatch (online VB's step ``rho_t``
+        decays with the updates, Sec. 3.2). For Gibbs
         (with ``burn_in="auto"``) and VB, until converged: burn-in (VB: training)
         lasts until the pass's training figure (the mean log joint of the rows and
         their sampled hidden units; VB's augmented bound) has not improved by a relative
@@ -108,10 +109,12 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
         ``ceil(n / batch_size)`` near-equal minibatches), and the rows a Gibbs
         iteration reads (densifies, for sparse input) at a time.
     burn_in : int or "auto", default="auto"
-        Passes of the final phase discarded before collecting samples (Gibbs;
-        minibatch steps for DSGHMC). ``"auto"``: until the plateau with
+        Passes of the final phase discarded before collecting samples (Gibbs and
+        DSGHMC's ``fit``; minibatch steps of DSGHMC's ``partial_fit``). ``"auto"``: until the plateau with
         ``n_iter="auto"`` (see ``n_iter``), else 40 % of the resolved ``n_iter``,
-        and 40 minibatch steps for the DSGHMC options (stored in ``burn_in_``). The paper burns in 40 and collects 100 (Sec. 5):
+        and for the DSGHMC options 40 passes of ``fit``, at most two thirds of its
+        ``n_iter`` (one sample is kept a pass), and 40 minibatch steps of
+        ``partial_fit`` (stored in ``burn_in_``). The paper burns in 40 and collects 100 (Sec. 5):
         ``n_iter=140, burn_in=40``.
     n_posterior_samples : int, default=10
         Thinned parameter samples kept (Gibbs), or draws from ``q`` (VB).
@@ -370,7 +373,7 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
         sizes, pp = self._check_settings(n, D)
         self.n_components_ = sizes
         self._n_iter_resolved, self.burn_in_ = _defaults.resolve_run_length(
-            self.n_iter, self.burn_in, n, inference=self.inference, batch_size=self.batch_size)
+            self.n_iter, self.burn_in, n, self.inference, self.batch_size, fit=fit)
         self._seed_seq = seed_for(self.random_state)
         rng = as_generator(self._seed_seq.spawn(1)[0])
         self._start_history()
