@@ -21,7 +21,8 @@ distributed = pytest.importorskip("distributed")
 
 from _dask_fits import (assert_every_call_raises,  # noqa: E402
                         assert_one_total_per_update, assert_the_client_never_holds,
-                        fit_killing_a_worker, record_gathers,
+                        fit_killing_a_worker, keys_on_scheduler, record_gathers,
+                        record_scatters, record_submits, refuse_scatters,
                         fits_without_and_with_workers, process_cluster,  # noqa: F401
                         remote_cluster,  # noqa: F401
                         thread_cluster)  # noqa: F401 - fixtures
@@ -312,6 +313,55 @@ def test_the_client_logs_no_parameters_of_a_fit(thread_cluster):
         assert "users-own-task" in logged
         assert not [k for k in logged if "skdgm-rows" in str(k)], logged
         blocks.release()
+
+
+def test_the_parameters_go_out_once_per_update_to_every_worker(thread_cluster, monkeypatch):
+    # spies on the client: each update scatters its parameters once, broadcast
+    # (both workers hold them when the scatter returns, before the block tasks
+    # run); the block tasks get that future, never the arrays; and the workers'
+    # copies are released once the update's results are in
+    X = np.arange(600.0).reshape(100, 6)
+    big = np.ones(20_000)
+    with distributed.Client(thread_cluster) as client:
+        blocks = float_blocks(GaussianBernoulliRBM(), da.from_array(X, chunks=(30, 6)),
+                              reset=True)
+        scattered = record_scatters(monkeypatch)
+        submitted = record_submits(monkeypatch)
+        for update in range(3):     # rows 10-94 lie in 4 blocks of 30
+            shared = (big + update,)
+            sums = blocks[10:95].map(_rows_sum, shared, lambda parts: [None] * len(parts))
+            np.testing.assert_array_equal(sum(sums), X[10:95].sum(axis=0) + 4 * (1 + update))
+            assert len(scattered) == update + 1                  # once, not once per block
+            data, broadcast, holders, key = scattered[-1]
+            assert data == [shared] and broadcast is True and holders == 2
+            tasks = [args for _, args in submitted if args and args[0] is _rows_sum]
+            assert len(tasks) == 4 * (update + 1)
+            for args in tasks[-4:]:
+                assert not any(a is shared or a is shared[0] for a in args)
+                assert [a.key for a in args if isinstance(a, distributed.Future)][-1] == key
+        assert not [f for f, _ in submitted if f is blocks_mod._identity]
+        monkeypatch.undo()
+        assert keys_on_scheduler(client, [k for *_, k in scattered]) == []
+        blocks.release()
+
+
+def test_the_broadcast_and_the_task_route_give_the_same_fit(process_cluster, monkeypatch):
+    # worker processes (the parameters serialised either way): the broadcast
+    # route, and the task route a failed scatter falls back to, fit the same
+    Xd = _dask(_counts(), 50)
+    routes = []
+    for refuse in (False, True):
+        if refuse:
+            refuse_scatters(monkeypatch)
+        submitted = record_submits(monkeypatch)
+        with distributed.Client(process_cluster) as client:
+            client.wait_for_workers(2, timeout=60)
+            routes.append(DeepLDA(**CHEAP).fit(Xd))
+        monkeypatch.undo()
+        as_tasks = sum(f is blocks_mod._identity for f, _ in submitted)
+        assert as_tasks == (routes[-1].n_updates_ if refuse else 0), as_tasks
+    assert _same(routes[0], routes[1])
+    assert not _same(routes[0], DeepLDA(**dict(CHEAP, random_state=4)).fit(Xd))
 
 
 class _Batch(list):

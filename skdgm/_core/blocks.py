@@ -7,7 +7,8 @@ parameters). :class:`RowBlocks` runs the per-row part block by block:
 * with an active ``dask.distributed`` client, the blocks are prepared (validated,
   converted) once on the workers and persisted there; every minibatch submits one
   task per block holding some of its rows, on that block's future, with the
-  global parameters sent once per update; only the tasks' sums come back
+  global parameters broadcast to the workers once per update; only the tasks'
+  sums come back
   (the shape of Spark MLlib's online LDA: a local step per partition, the
   statistics aggregated, one global update on the driver);
 * without a client, each block's rows of the minibatch are computed locally with
@@ -125,6 +126,17 @@ def _on_rows_carry(func, block, rows, shared, extra, state):
 
 def _item(pair, i):
     return pair[i]
+
+
+def _total(results, combine):
+    return results if combine is None else [tree_reduce(results, combine)]
+
+
+class _Carry(list):
+    """The futures of :meth:`RowBlocks.map_rows_carry`'s states, holding (``shared``)
+    the futures of the parameters their lineage read."""
+
+    shared = ()
 
 
 #: In the key of every task :class:`RowBlocks` submits, so its messages can be told apart.
@@ -272,6 +284,34 @@ class RowBlocks:
         self.nnz = sum(n for n, _ in both)
         self.summaries = [s for _, s in both]
 
+    def _share(self, shared):
+        """``shared`` (an update's parameters) on every worker: one future for the block tasks.
+
+        One ``Client.scatter(..., broadcast=True)``: the parameters leave the
+        client once, and every worker holds a copy before its block tasks run
+        (none waits to fetch them from a peer). A worker lost since the last
+        update and not yet known to be gone makes the scatter fail
+        (``CommClosedError``, an ``OSError``): then the parameters go as a task
+        of their own, whose result the scheduler recomputes like any other and
+        the block tasks fetch from the worker that ran it. Both routes hand the
+        tasks the same object, so the results do not depend on the route.
+        """
+        try:
+            return self.client.scatter([shared], broadcast=True, hash=False)[0]
+        except OSError:
+            return self._submit(_identity, shared)
+
+    def _gather(self, futs, combine):
+        """The results of the block tasks ``futs`` (in block order) on the client; with
+        ``combine``, their total by :func:`tree_reduce` (on the workers above
+        :data:`TREE_ON_WORKERS_ABOVE` parts, on the client otherwise: the same tree)."""
+        on_workers = combine is not None and len(futs) > TREE_ON_WORKERS_ABOVE
+        if on_workers:
+            futs = [tree_reduce(futs, partial(self._submit, combine))]
+        results = self.client.gather(futs)
+        forget_sent(self.client)
+        return results if on_workers else _total(results, combine)
+
     def _submit(self, func, *args, **kwargs):
         """``client.submit`` under a fresh key that :func:`forget_sent` recognises."""
         name = (getattr(func, "__name__", None)
@@ -321,6 +361,8 @@ class RowBlocks:
                     for b in range(new.n_blocks)]
         else:
             new._parent = None
+            # a task, not a broadcast: the derived blocks' lineage reads it for as
+            # long as they live, and a task's result is recomputed when lost
             shared_f = self._submit(_identity, shared)
             new._futures = [self._submit(_derive_block, func, f, shared_f, e)
                             for f, e in zip(self._futures, extra)]
@@ -366,8 +408,10 @@ class RowBlocks:
         rows : slice or ndarray
             The rows (increasing), as :meth:`split` takes them.
         shared : object
-            Read-only arguments of every task (the global parameters): sent to
-            the cluster once per call, as a task whose result the block tasks read.
+            Read-only arguments of every task (the global parameters): with a
+            client, broadcast to every worker once per call (:meth:`_share`),
+            the block tasks reading the workers' copy; released when the
+            results are in.
         extras : callable
             ``extras(parts) -> list``: one argument per block of
             ``parts = split(rows)`` (e.g. its random seeds), in the same order.
@@ -388,36 +432,30 @@ class RowBlocks:
         parts = self.split(rows)
         extra = extras(parts)
         if self.client is None:
-            results = [func(self._local_rows(b, r), shared, e)
-                       for (b, r), e in zip(parts, extra)]
-            return results if combine is None else [tree_reduce(results, combine)]
-        client = self.client
-        # The shared arguments enter the graph as a task of their own rather than by
-        # scatter: a worker lost between two updates made the next scatter fail
-        # (CommClosedError), whereas a task's result is recomputed by the scheduler
-        # like any other. The block tasks fetch it from the worker that holds it.
-        shared_f = self._submit(_identity, shared)
+            return _total([func(self._local_rows(b, r), shared, e)
+                           for (b, r), e in zip(parts, extra)], combine)
+        shared_f = self._share(shared)
         futs = [self._submit(_on_rows, func, self._futures[b], r, shared_f, e)
                 for (b, r), e in zip(parts, extra)]
-        on_workers = combine is not None and len(futs) > TREE_ON_WORKERS_ABOVE
-        if on_workers:
-            futs = [tree_reduce(futs, partial(self._submit, combine))]
-        results = client.gather(futs)
-        forget_sent(client)
-        if combine is not None and not on_workers:
-            results = [tree_reduce(results, combine)]
+        results = self._gather(futs, combine)
+        # nothing the caller keeps depends on this update's parameters: the workers'
+        # copies go now, not when the garbage collector finds the future
+        shared_f.release()
         return results
 
-    def map_rows_carry(self, func, rows, shared, extras, carry=None):
+    def map_rows_carry(self, func, rows, shared, extras, carry=None, combine=None):
         """:meth:`map_rows` for per-row work whose state stays with the block.
 
         ``func(block_rows, shared, extra, state) -> (result, state)``: the
-        ``result`` comes back (in block order); the ``state`` (e.g. Markov chains
-        of the rows) stays where the block lives, as a future with a client, and
-        is handed to the next call through ``carry`` (the second return value;
-        ``None`` at first). Without a client it stays in memory. A lost worker's
-        states are recomputed from their lineage (the earlier calls' tasks, which
-        carry their seeds), so they do not depend on where the tasks ran.
+        ``result`` comes back (in block order, or with ``combine`` their total,
+        as in :meth:`map_rows`); the ``state`` (e.g. Markov chains of the rows)
+        stays where the block lives, as a future with a client, and is handed
+        to the next call through ``carry`` (the second return value; ``None``
+        at first). Without a client it stays in memory. A lost worker's states
+        are recomputed from their lineage (the earlier calls' tasks, which carry
+        their seeds, and the parameters broadcast for them, which stay on the
+        workers as long as the carry is referenced), so they do not depend on
+        where the tasks ran.
 
         Returns
         -------
@@ -431,14 +469,16 @@ class RowBlocks:
         if self.client is None:
             outs = [func(self._local_rows(b, r), shared, e, c)
                     for (b, r), e, c in zip(parts, extra, carry)]
-            return [o[0] for o in outs], [o[1] for o in outs]
-        client = self.client
-        shared_f = self._submit(_identity, shared)
+            return _total([o[0] for o in outs], combine), [o[1] for o in outs]
+        shared_f = self._share(shared)
         futs = [self._submit(_on_rows_carry, func, self._futures[b], r, shared_f, e, c)
                 for (b, r), e, c in zip(parts, extra, carry)]
-        results = client.gather([self._submit(_item, f, 0) for f in futs])
-        forget_sent(client)
-        return results, [self._submit(_item, f, 1) for f in futs]
+        results = self._gather([self._submit(_item, f, 0) for f in futs], combine)
+        out = _Carry(self._submit(_item, f, 1) for f in futs)
+        # the states' lineage reads every call's parameters: a lost worker's states
+        # are recomputed from them, so they stay on the workers while the states do
+        out.shared = [*getattr(carry, "shared", ()), shared_f]
+        return results, out
 
     def take(self, rows):
         """The rows ``rows`` (any order, repeats allowed) gathered as one matrix."""
@@ -522,11 +562,11 @@ class RowSelection:
             raise ValueError("a minibatch's rows must be increasing")
         return self.blocks.map_rows(func, self.rows, shared, extras, combine)
 
-    def map_carry(self, func, shared, extras, carry=None):
+    def map_carry(self, func, shared, extras, carry=None, combine=None):
         """:meth:`RowBlocks.map_rows_carry` over these rows (which must be increasing)."""
         if not self._sorted():
             raise ValueError("a minibatch's rows must be increasing")
-        return self.blocks.map_rows_carry(func, self.rows, shared, extras, carry)
+        return self.blocks.map_rows_carry(func, self.rows, shared, extras, carry, combine)
 
 
 # ------------------------------------------------- real and binary rows (GRBM, DBM)
