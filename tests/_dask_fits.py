@@ -199,56 +199,34 @@ def assert_one_total_per_update(gathered, task, combine, n_updates):
 
 
 
-def record_scatters(monkeypatch):
-    """A list that fills with ``(data, broadcast, holders, key)`` for every scatter a
-    client makes: what was sent, the ``broadcast`` flag, and how many workers held
-    the data when the call returned."""
-    scattered = []
-    real = distributed.Client.scatter
-
-    def spy(self, data, *args, **kwargs):
-        futures = real(self, data, *args, **kwargs)
-        for f in futures:
-            holders = len(self.who_has([f])[f.key])
-            scattered.append((data, kwargs.get("broadcast"), holders, f.key))
-        return futures
-
-    monkeypatch.setattr(distributed.Client, "scatter", spy)
-    return scattered
-
-
 def record_submits(monkeypatch):
-    """A list that fills with ``(func, args)`` of every task a client submits."""
+    """A list that fills with ``(func, args, kwargs, future)`` of every task a
+    client submits."""
     submitted = []
     real = distributed.Client.submit
 
     def spy(self, func, *args, **kwargs):
-        submitted.append((func, args))
-        return real(self, func, *args, **kwargs)
+        future = real(self, func, *args, **kwargs)
+        submitted.append((func, args, kwargs, future))
+        return future
 
     monkeypatch.setattr(distributed.Client, "submit", spy)
     return submitted
 
 
-def refuse_scatters(monkeypatch):
-    """Every scatter fails as one to a worker that is gone (``OSError``): the
-    parameters then go by the task route."""
-    def refuse(self, *args, **kwargs):
-        raise OSError("scatter refused by the test")
-
-    monkeypatch.setattr(distributed.Client, "scatter", refuse)
-
-
-def keys_on_scheduler(client, keys, timeout=10.0):
-    """Which of ``keys`` the scheduler still knows, once releases have had up to
-    ``timeout`` seconds to arrive (an empty list as soon as none is left)."""
+def keys_in_memory(client, keys, timeout=10.0):
+    """Which of ``keys`` some worker still holds in memory, once releases have had
+    up to ``timeout`` seconds to arrive (an empty list as soon as none is left).
+    A released key whose dependents are still wanted stays known to the scheduler
+    (their lineage), but its data is dropped."""
     import time
 
-    def known(dask_scheduler, keys):
-        return [k for k in keys if k in dask_scheduler.tasks]
+    def held(dask_scheduler, keys):
+        tasks = dask_scheduler.tasks
+        return [k for k in keys if k in tasks and tasks[k].state == "memory"]
 
     deadline = time.monotonic() + timeout
-    while (left := client.run_on_scheduler(known, keys=list(keys))) and \
+    while (left := client.run_on_scheduler(held, keys=list(keys))) and \
             time.monotonic() < deadline:
         time.sleep(0.05)
     return left

@@ -21,8 +21,8 @@ distributed = pytest.importorskip("distributed")
 
 from _dask_fits import (assert_every_call_raises,  # noqa: E402
                         assert_one_total_per_update, assert_the_client_never_holds,
-                        fit_killing_a_worker, keys_on_scheduler, record_gathers,
-                        record_scatters, record_submits, refuse_scatters,
+                        fit_killing_a_worker, keys_in_memory, record_gathers,
+                        record_submits,
                         fits_without_and_with_workers, process_cluster,  # noqa: F401
                         remote_cluster,  # noqa: F401
                         thread_cluster)  # noqa: F401 - fixtures
@@ -315,53 +315,66 @@ def test_the_client_logs_no_parameters_of_a_fit(thread_cluster):
         blocks.release()
 
 
-def test_the_parameters_go_out_once_per_update_to_every_worker(thread_cluster, monkeypatch):
-    # spies on the client: each update scatters its parameters once, broadcast
-    # (both workers hold them when the scatter returns, before the block tasks
-    # run); the block tasks get that future, never the arrays; and the workers'
-    # copies are released once the update's results are in
+def test_the_parameters_go_out_once_per_update_and_reach_every_worker_by_copies(
+        thread_cluster, monkeypatch):
+    # a spy on the client: each update sends its parameters once (one task holds
+    # them, placed with the first block), one copy task (fed by that task's
+    # future) is placed on the other worker, each block task reads the copy on
+    # its block's worker and never holds the arrays; all are released after
     X = np.arange(600.0).reshape(100, 6)
     big = np.ones(20_000)
     with distributed.Client(thread_cluster) as client:
         blocks = float_blocks(GaussianBernoulliRBM(), da.from_array(X, chunks=(30, 6)),
                               reset=True)
-        scattered = record_scatters(monkeypatch)
+        homes = blocks._homes
+        assert len(set(homes)) == 2 and homes[0] == homes[2] != homes[1] == homes[3]
         submitted = record_submits(monkeypatch)
+        keys = []
         for update in range(3):     # rows 10-94 lie in 4 blocks of 30
             shared = (big + update,)
             sums = blocks[10:95].map(_rows_sum, shared, lambda parts: [None] * len(parts))
             np.testing.assert_array_equal(sum(sums), X[10:95].sum(axis=0) + 4 * (1 + update))
-            assert len(scattered) == update + 1                  # once, not once per block
-            data, broadcast, holders, key = scattered[-1]
-            assert data == [shared] and broadcast is True and holders == 2
-            tasks = [args for _, args in submitted if args and args[0] is _rows_sum]
-            assert len(tasks) == 4 * (update + 1)
-            for args in tasks[-4:]:
+            mine = submitted[-6:]           # this update's root, copy and 4 block tasks
+            assert len(submitted) == 6 * (update + 1)
+            (_, root_args, root_kw, root), (_, copy_args, copy_kw, copy) = mine[:2]
+            assert root_args == (shared,) and root_kw["workers"] == [homes[0]]
+            assert copy_args[0].key == root.key and copy_kw["workers"] == [homes[1]]
+            for b, (func, args, _, _) in enumerate(mine[2:]):
+                assert func is blocks_mod._on_rows and args[0] is _rows_sum
                 assert not any(a is shared or a is shared[0] for a in args)
-                assert [a.key for a in args if isinstance(a, distributed.Future)][-1] == key
-        assert not [f for f, _ in submitted if f is blocks_mod._identity]
+                assert args[3].key == (root if homes[b] == homes[0] else copy).key
+            keys += [root.key, copy.key]
+        carrying = [args for _, args, _, _ in submitted
+                    if any(isinstance(a, tuple) and a and a[0] is not big
+                           and getattr(a[0], "shape", None) == big.shape for a in args)]
+        assert len(carrying) == 3       # the arrays left the client once per update
         monkeypatch.undo()
-        assert keys_on_scheduler(client, [k for *_, k in scattered]) == []
+        assert keys_in_memory(client, keys) == []
         blocks.release()
 
 
-def test_the_broadcast_and_the_task_route_give_the_same_fit(process_cluster, monkeypatch):
-    # worker processes (the parameters serialised either way): the broadcast
-    # route, and the task route a failed scatter falls back to, fit the same
-    Xd = _dask(_counts(), 50)
-    routes = []
-    for refuse in (False, True):
-        if refuse:
-            refuse_scatters(monkeypatch)
+def _one_task_for_all(self, shared, parts):
+    """The route before the copies: one task, fetched by every worker from its holder."""
+    return [self._submit(blocks_mod._identity, shared)] * len(parts)
+
+
+def test_the_copies_and_one_task_for_all_give_the_same_fit(process_cluster, monkeypatch):
+    # worker processes (the parameters serialised on every hop): the tree of
+    # copies and the single task fetched by every worker fit the same
+    Xd = _dask(_counts(), 50)       # a minibatch of 60 spans 2 blocks, one per worker
+    fits = []
+    for copies in (True, False):
+        if not copies:
+            monkeypatch.setattr(RowBlocks, "_share", _one_task_for_all)
         submitted = record_submits(monkeypatch)
         with distributed.Client(process_cluster) as client:
             client.wait_for_workers(2, timeout=60)
-            routes.append(DeepLDA(**CHEAP).fit(Xd))
+            fits.append(DeepLDA(**CHEAP).fit(Xd))
         monkeypatch.undo()
-        as_tasks = sum(f is blocks_mod._identity for f, _ in submitted)
-        assert as_tasks == (routes[-1].n_updates_ if refuse else 0), as_tasks
-    assert _same(routes[0], routes[1])
-    assert not _same(routes[0], DeepLDA(**dict(CHEAP, random_state=4)).fit(Xd))
+        sends = sum(f is blocks_mod._identity for f, *_ in submitted)
+        assert sends == (2 if copies else 1) * fits[-1].n_updates_, sends
+    assert _same(fits[0], fits[1])
+    assert not _same(fits[0], DeepLDA(**dict(CHEAP, random_state=4)).fit(Xd))
 
 
 class _Batch(list):

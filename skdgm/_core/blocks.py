@@ -7,8 +7,8 @@ parameters). :class:`RowBlocks` runs the per-row part block by block:
 * with an active ``dask.distributed`` client, the blocks are prepared (validated,
   converted) once on the workers and persisted there; every minibatch submits one
   task per block holding some of its rows, on that block's future, with the
-  global parameters broadcast to the workers once per update; only the tasks'
-  sums come back
+  global parameters sent once per update and copied to the blocks' workers by a
+  tree of tasks; only the tasks' sums come back
   (the shape of Spark MLlib's online LDA: a local step per partition, the
   statistics aggregated, one global update on the driver);
 * without a client, each block's rows of the minibatch are computed locally with
@@ -128,15 +128,14 @@ def _item(pair, i):
     return pair[i]
 
 
+def _near(worker):
+    """Placement hints for a task meant to run on ``worker`` (a hint only: a lost
+    worker's tasks run elsewhere), none for ``None``."""
+    return {} if worker is None else dict(workers=[worker], allow_other_workers=True)
+
+
 def _total(results, combine):
     return results if combine is None else [tree_reduce(results, combine)]
-
-
-class _Carry(list):
-    """The futures of :meth:`RowBlocks.map_rows_carry`'s states, holding (``shared``)
-    the futures of the parameters their lineage read."""
-
-    shared = ()
 
 
 #: In the key of every task :class:`RowBlocks` submits, so its messages can be told apart.
@@ -265,10 +264,11 @@ class RowBlocks:
             # root tasks would have made of the workers' load at this moment. A hint
             # only: a block whose worker is gone is recomputed elsewhere.
             workers = sorted(client.scheduler_info()["workers"])
+            self._homes = [workers[b % len(workers)] if workers else None
+                           for b in range(self.n_blocks)]
             self._futures, raw_keys = [], []
             for b, block in enumerate(X.to_delayed().ravel()):
-                where = (dict(workers=[workers[b % len(workers)]], allow_other_workers=True)
-                         if workers else {})    # no worker yet: the scheduler waits for one
+                where = _near(self._homes[b])   # no worker yet: the scheduler waits for one
                 raw = client.compute(block, **where)
                 raw_keys.append(raw.key)
                 # a fresh key: every fit gets its own, released with this object;
@@ -284,22 +284,33 @@ class RowBlocks:
         self.nnz = sum(n for n, _ in both)
         self.summaries = [s for _, s in both]
 
-    def _share(self, shared):
-        """``shared`` (an update's parameters) on every worker: one future for the block tasks.
+    def _share(self, shared, parts):
+        """``shared`` (an update's parameters) on the workers of ``parts``' blocks:
+        one future per part, for its block's task.
 
-        One ``Client.scatter(..., broadcast=True)``: the parameters leave the
-        client once, and every worker holds a copy before its block tasks run
-        (none waits to fetch them from a peer). A worker lost since the last
-        update and not yet known to be gone makes the scatter fail
-        (``CommClosedError``, an ``OSError``): then the parameters go as a task
-        of their own, whose result the scheduler recomputes like any other and
-        the block tasks fetch from the worker that ran it. Both routes hand the
-        tasks the same object, so the results do not depend on the route.
+        The client sends the parameters once, as a task of its own placed with
+        the first part's block; copies of its result (tasks too, one per other
+        worker holding some of the parts' blocks, each placed there) are made
+        by a tree: every level, each worker holding a copy hands one to a
+        worker without, so a copy reaches ``W`` workers in ``log2(W)`` levels,
+        not ``W`` fetches from one worker's link. Each block task reads the
+        copy on its block's worker. ``Client.scatter(..., broadcast=True)`` is
+        not used: its replication loops for ever when a worker dies during it
+        (the scheduler keeps waiting for the dead worker's copy), and scattered
+        data is not recomputed from a lineage. Tasks are: a lost worker's copies
+        are made again, and every route hands the tasks the same object, so the
+        results do not depend on it.
         """
-        try:
-            return self.client.scatter([shared], broadcast=True, hash=False)[0]
-        except OSError:
-            return self._submit(_identity, shared)
+        homes = getattr(self, "_homes", None) or [None] * self.n_blocks
+        order = list(dict.fromkeys(homes[b] for b, _ in parts))
+        copies = {order[0]: self._submit(_identity, shared, **_near(order[0]))}
+        pending = order[1:]
+        while pending:
+            level = list(copies.values())
+            for source, home in zip(level, pending):
+                copies[home] = self._submit(_identity, source, **_near(home))
+            pending = pending[len(level):]
+        return [copies[homes[b]] for b, _ in parts]
 
     def _gather(self, futs, combine):
         """The results of the block tasks ``futs`` (in block order) on the client; with
@@ -353,6 +364,7 @@ class RowBlocks:
         if self._rows is not None:
             raise ValueError("derive maps whole blocks: derive before taking a subset")
         new.offsets, new.client, new._prepare = self.offsets, self.client, _identity
+        new._homes = getattr(self, "_homes", None)
         new._rows, new._summarize = None, summarize
         extra = extras([(b, slice(None)) for b in range(self.n_blocks)])
         if self.client is None:
@@ -361,11 +373,9 @@ class RowBlocks:
                     for b in range(new.n_blocks)]
         else:
             new._parent = None
-            # a task, not a broadcast: the derived blocks' lineage reads it for as
-            # long as they live, and a task's result is recomputed when lost
-            shared_f = self._submit(_identity, shared)
-            new._futures = [self._submit(_derive_block, func, f, shared_f, e)
-                            for f, e in zip(self._futures, extra)]
+            shared_f = self._share(shared, [(b, slice(None)) for b in range(self.n_blocks)])
+            new._futures = [self._submit(_derive_block, func, f, sf, e)
+                            for f, e, sf in zip(self._futures, extra, shared_f)]
             both = self.client.gather([self._submit(partial(_summary, summarize), f)
                                        for f in new._futures])
             forget_sent(self.client)
@@ -409,9 +419,9 @@ class RowBlocks:
             The rows (increasing), as :meth:`split` takes them.
         shared : object
             Read-only arguments of every task (the global parameters): with a
-            client, broadcast to every worker once per call (:meth:`_share`),
-            the block tasks reading the workers' copy; released when the
-            results are in.
+            client, sent once per call and copied by a tree to the workers of
+            the blocks (:meth:`_share`), each block task reading its worker's
+            copy; released when the results are in.
         extras : callable
             ``extras(parts) -> list``: one argument per block of
             ``parts = split(rows)`` (e.g. its random seeds), in the same order.
@@ -434,13 +444,14 @@ class RowBlocks:
         if self.client is None:
             return _total([func(self._local_rows(b, r), shared, e)
                            for (b, r), e in zip(parts, extra)], combine)
-        shared_f = self._share(shared)
-        futs = [self._submit(_on_rows, func, self._futures[b], r, shared_f, e)
-                for (b, r), e in zip(parts, extra)]
+        shared_f = self._share(shared, parts)
+        futs = [self._submit(_on_rows, func, self._futures[b], r, sf, e)
+                for (b, r), e, sf in zip(parts, extra, shared_f)]
         results = self._gather(futs, combine)
         # nothing the caller keeps depends on this update's parameters: the workers'
-        # copies go now, not when the garbage collector finds the future
-        shared_f.release()
+        # copies go now, not when the garbage collector finds the futures
+        for f in {f.key: f for f in shared_f}.values():
+            f.release()
         return results
 
     def map_rows_carry(self, func, rows, shared, extras, carry=None, combine=None):
@@ -453,9 +464,8 @@ class RowBlocks:
         to the next call through ``carry`` (the second return value; ``None``
         at first). Without a client it stays in memory. A lost worker's states
         are recomputed from their lineage (the earlier calls' tasks, which carry
-        their seeds, and the parameters broadcast for them, which stay on the
-        workers as long as the carry is referenced), so they do not depend on
-        where the tasks ran.
+        their seeds, and the tasks of the parameters they read), so they do not
+        depend on where the tasks ran.
 
         Returns
         -------
@@ -470,15 +480,11 @@ class RowBlocks:
             outs = [func(self._local_rows(b, r), shared, e, c)
                     for (b, r), e, c in zip(parts, extra, carry)]
             return _total([o[0] for o in outs], combine), [o[1] for o in outs]
-        shared_f = self._share(shared)
-        futs = [self._submit(_on_rows_carry, func, self._futures[b], r, shared_f, e, c)
-                for (b, r), e, c in zip(parts, extra, carry)]
+        shared_f = self._share(shared, parts)
+        futs = [self._submit(_on_rows_carry, func, self._futures[b], r, sf, e, c)
+                for (b, r), e, c, sf in zip(parts, extra, carry, shared_f)]
         results = self._gather([self._submit(_item, f, 0) for f in futs], combine)
-        out = _Carry(self._submit(_item, f, 1) for f in futs)
-        # the states' lineage reads every call's parameters: a lost worker's states
-        # are recomputed from them, so they stay on the workers while the states do
-        out.shared = [*getattr(carry, "shared", ()), shared_f]
-        return results, out
+        return results, [self._submit(_item, f, 1) for f in futs]
 
     def take(self, rows):
         """The rows ``rows`` (any order, repeats allowed) gathered as one matrix."""
