@@ -1,7 +1,7 @@
 """A paper-on-napkin estimate of DeepLDA on 64 Dask workers and 10M documents (issue 28).
 
 Reads the constants that ``bench_dask_fit.py`` measured (``--results``, by default
-``results/dask_fit_speed_idle.txt``: the local step's CPU per document, the client's
+``results/dask_fit_speed_idle5.txt``: the local step's CPU per document, the client's
 global step per update, the bytes of the global parameters, of one block's
 statistics and of the tree's total of 4 blocks, the round trip of an empty task)
 and prices one pass over ``--docs`` documents with ``--workers`` workers, each
@@ -9,9 +9,12 @@ sampling ``--per-worker`` documents per update, against one core alone in
 minibatches of 200. Assumptions, printed with the result: every link carries
 ``--bandwidth`` bytes per second; the global parameters go once per update from the
 client through the scheduler to one worker (a task of their own, so that a lost
-worker's copy is recomputed), and every other worker fetches them from that one,
-one after the other on its link; a worker's local step is the measured one-core
-figure. The blocks' statistics are summed by a tree of pairwise tasks on the
+worker's copy is recomputed), and reach the other workers by a tree of copy tasks
+(``RowBlocks._share``: every level, each worker holding a copy hands one to a
+worker without, ``ceil(log2(workers))`` levels, each one transfer per link in
+parallel and one task round trip); the layout before the copies (every other
+worker fetching them from that one worker, one after the other on its link) is
+printed beside it. A worker's local step is the measured one-core figure. The blocks' statistics are summed by a tree of pairwise tasks on the
 workers (``ceil(log2(workers))`` levels, each moving one array over a link, the
 pairs of a level in parallel, each level priced one task round trip too), and the
 client receives the total alone: the tree's total of 4 blocks, on the union of
@@ -52,7 +55,7 @@ def constants(text):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--results", default=str(RESULTS / "dask_fit_speed_idle.txt"))
+    p.add_argument("--results", default=str(RESULTS / "dask_fit_speed_idle5.txt"))
     p.add_argument("--docs", type=float, default=10e6)
     p.add_argument("--workers", type=int, default=64)
     p.add_argument("--per-worker", type=int, nargs="+", default=[500, 2000])
@@ -75,13 +78,18 @@ def main():
         updates = math.ceil(args.docs / batch)
         local = b * c["ms_per_doc"] / 1e3
         base = local + c["global_ms"] / 1e3 + c["round_trip_ms"] / 1e3
-        out = c["globals_mb"] * 1e6 / args.bandwidth * (W + 1)
+        fan = c["globals_mb"] * 1e6 / args.bandwidth * (W + 1)
+        copies = (c["globals_mb"] * 1e6 / args.bandwidth * (levels + 2)
+                  + levels * c["round_trip_ms"] / 1e3)
         tree = ((levels + 1) * c["total_mb"] * 1e6 / args.bandwidth
                 + levels * c["round_trip_ms"] / 1e3)
         flat = W * c["stats_mb"] * 1e6 / args.bandwidth
         print(f"{W} workers x {b} documents per update (minibatch {batch:,}): {updates:,} "
               f"updates per pass")
-        for name, back in (("tree", tree), ("flat, before", flat)):
+        for name, out, back in (
+                ("tree, parameters by a tree of copies (now)", copies, tree),
+                ("tree, parameters fetched from one worker (before)", fan, tree),
+                ("flat, parameters fetched from one worker (earlier)", fan, flat)):
             per = base + out + back
             total = updates * per
             print(f"  statistics by {name}: each update {per:.3f} s = local {local:.3f} + "
@@ -89,7 +97,10 @@ def main():
                   f"{c['round_trip_ms'] / 1e3:.3f} + parameters out {out:.3f} + statistics "
                   f"back {back:.3f}; a pass {total:,.0f} s, {one_core / total:.0f}x one core "
                   f"({one_core / total / W:.0%} of {W}x)")
-    print(f"\nstatistics back by the tree: {levels} levels of one {c['total_mb']:.2f} MB "
+    print(f"\nparameters out by the copies: client to scheduler to one worker, then "
+          f"{levels} levels of one {c['globals_mb']:.2f} MB copy per link and one task "
+          f"round trip each; fetched from one worker: {W} arrays through its link")
+    print(f"statistics back by the tree: {levels} levels of one {c['total_mb']:.2f} MB "
           f"array per link and one task round trip each, then the total to the client; "
           f"flat: {W} arrays of {c['stats_mb']:.2f} MB through the client's link")
 

@@ -197,3 +197,36 @@ def assert_one_total_per_update(gathered, task, combine, n_updates):
     assert len(updates) >= n_updates, (len(updates), n_updates)
     assert all(len(keys) == 1 and keys[0].startswith(combine) for keys in updates), updates
 
+
+
+def record_submits(monkeypatch):
+    """A list that fills with ``(func, args, kwargs, future)`` of every task a
+    client submits."""
+    submitted = []
+    real = distributed.Client.submit
+
+    def spy(self, func, *args, **kwargs):
+        future = real(self, func, *args, **kwargs)
+        submitted.append((func, args, kwargs, future))
+        return future
+
+    monkeypatch.setattr(distributed.Client, "submit", spy)
+    return submitted
+
+
+def keys_in_memory(client, keys, timeout=10.0):
+    """Which of ``keys`` some worker still holds in memory, once releases have had
+    up to ``timeout`` seconds to arrive (an empty list as soon as none is left).
+    A released key whose dependents are still wanted stays known to the scheduler
+    (their lineage), but its data is dropped."""
+    import time
+
+    def held(dask_scheduler, keys):
+        tasks = dask_scheduler.tasks
+        return [k for k in keys if k in tasks and tasks[k].state == "memory"]
+
+    deadline = time.monotonic() + timeout
+    while (left := client.run_on_scheduler(held, keys=list(keys))) and \
+            time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left

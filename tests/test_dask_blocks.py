@@ -21,7 +21,8 @@ distributed = pytest.importorskip("distributed")
 
 from _dask_fits import (assert_every_call_raises,  # noqa: E402
                         assert_one_total_per_update, assert_the_client_never_holds,
-                        fit_killing_a_worker, record_gathers,
+                        fit_killing_a_worker, keys_in_memory, record_gathers,
+                        record_submits,
                         fits_without_and_with_workers, process_cluster,  # noqa: F401
                         remote_cluster,  # noqa: F401
                         thread_cluster)  # noqa: F401 - fixtures
@@ -312,6 +313,68 @@ def test_the_client_logs_no_parameters_of_a_fit(thread_cluster):
         assert "users-own-task" in logged
         assert not [k for k in logged if "skdgm-rows" in str(k)], logged
         blocks.release()
+
+
+def test_the_parameters_go_out_once_per_update_and_reach_every_worker_by_copies(
+        thread_cluster, monkeypatch):
+    # a spy on the client: each update sends its parameters once (one task holds
+    # them, placed with the first block), one copy task (fed by that task's
+    # future) is placed on the other worker, each block task reads the copy on
+    # its block's worker and never holds the arrays; all are released after
+    X = np.arange(600.0).reshape(100, 6)
+    big = np.ones(20_000)
+    with distributed.Client(thread_cluster) as client:
+        blocks = float_blocks(GaussianBernoulliRBM(), da.from_array(X, chunks=(30, 6)),
+                              reset=True)
+        homes = blocks._homes
+        assert len(set(homes)) == 2 and homes[0] == homes[2] != homes[1] == homes[3]
+        submitted = record_submits(monkeypatch)
+        keys = []
+        for update in range(3):     # rows 10-94 lie in 4 blocks of 30
+            shared = (big + update,)
+            sums = blocks[10:95].map(_rows_sum, shared, lambda parts: [None] * len(parts))
+            np.testing.assert_array_equal(sum(sums), X[10:95].sum(axis=0) + 4 * (1 + update))
+            mine = submitted[-6:]           # this update's root, copy and 4 block tasks
+            assert len(submitted) == 6 * (update + 1)
+            (_, root_args, root_kw, root), (_, copy_args, copy_kw, copy) = mine[:2]
+            assert root_args == (shared,) and root_kw["workers"] == [homes[0]]
+            assert copy_args[0].key == root.key and copy_kw["workers"] == [homes[1]]
+            for b, (func, args, _, _) in enumerate(mine[2:]):
+                assert func is blocks_mod._on_rows and args[0] is _rows_sum
+                assert not any(a is shared or a is shared[0] for a in args)
+                assert args[3].key == (root if homes[b] == homes[0] else copy).key
+            keys += [root.key, copy.key]
+        carrying = [args for _, args, _, _ in submitted
+                    if any(isinstance(a, tuple) and a and a[0] is not big
+                           and getattr(a[0], "shape", None) == big.shape for a in args)]
+        assert len(carrying) == 3       # the arrays left the client once per update
+        monkeypatch.undo()
+        assert keys_in_memory(client, keys) == []
+        blocks.release()
+
+
+def _one_task_for_all(self, shared, parts):
+    """The route before the copies: one task, fetched by every worker from its holder."""
+    return [self._submit(blocks_mod._identity, shared)] * len(parts)
+
+
+def test_the_copies_and_one_task_for_all_give_the_same_fit(process_cluster, monkeypatch):
+    # worker processes (the parameters serialised on every hop): the tree of
+    # copies and the single task fetched by every worker fit the same
+    Xd = _dask(_counts(), 50)       # a minibatch of 60 spans 2 blocks, one per worker
+    fits = []
+    for copies in (True, False):
+        if not copies:
+            monkeypatch.setattr(RowBlocks, "_share", _one_task_for_all)
+        submitted = record_submits(monkeypatch)
+        with distributed.Client(process_cluster) as client:
+            client.wait_for_workers(2, timeout=60)
+            fits.append(DeepLDA(**CHEAP).fit(Xd))
+        monkeypatch.undo()
+        sends = sum(f is blocks_mod._identity for f, *_ in submitted)
+        assert sends == (2 if copies else 1) * fits[-1].n_updates_, sends
+    assert _same(fits[0], fits[1])
+    assert not _same(fits[0], DeepLDA(**dict(CHEAP, random_state=4)).fit(Xd))
 
 
 class _Batch(list):

@@ -31,12 +31,13 @@ distributed = pytest.importorskip("distributed")
 
 from _dask_fits import (assert_blocks_decide_the_answer,  # noqa: E402
                         assert_every_call_raises, assert_quality_matches,
-                        assert_the_client_never_holds,
-                        fit_killing_a_worker,
+                        assert_one_total_per_update, assert_the_client_never_holds,
+                        fit_killing_a_worker, record_gathers,
                         process_cluster,  # noqa: F401
                         remote_cluster,  # noqa: F401
                         thread_cluster)  # noqa: F401 - fixtures
 from skdgm import BayesianSBN  # noqa: E402
+from skdgm._core import blocks as blocks_mod  # noqa: E402
 
 SBN = dict(n_components=5, inference="online_vb", n_iter=3, batch_size=40, random_state=1)
 DEEP = dict(SBN, n_components=(5, 3), pretrain=False)
@@ -90,6 +91,9 @@ def test_several_blocks_are_the_in_memory_fit_to_rounding(params):
     a = BayesianSBN(**params).fit(X)
     b = BayesianSBN(**params).fit(_dask(X, 50))          # 7 blocks; minibatches span several
     assert _close(a, b)
+    # 22 blocks, 3-4 in every minibatch: the tree pairs the centred moments unlike a
+    # sum in block order, and stays as close
+    assert _close(a, BayesianSBN(**params).fit(_dask(X, 15)))
     # the control: another seed is far away, so the tolerance above means something
     assert not _close(a, BayesianSBN(**dict(params, random_state=2)).fit(X), rtol=1e-3)
 
@@ -105,6 +109,26 @@ def test_blocks_decide_the_answer_not_workers_or_client(thread_cluster, params, 
         thread_cluster, _same, lambda: BayesianSBN(**params).fit(Xd),
         lambda: BayesianSBN(**resumed).fit(Xd[:160]).partial_fit(Xd[160:]),
         lambda: BayesianSBN(**params).fit(_dask(X, 90)))
+
+
+@pytest.mark.parametrize("params, task, combine", [
+    (SBN, "_local_block", "_join_blocks"), (GIBBS, "_block_gradient", "add_parts"),
+    (NAIS, "_block_gradient", "add_parts")], ids=["online_vb", "dsghmc_gibbs", "dsghmc_nais"])
+def test_the_client_receives_one_total_per_update(thread_cluster, monkeypatch, params,
+                                                  task, combine):
+    # the blocks' results are joined by a tree on the workers (forced here for
+    # every minibatch, which spans 3-4 blocks of 15 rows): every update's gather
+    # brings back one total; the same tree on the client (no client at all) gives
+    # the same fit bit for bit
+    Xd = _dask(_binary(), 15)
+    local = BayesianSBN(**params).fit(Xd)
+    monkeypatch.setattr(blocks_mod, "TREE_ON_WORKERS_ABOVE", 1)
+    gathered = record_gathers(monkeypatch)
+    with distributed.Client(thread_cluster):
+        est = BayesianSBN(**params).fit(Xd)
+    n_updates = 8 * est.n_iter_ * (1 if params is SBN else params["n_sghmc_steps"])
+    assert_one_total_per_update(gathered, task, combine, n_updates)
+    assert _same(local, est)
 
 
 def test_dsghmc_draws_per_block_so_one_block_is_another_chain():

@@ -7,7 +7,8 @@ parameters). :class:`RowBlocks` runs the per-row part block by block:
 * with an active ``dask.distributed`` client, the blocks are prepared (validated,
   converted) once on the workers and persisted there; every minibatch submits one
   task per block holding some of its rows, on that block's future, with the
-  global parameters sent once per update; only the tasks' sums come back
+  global parameters sent once per update and copied to the blocks' workers by a
+  tree of tasks; only the tasks' sums come back
   (the shape of Spark MLlib's online LDA: a local step per partition, the
   statistics aggregated, one global update on the driver);
 * without a client, each block's rows of the minibatch are computed locally with
@@ -125,6 +126,16 @@ def _on_rows_carry(func, block, rows, shared, extra, state):
 
 def _item(pair, i):
     return pair[i]
+
+
+def _near(worker):
+    """Placement hints for a task meant to run on ``worker`` (a hint only: a lost
+    worker's tasks run elsewhere), none for ``None``."""
+    return {} if worker is None else dict(workers=[worker], allow_other_workers=True)
+
+
+def _total(results, combine):
+    return results if combine is None else [tree_reduce(results, combine)]
 
 
 #: In the key of every task :class:`RowBlocks` submits, so its messages can be told apart.
@@ -253,10 +264,11 @@ class RowBlocks:
             # root tasks would have made of the workers' load at this moment. A hint
             # only: a block whose worker is gone is recomputed elsewhere.
             workers = sorted(client.scheduler_info()["workers"])
+            self._homes = [workers[b % len(workers)] if workers else None
+                           for b in range(self.n_blocks)]
             self._futures, raw_keys = [], []
             for b, block in enumerate(X.to_delayed().ravel()):
-                where = (dict(workers=[workers[b % len(workers)]], allow_other_workers=True)
-                         if workers else {})    # no worker yet: the scheduler waits for one
+                where = _near(self._homes[b])   # no worker yet: the scheduler waits for one
                 raw = client.compute(block, **where)
                 raw_keys.append(raw.key)
                 # a fresh key: every fit gets its own, released with this object;
@@ -271,6 +283,45 @@ class RowBlocks:
                     for b in range(self.n_blocks)]
         self.nnz = sum(n for n, _ in both)
         self.summaries = [s for _, s in both]
+
+    def _share(self, shared, parts):
+        """``shared`` (an update's parameters) on the workers of ``parts``' blocks:
+        one future per part, for its block's task.
+
+        The client sends the parameters once, as a task of its own placed with
+        the first part's block; copies of its result (tasks too, one per other
+        worker holding some of the parts' blocks, each placed there) are made
+        by a tree: every level, each worker holding a copy hands one to a
+        worker without, so a copy reaches ``W`` workers in ``log2(W)`` levels,
+        not ``W`` fetches from one worker's link. Each block task reads the
+        copy on its block's worker. ``Client.scatter(..., broadcast=True)`` is
+        not used: its replication loops for ever when a worker dies during it
+        (the scheduler keeps waiting for the dead worker's copy), and scattered
+        data is not recomputed from a lineage. Tasks are: a lost worker's copies
+        are made again, and every route hands the tasks the same object, so the
+        results do not depend on it.
+        """
+        homes = getattr(self, "_homes", None) or [None] * self.n_blocks
+        order = list(dict.fromkeys(homes[b] for b, _ in parts))
+        copies = {order[0]: self._submit(_identity, shared, **_near(order[0]))}
+        pending = order[1:]
+        while pending:
+            level = list(copies.values())
+            for source, home in zip(level, pending):
+                copies[home] = self._submit(_identity, source, **_near(home))
+            pending = pending[len(level):]
+        return [copies[homes[b]] for b, _ in parts]
+
+    def _gather(self, futs, combine):
+        """The results of the block tasks ``futs`` (in block order) on the client; with
+        ``combine``, their total by :func:`tree_reduce` (on the workers above
+        :data:`TREE_ON_WORKERS_ABOVE` parts, on the client otherwise: the same tree)."""
+        on_workers = combine is not None and len(futs) > TREE_ON_WORKERS_ABOVE
+        if on_workers:
+            futs = [tree_reduce(futs, partial(self._submit, combine))]
+        results = self.client.gather(futs)
+        forget_sent(self.client)
+        return results if on_workers else _total(results, combine)
 
     def _submit(self, func, *args, **kwargs):
         """``client.submit`` under a fresh key that :func:`forget_sent` recognises."""
@@ -313,6 +364,7 @@ class RowBlocks:
         if self._rows is not None:
             raise ValueError("derive maps whole blocks: derive before taking a subset")
         new.offsets, new.client, new._prepare = self.offsets, self.client, _identity
+        new._homes = getattr(self, "_homes", None)
         new._rows, new._summarize = None, summarize
         extra = extras([(b, slice(None)) for b in range(self.n_blocks)])
         if self.client is None:
@@ -321,9 +373,9 @@ class RowBlocks:
                     for b in range(new.n_blocks)]
         else:
             new._parent = None
-            shared_f = self._submit(_identity, shared)
-            new._futures = [self._submit(_derive_block, func, f, shared_f, e)
-                            for f, e in zip(self._futures, extra)]
+            shared_f = self._share(shared, [(b, slice(None)) for b in range(self.n_blocks)])
+            new._futures = [self._submit(_derive_block, func, f, sf, e)
+                            for f, e, sf in zip(self._futures, extra, shared_f)]
             both = self.client.gather([self._submit(partial(_summary, summarize), f)
                                        for f in new._futures])
             forget_sent(self.client)
@@ -366,8 +418,10 @@ class RowBlocks:
         rows : slice or ndarray
             The rows (increasing), as :meth:`split` takes them.
         shared : object
-            Read-only arguments of every task (the global parameters): sent to
-            the cluster once per call, as a task whose result the block tasks read.
+            Read-only arguments of every task (the global parameters): with a
+            client, sent once per call and copied by a tree to the workers of
+            the blocks (:meth:`_share`), each block task reading its worker's
+            copy; released when the results are in.
         extras : callable
             ``extras(parts) -> list``: one argument per block of
             ``parts = split(rows)`` (e.g. its random seeds), in the same order.
@@ -388,36 +442,30 @@ class RowBlocks:
         parts = self.split(rows)
         extra = extras(parts)
         if self.client is None:
-            results = [func(self._local_rows(b, r), shared, e)
-                       for (b, r), e in zip(parts, extra)]
-            return results if combine is None else [tree_reduce(results, combine)]
-        client = self.client
-        # The shared arguments enter the graph as a task of their own rather than by
-        # scatter: a worker lost between two updates made the next scatter fail
-        # (CommClosedError), whereas a task's result is recomputed by the scheduler
-        # like any other. The block tasks fetch it from the worker that holds it.
-        shared_f = self._submit(_identity, shared)
-        futs = [self._submit(_on_rows, func, self._futures[b], r, shared_f, e)
-                for (b, r), e in zip(parts, extra)]
-        on_workers = combine is not None and len(futs) > TREE_ON_WORKERS_ABOVE
-        if on_workers:
-            futs = [tree_reduce(futs, partial(self._submit, combine))]
-        results = client.gather(futs)
-        forget_sent(client)
-        if combine is not None and not on_workers:
-            results = [tree_reduce(results, combine)]
+            return _total([func(self._local_rows(b, r), shared, e)
+                           for (b, r), e in zip(parts, extra)], combine)
+        shared_f = self._share(shared, parts)
+        futs = [self._submit(_on_rows, func, self._futures[b], r, sf, e)
+                for (b, r), e, sf in zip(parts, extra, shared_f)]
+        results = self._gather(futs, combine)
+        # nothing the caller keeps depends on this update's parameters: the workers'
+        # copies go now, not when the garbage collector finds the futures
+        for f in {f.key: f for f in shared_f}.values():
+            f.release()
         return results
 
-    def map_rows_carry(self, func, rows, shared, extras, carry=None):
+    def map_rows_carry(self, func, rows, shared, extras, carry=None, combine=None):
         """:meth:`map_rows` for per-row work whose state stays with the block.
 
         ``func(block_rows, shared, extra, state) -> (result, state)``: the
-        ``result`` comes back (in block order); the ``state`` (e.g. Markov chains
-        of the rows) stays where the block lives, as a future with a client, and
-        is handed to the next call through ``carry`` (the second return value;
-        ``None`` at first). Without a client it stays in memory. A lost worker's
-        states are recomputed from their lineage (the earlier calls' tasks, which
-        carry their seeds), so they do not depend on where the tasks ran.
+        ``result`` comes back (in block order, or with ``combine`` their total,
+        as in :meth:`map_rows`); the ``state`` (e.g. Markov chains of the rows)
+        stays where the block lives, as a future with a client, and is handed
+        to the next call through ``carry`` (the second return value; ``None``
+        at first). Without a client it stays in memory. A lost worker's states
+        are recomputed from their lineage (the earlier calls' tasks, which carry
+        their seeds, and the tasks of the parameters they read), so they do not
+        depend on where the tasks ran.
 
         Returns
         -------
@@ -431,13 +479,11 @@ class RowBlocks:
         if self.client is None:
             outs = [func(self._local_rows(b, r), shared, e, c)
                     for (b, r), e, c in zip(parts, extra, carry)]
-            return [o[0] for o in outs], [o[1] for o in outs]
-        client = self.client
-        shared_f = self._submit(_identity, shared)
-        futs = [self._submit(_on_rows_carry, func, self._futures[b], r, shared_f, e, c)
-                for (b, r), e, c in zip(parts, extra, carry)]
-        results = client.gather([self._submit(_item, f, 0) for f in futs])
-        forget_sent(client)
+            return _total([o[0] for o in outs], combine), [o[1] for o in outs]
+        shared_f = self._share(shared, parts)
+        futs = [self._submit(_on_rows_carry, func, self._futures[b], r, sf, e, c)
+                for (b, r), e, c, sf in zip(parts, extra, carry, shared_f)]
+        results = self._gather([self._submit(_item, f, 0) for f in futs], combine)
         return results, [self._submit(_item, f, 1) for f in futs]
 
     def take(self, rows):
@@ -522,11 +568,11 @@ class RowSelection:
             raise ValueError("a minibatch's rows must be increasing")
         return self.blocks.map_rows(func, self.rows, shared, extras, combine)
 
-    def map_carry(self, func, shared, extras, carry=None):
+    def map_carry(self, func, shared, extras, carry=None, combine=None):
         """:meth:`RowBlocks.map_rows_carry` over these rows (which must be increasing)."""
         if not self._sorted():
             raise ValueError("a minibatch's rows must be increasing")
-        return self.blocks.map_rows_carry(func, self.rows, shared, extras, carry)
+        return self.blocks.map_rows_carry(func, self.rows, shared, extras, carry, combine)
 
 
 # ------------------------------------------------- real and binary rows (GRBM, DBM)

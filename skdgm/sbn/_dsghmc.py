@@ -26,7 +26,7 @@ import scipy.sparse as sp
 from scipy.special import expit, logsumexp
 
 from .._core.base import check_finite_params
-from .._core.blocks import RowSelection, block_seeds, sum_parts
+from .._core.blocks import RowSelection, add_parts, block_seeds
 from .._core.mcmc import effective_sample_size, importance_std_err, normalised_weights
 from .._core.optim import Adam
 from .._core.schedules import make_schedule
@@ -454,11 +454,12 @@ class DSGHMCTrainer:
         """:meth:`_gradients` of a dask array's minibatch (a ``RowSelection``), each
         block's rows where the block lives, from a stream per block and step; the
         Gibbs chains stay with their block between steps (``state``), and only the
-        parameter-sized sums come back, added in block order."""
+        parameter-sized sums come back, added by a tree in block order (on the
+        workers above :data:`~skdgm._core.blocks.TREE_ON_WORKERS_ABOVE` blocks)."""
         sweeps = self.gibbs_sweeps if i == 0 else 1
         shared = (params, self.phi, self.proposal, self.n_samples, sweeps)
-        parts, state = X.map_carry(_block_gradient, shared, block_seeds(rng), state)
-        total = [sum_parts([p[k] for p in parts]) for k in range(len(parts[0]))]
+        [total], state = X.map_carry(_block_gradient, shared, block_seeds(rng), state,
+                                     combine=add_parts)
         g = unflatten_params(params, _unpack(total[0], flatten_params(params)))
         if self.proposal == "gibbs":
             return g, None, None, None, state

@@ -22,7 +22,6 @@ import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
 
-from .._core.blocks import sum_parts
 from .._core.mcmc import bernoulli
 from . import _model
 from ._priors import prior_precision, vb_prior_bound, vb_update_prior
@@ -172,6 +171,12 @@ def _local_block(X, shared, hidden_means):
     return hidden, visible_statistic(template, X, hidden)
 
 
+def _join_blocks(a, b):
+    """Two consecutive blocks' :func:`_local_block` results as one (the ``combine`` of
+    their tree): the rows' ``q(H)`` stacked in block order, the statistics added."""
+    return [np.concatenate(pair) for pair in zip(a[0], b[0])], a[1] + b[1]
+
+
 def _rows_in(rows):
     return rows.stop - rows.start if isinstance(rows, slice) else len(rows)
 
@@ -184,14 +189,16 @@ def local_step_blocks(template, state, X, hidden_means, n_iter):
     runs them on its share of the rows from its share of the starting means
     ``hidden_means``; only the rows' ``q(H)`` (``K`` numbers a row, not the
     ``D`` pixels) and the parameter-sized :func:`visible_statistic` come back,
-    in block order. The global factors travel once per step.
+    joined by a tree in block order (:func:`_join_blocks`; on the workers
+    above :data:`~skdgm._core.blocks.TREE_ON_WORKERS_ABOVE` blocks, so one
+    total reaches the client). The global factors are broadcast once per step.
 
     Returns
     -------
     hidden_means : list of ndarray
         The minibatch's fitted ``pi`` per hidden layer, rows in minibatch order.
     visible_zc : ndarray of shape (d_0, n_features)
-        Summed over the blocks in block order.
+        Summed over the blocks by the tree (pairs in block order).
     """
     shared = (template, {"M": state["M"], "V": state["V"]}, n_iter)
 
@@ -203,9 +210,8 @@ def local_step_blocks(template, state, X, hidden_means, n_iter):
             start = stop
         return out
 
-    results = X.map(_local_block, shared, extras)
-    hidden = [np.concatenate(layer) for layer in zip(*(h for h, _ in results))]
-    return hidden, sum_parts([zc for _, zc in results])
+    [(hidden, zc)] = X.map(_local_block, shared, extras, combine=_join_blocks)
+    return hidden, zc
 
 
 def rows_update(zbar, xbar, gbar, M, V, prior_prec, mask, *, scale=1.0, rho=1.0, zc=None):
