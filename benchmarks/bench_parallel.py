@@ -126,6 +126,8 @@ def compare(name, size, call, repeats, workers="processes"):
         workers = "threads" if _BACKEND["name"] == "threading" else "processes"
     if SERIAL["on"]:
         return serial_row(name, size, call)
+    if PROFILE["on"]:
+        return profile_row(name, size, call) if PROFILE["rows"](name, size) else None
 
     def run(nj):
         with _config():
@@ -465,6 +467,92 @@ def updates(args):
         chains._JOBLIB_THREADS = False
 
 
+PROFILE = {"on": False, "top": 12}
+
+
+def profile_row(name, size, call):
+    """The calling thread's CPU in one ``call(2)``, by function (``cProfile`` on
+    ``time.thread_time``): thread workers and process workers are not profiled, so
+    what is listed is the serial share that two workers cannot share."""
+    import cProfile
+    import pstats
+
+    call(2)                                    # untimed: workers up, caches warm
+    prof = cProfile.Profile(time.thread_time)
+    c = time.thread_time()
+    prof.runcall(call, 2)
+    total = time.thread_time() - c
+    stats = pstats.Stats(prof).stats
+    rows = sorted(((tt, ct, n, f"{os.path.basename(fn)}:{line}({func})")
+                   for (fn, line, func), (_, n, tt, ct, _) in stats.items()), reverse=True)
+    print(f"{name} {size}: calling thread {1e3 * total:.1f} ms CPU at n_jobs=2 "
+          f"(profiled; the profiler adds its own)")
+    print(f"  {'own ms':>7} {'cumul. ms':>9} {'calls':>6}  function")
+    for tt, ct, n, where in rows[:PROFILE["top"]]:
+        print(f"  {1e3 * tt:7.1f} {1e3 * ct:9.1f} {n:6d}  {where}")
+    _task_balance(call)
+    print(flush=True)
+
+
+class _TimedTask:
+    """``func`` returning ``(result, worker, start, end, CPU s)``: its thread's CPU
+    (``time.thread_time``) in the task, whatever the worker (thread or process)."""
+
+    def __init__(self, func):
+        self.func = func
+
+    def __call__(self, task, rng, **kw):
+        import threading
+        w, c = time.time(), time.thread_time()
+        out = self.func(task, rng, **kw)
+        return out, (os.getpid(), threading.get_ident()), w, time.time(), time.thread_time() - c
+
+
+def _task_balance(call):
+    """Per ``run_chains`` call of one more ``call(2)``: its wall clock, the tasks' CPU
+    per worker (the busiest against the mean: load imbalance) and the lag from the
+    last task's end to the call's return."""
+    import skdgm._core.ais as ais
+    import skdgm.deep_lda._train as train
+
+    calls, modules = [], (train, ais)
+    real = {m: m.run_chains for m in modules}
+
+    def spy_for(module):
+        def spy(func, tasks, **kw):
+            t = time.time()
+            got = real[module](_TimedTask(func), tasks, **kw)
+            end = time.time()
+            calls.append((t, end, [g[1:] for g in got]))
+            return [g[0] for g in got]
+        return spy
+
+    for m in modules:
+        m.run_chains = spy_for(m)
+    try:
+        call(2)
+    finally:
+        for m in modules:
+            m.run_chains = real[m]
+    print(f"  run_chains calls at n_jobs=2: tasks, wall ms, tasks' CPU ms, per-worker CPU ms "
+          f"(busiest / mean), ms from the last task's end to the return")
+    for t, end, got in calls:
+        per = {}
+        for worker, _, _, cpu in got:
+            per[worker] = per.get(worker, 0.0) + cpu
+        load = sorted(per.values(), reverse=True)
+        last = max(b for _, _, b, _ in got)
+        print(f"  {len(got):4d} {1e3 * (end - t):8.1f} {1e3 * sum(load):8.1f}   "
+              f"{' '.join(f'{1e3 * x:6.1f}' for x in load)}   "
+              f"({max(load) / np.mean(load):.3f})   {1e3 * (end - last):5.1f}")
+
+
+def _near_miss(name, size):
+    """The rows below their goal in ``parallel_idle.txt`` (issue 26)."""
+    return (name.endswith(("perplexity", "log_partition", ".fit"))
+            or (name.endswith("partial_fit") and size.startswith("2 calls")))
+
+
 def all_rows(args):
     """The rows of the workloads named by ``--only``."""
     if "deep_lda" in args.only:
@@ -495,8 +583,15 @@ def main():
                     help="CPU inside and outside the run_chains tasks at n_jobs=1 instead")
     ap.add_argument("--updates", action="store_true",
                     help="dissect DeepLDA's training updates of 2,000 documents instead")
+    ap.add_argument("--profile", action="store_true",
+                    help="the calling thread's CPU by function at n_jobs=2 instead "
+                         "(the near-miss rows of issue 26)")
     args = ap.parse_args()
     _BACKEND["name"] = args.backend
+    if args.profile:
+        PROFILE.update(on=True, rows=_near_miss)
+        header([f"cores: {os.cpu_count()}"])
+        return all_rows(args)
     if args.updates:
         return _with_load(updates, args)
     if args.serial:

@@ -809,6 +809,20 @@ def test_chunk_layout_balances_two_workers_from_1600_documents():
     assert len(chunk_layout(60, 25)) == 3         # small chunk sizes (tests) unchanged
 
 
+def test_chunk_costs_are_the_chunks_local_costs():
+    """One running sum gives every chunk's ``local_cost`` (CSR or dense), and the
+    chunks' costs add up to the whole's: the in-process threshold is unchanged."""
+    from skdgm.deep_lda._train import chunk_costs, chunk_layout, local_cost
+    X, _ = _pgbn_corpus(4, K=(3,), n_docs=230)
+    layout = chunk_layout(X.shape[0], 40)
+    costs = chunk_costs(X, layout, [5, 3], 7)
+    assert len(costs) == len(layout) == 6 and len(set(costs)) > 1
+    for c, sl in zip(costs, layout):
+        assert c == pytest.approx(local_cost(X[sl], [5, 3], 7), rel=1e-12)
+    np.testing.assert_allclose(chunk_costs(X.toarray(), layout, [5, 3], 7), costs, rtol=1e-12)
+    assert sum(costs) == pytest.approx(local_cost(X, [5, 3], 7), rel=1e-12)
+
+
 def test_small_calls_stay_in_process(monkeypatch, count_parallel, count_threads):
     """Below the cost threshold n_jobs=2 starts no workers (and gives the same answer);
     with the threshold at zero the same calls fan out."""
