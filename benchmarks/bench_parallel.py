@@ -31,6 +31,14 @@ Workloads: DeepLDA(128) on 20 Newsgroups (topics from one pass over 2,000
 documents, five kept global samples), and GaussianBernoulliRBM(64) on
 scikit-learn's digits (standardised pixels) with AIS for ``log Z``.
 
+``--profile`` instead lists, for the rows below their goal in
+``parallel_idle.txt`` (issue 26), the calling thread's CPU in one ``n_jobs=2``
+call by function (``cProfile`` on ``time.thread_time``: the serial share, since
+the workers are not profiled), then per ``run_chains`` call its wall clock, the
+tasks' CPU at ``n_jobs=2`` against the same tasks' at ``n_jobs=1``, the CPU of
+each worker (load imbalance: the busiest against the mean) and the lag from the
+last task's end to the return.
+
 ``--timeline`` instead dissects one ``n_jobs=2`` DeepLDA ``transform`` of the
 whole training set and one GRBM AIS ``log Z``: the very tasks and arguments
 ``run_chains`` sends, through ``joblib.Parallel`` (``pre_dispatch="all"``, as
@@ -63,6 +71,8 @@ Usage::
         python benchmarks/bench_parallel.py --serial > benchmarks/results/parallel_serial.txt
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
         python benchmarks/bench_parallel.py --updates > benchmarks/results/parallel_updates.txt
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
+        python benchmarks/bench_parallel.py --profile > benchmarks/results/parallel_profile.txt
 """
 
 import argparse
@@ -510,8 +520,9 @@ class _TimedTask:
 
 def _task_balance(call):
     """Per ``run_chains`` call of one more ``call(2)``: its wall clock, the tasks' CPU
-    per worker (the busiest against the mean: load imbalance) and the lag from the
-    last task's end to the call's return."""
+    (and the same tasks' in one more ``call(1)``: what the workers add), the tasks'
+    CPU per worker (the busiest against the mean: load imbalance) and the lag from
+    the last task's end to the call's return."""
     import skdgm._core.ais as ais
     import skdgm.deep_lda._train as train
 
@@ -530,19 +541,23 @@ def _task_balance(call):
     for m in modules:
         m.run_chains = spy_for(m)
     try:
+        call(1)
+        serial = [sum(g[3] for g in got) for _, _, got in calls]
+        calls.clear()
         call(2)
     finally:
         for m in modules:
             m.run_chains = real[m]
-    print(f"  run_chains calls at n_jobs=2: tasks, wall ms, tasks' CPU ms, per-worker CPU ms "
-          f"(busiest / mean), ms from the last task's end to the return")
-    for t, end, got in calls:
+    print(f"  run_chains calls at n_jobs=2: tasks, wall ms, tasks' CPU ms (at n_jobs=1), "
+          f"per-worker CPU ms (busiest / mean), ms from the last task's end to the return")
+    for (t, end, got), cpu1 in zip(calls, serial):
         per = {}
         for worker, _, _, cpu in got:
             per[worker] = per.get(worker, 0.0) + cpu
         load = sorted(per.values(), reverse=True)
         last = max(b for _, _, b, _ in got)
-        print(f"  {len(got):4d} {1e3 * (end - t):8.1f} {1e3 * sum(load):8.1f}   "
+        print(f"  {len(got):4d} {1e3 * (end - t):8.1f} {1e3 * sum(load):8.1f} "
+              f"({1e3 * cpu1:6.1f})   "
               f"{' '.join(f'{1e3 * x:6.1f}' for x in load)}   "
               f"({max(load) / np.mean(load):.3f})   {1e3 * (end - last):5.1f}")
 

@@ -823,6 +823,22 @@ def test_chunk_costs_are_the_chunks_local_costs():
     assert sum(costs) == pytest.approx(local_cost(X, [5, 3], 7), rel=1e-12)
 
 
+def test_row_slices_are_cut_by_the_task_and_pickled_as_their_rows():
+    """A chunk sent as a ``RowSlice`` is ``X[sl]`` where it is read, and travels to a
+    process worker as those rows alone (not the whole of ``X``)."""
+    import pickle
+
+    from skdgm.deep_lda._local import RowSlice, rows_of
+    X, _ = _pgbn_corpus(2, K=(3,), n_docs=120)
+    part = RowSlice(X, slice(30, 70))
+    want = X[30:70]
+    for got in (rows_of(part), pickle.loads(pickle.dumps(part))):
+        assert got.shape == want.shape and (got != want).nnz == 0
+        np.testing.assert_array_equal(got.indptr, want.indptr)
+    assert len(pickle.dumps(part)) < len(pickle.dumps(X)) / 2
+    assert rows_of(want) is want
+
+
 def test_small_calls_stay_in_process(monkeypatch, count_parallel, count_threads):
     """Below the cost threshold n_jobs=2 starts no workers (and gives the same answer);
     with the threshold at zero the same calls fan out."""

@@ -26,7 +26,8 @@ from .._core.chains import even_chunks, run_chains
 from .._core.random import as_generator, seed_for
 from . import _global
 from ._generate import merge_histograms, merge_lengths
-from ._local import MAX_TOTAL_COUNT, local_task, merge_chunks, round_counts, samples_task
+from ._local import (MAX_TOTAL_COUNT, RowSlice, local_task, merge_chunks, round_counts,
+                     samples_task)
 
 #: How the count-limit messages name ``MAX_TOTAL_COUNT``.
 COUNT_LIMIT = "2**63 - 1, the largest int64, the type its samplers count in"
@@ -139,7 +140,7 @@ def run_local(X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics, a0, b0
         One :func:`skdgm.deep_lda._local.upward_downward` result per chunk.
     """
     chunks = chunk_layout(X.shape[0], chunk_docs)
-    parts = [X[sl] for sl in chunks]
+    parts = [RowSlice(X, sl) for sl in chunks]
     tasks = parts if thetas is None else list(zip(parts, thetas))
     seeds = seed_seq.spawn(len(tasks))
     Ks = [p.shape[1] for p in phis]
@@ -343,7 +344,8 @@ def run_over_samples(X, seed_seq, samples, *, n_burn, n_collect, what, a0, b0, e
         One :func:`~skdgm.deep_lda._local.samples_task` result per chunk.
     """
     layout = chunk_layout(X.shape[0], chunk_docs)
-    tasks = [X[sl] if held is None else (X[sl], held[sl]) for sl in layout]
+    tasks = [RowSlice(X, sl) if held is None else (RowSlice(X, sl), RowSlice(held, sl))
+             for sl in layout]
     Ks = [p.shape[1] for p in samples[0][0]]
     return run_chains(
         samples_task, tasks, seeds=seed_seq.spawn(len(tasks)), n_jobs=n_jobs,
