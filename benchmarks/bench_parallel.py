@@ -544,22 +544,35 @@ def _task_balance(call):
         call(1)
         serial = [sum(g[3] for g in got) for _, _, got in calls]
         calls.clear()
+        kids, c = _descendants_cpu(), time.process_time()
         call(2)
+        main = time.process_time() - c
+        procs = sum(v - kids.get(p, 0.0) for p, v in _descendants_cpu().items())
     finally:
         for m in modules:
             m.run_chains = real[m]
     print(f"  run_chains calls at n_jobs=2: tasks, wall ms, tasks' CPU ms (at n_jobs=1), "
-          f"per-worker CPU ms (busiest / mean), ms from the last task's end to the return")
+          f"per-worker CPU ms (busiest / mean), ms from the call to the first task's "
+          f"start, ms from the last task's end to the return")
     for (t, end, got), cpu1 in zip(calls, serial):
         per = {}
         for worker, _, _, cpu in got:
             per[worker] = per.get(worker, 0.0) + cpu
         load = sorted(per.values(), reverse=True)
         last = max(b for _, _, b, _ in got)
+        first = min(a for _, a, _, _ in got)
         print(f"  {len(got):4d} {1e3 * (end - t):8.1f} {1e3 * sum(load):8.1f} "
               f"({1e3 * cpu1:6.1f})   "
               f"{' '.join(f'{1e3 * x:6.1f}' for x in load)}   "
-              f"({max(load) / np.mean(load):.3f})   {1e3 * (end - last):5.1f}")
+              f"({max(load) / np.mean(load):.3f})   {1e3 * (first - t):5.1f}   "
+              f"{1e3 * (end - last):5.1f}")
+    in_tasks = sum(g[3] for _, _, got in calls for g in got)
+    if procs > 0:        # process workers: their CPU outside the tasks, read from /proc
+        print(f"  worker processes: {1e3 * procs:.1f} ms CPU, {1e3 * (procs - in_tasks):.1f} "
+              f"outside the tasks; this process: {1e3 * main:.1f} ms")
+    else:
+        print(f"  this process (calling thread and thread workers): {1e3 * main:.1f} ms CPU, "
+              f"{1e3 * (main - in_tasks):.1f} outside the tasks")
 
 
 def _near_miss(name, size):
