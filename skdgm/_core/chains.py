@@ -458,6 +458,20 @@ def cost_batches(cost, n_batches):
     documents of uneven lengths left one worker 5 % more than the other
     (``bench_parallel.py --profile``, issue 26). Only the grouping of tasks into
     messages depends on it, never a task's stream: the results are the same.
+
+    Parameters
+    ----------
+    cost : sequence of float
+        Each task's estimated cost (any unit).
+    n_batches : int
+        How many batches to form (at most one per task).
+
+    Returns
+    -------
+    groups : list of list of int
+        Each batch's task indices, ascending, the batches by decreasing summed
+        cost; ties go to the lower index, so the grouping depends on ``cost`` and
+        ``n_batches`` alone.
     """
     cost = np.asarray(cost, dtype=float)
     n_batches = max(1, min(int(n_batches), len(cost)))
