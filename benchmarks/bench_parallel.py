@@ -31,6 +31,14 @@ Workloads: DeepLDA(128) on 20 Newsgroups (topics from one pass over 2,000
 documents, five kept global samples), and GaussianBernoulliRBM(64) on
 scikit-learn's digits (standardised pixels) with AIS for ``log Z``.
 
+``--profile`` instead lists, for the rows below their goal in
+``parallel_idle.txt`` (issue 26), the calling thread's CPU in one ``n_jobs=2``
+call by function (``cProfile`` on ``time.thread_time``: the serial share, since
+the workers are not profiled), then per ``run_chains`` call its wall clock, the
+tasks' CPU at ``n_jobs=2`` against the same tasks' at ``n_jobs=1``, the CPU of
+each worker (load imbalance: the busiest against the mean) and the lag from the
+last task's end to the return.
+
 ``--timeline`` instead dissects one ``n_jobs=2`` DeepLDA ``transform`` of the
 whole training set and one GRBM AIS ``log Z``: the very tasks and arguments
 ``run_chains`` sends, through ``joblib.Parallel`` (``pre_dispatch="all"``, as
@@ -63,6 +71,8 @@ Usage::
         python benchmarks/bench_parallel.py --serial > benchmarks/results/parallel_serial.txt
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
         python benchmarks/bench_parallel.py --updates > benchmarks/results/parallel_updates.txt
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
+        python benchmarks/bench_parallel.py --profile > benchmarks/results/parallel_profile.txt
 """
 
 import argparse
@@ -126,6 +136,8 @@ def compare(name, size, call, repeats, workers="processes"):
         workers = "threads" if _BACKEND["name"] == "threading" else "processes"
     if SERIAL["on"]:
         return serial_row(name, size, call)
+    if PROFILE["on"]:
+        return profile_row(name, size, call) if PROFILE["rows"](name, size) else None
 
     def run(nj):
         with _config():
@@ -465,6 +477,110 @@ def updates(args):
         chains._JOBLIB_THREADS = False
 
 
+PROFILE = {"on": False, "top": 12}
+
+
+def profile_row(name, size, call):
+    """The calling thread's CPU in one ``call(2)``, by function (``cProfile`` on
+    ``time.thread_time``): thread workers and process workers are not profiled, so
+    what is listed is the serial share that two workers cannot share."""
+    import cProfile
+    import pstats
+
+    call(2)                                    # untimed: workers up, caches warm
+    prof = cProfile.Profile(time.thread_time)
+    c = time.thread_time()
+    prof.runcall(call, 2)
+    total = time.thread_time() - c
+    stats = pstats.Stats(prof).stats
+    rows = sorted(((tt, ct, n, f"{os.path.basename(fn)}:{line}({func})")
+                   for (fn, line, func), (_, n, tt, ct, _) in stats.items()), reverse=True)
+    print(f"{name} {size}: calling thread {1e3 * total:.1f} ms CPU at n_jobs=2 "
+          f"(profiled; the profiler adds its own)")
+    print(f"  {'own ms':>7} {'cumul. ms':>9} {'calls':>6}  function")
+    for tt, ct, n, where in rows[:PROFILE["top"]]:
+        print(f"  {1e3 * tt:7.1f} {1e3 * ct:9.1f} {n:6d}  {where}")
+    _task_balance(call)
+    print(flush=True)
+
+
+class _TimedTask:
+    """``func`` returning ``(result, worker, start, end, CPU s)``: its thread's CPU
+    (``time.thread_time``) in the task, whatever the worker (thread or process)."""
+
+    def __init__(self, func):
+        self.func = func
+
+    def __call__(self, task, rng, **kw):
+        import threading
+        w, c = time.time(), time.thread_time()
+        out = self.func(task, rng, **kw)
+        return out, (os.getpid(), threading.get_ident()), w, time.time(), time.thread_time() - c
+
+
+def _task_balance(call):
+    """Per ``run_chains`` call of one more ``call(2)``: its wall clock, the tasks' CPU
+    (and the same tasks' in one more ``call(1)``: what the workers add), the tasks'
+    CPU per worker (the busiest against the mean: load imbalance) and the lag from
+    the last task's end to the call's return."""
+    import skdgm._core.ais as ais
+    import skdgm.deep_lda._train as train
+
+    calls, modules = [], (train, ais)
+    real = {m: m.run_chains for m in modules}
+
+    def spy_for(module):
+        def spy(func, tasks, **kw):
+            t = time.time()
+            got = real[module](_TimedTask(func), tasks, **kw)
+            end = time.time()
+            calls.append((t, end, [g[1:] for g in got]))
+            return [g[0] for g in got]
+        return spy
+
+    for m in modules:
+        m.run_chains = spy_for(m)
+    try:
+        call(1)
+        serial = [sum(g[3] for g in got) for _, _, got in calls]
+        calls.clear()
+        kids, c = _descendants_cpu(), time.process_time()
+        call(2)
+        main = time.process_time() - c
+        procs = sum(v - kids.get(p, 0.0) for p, v in _descendants_cpu().items())
+    finally:
+        for m in modules:
+            m.run_chains = real[m]
+    print(f"  run_chains calls at n_jobs=2: tasks, wall ms, tasks' CPU ms (at n_jobs=1), "
+          f"per-worker CPU ms (busiest / mean), ms from the call to the first task's "
+          f"start, ms from the last task's end to the return")
+    for (t, end, got), cpu1 in zip(calls, serial):
+        per = {}
+        for worker, _, _, cpu in got:
+            per[worker] = per.get(worker, 0.0) + cpu
+        load = sorted(per.values(), reverse=True)
+        last = max(b for _, _, b, _ in got)
+        first = min(a for _, a, _, _ in got)
+        print(f"  {len(got):4d} {1e3 * (end - t):8.1f} {1e3 * sum(load):8.1f} "
+              f"({1e3 * cpu1:6.1f})   "
+              f"{' '.join(f'{1e3 * x:6.1f}' for x in load)}   "
+              f"({max(load) / np.mean(load):.3f})   {1e3 * (first - t):5.1f}   "
+              f"{1e3 * (end - last):5.1f}")
+    in_tasks = sum(g[3] for _, _, got in calls for g in got)
+    if procs > 0:        # process workers: their CPU outside the tasks, read from /proc
+        print(f"  worker processes: {1e3 * procs:.1f} ms CPU, {1e3 * (procs - in_tasks):.1f} "
+              f"outside the tasks; this process: {1e3 * main:.1f} ms")
+    else:
+        print(f"  this process (calling thread and thread workers): {1e3 * main:.1f} ms CPU, "
+              f"{1e3 * (main - in_tasks):.1f} outside the tasks")
+
+
+def _near_miss(name, size):
+    """The rows below their goal in ``parallel_idle.txt`` (issue 26)."""
+    return (name.endswith(("perplexity", "log_partition", ".fit"))
+            or (name.endswith("partial_fit") and size.startswith("2 calls")))
+
+
 def all_rows(args):
     """The rows of the workloads named by ``--only``."""
     if "deep_lda" in args.only:
@@ -495,8 +611,15 @@ def main():
                     help="CPU inside and outside the run_chains tasks at n_jobs=1 instead")
     ap.add_argument("--updates", action="store_true",
                     help="dissect DeepLDA's training updates of 2,000 documents instead")
+    ap.add_argument("--profile", action="store_true",
+                    help="the calling thread's CPU by function at n_jobs=2 instead "
+                         "(the near-miss rows of issue 26)")
     args = ap.parse_args()
     _BACKEND["name"] = args.backend
+    if args.profile:
+        PROFILE.update(on=True, rows=_near_miss)
+        header([f"cores: {os.cpu_count()}"])
+        return all_rows(args)
     if args.updates:
         return _with_load(updates, args)
     if args.serial:

@@ -182,9 +182,9 @@ def test_thread_workers_take_the_costliest_task_first(monkeypatch, count_threads
     assert count_threads == [([1, 3, 2, 0, 4], 2)] and sent == []
     assert thr == run_chains(_task_id, 5, random_state=3, n_jobs=1)
     sent.clear()
-    with parallel_config(backend="loky"):          # processes: contiguous batches, in order
+    with parallel_config(backend="loky"):          # processes: batches balanced by cost
         procs = run_chains(_task_id, 5, random_state=3, n_jobs=2, cost=costs)
-    assert sent == [0, 1, 2, 3, 4] and procs == thr
+    assert sent == [1, 3, 2, 0, 4] and procs == thr
     sent.clear()
     below = [chains.MIN_THREAD_COST / 10] * 5      # the total decides the threshold
     assert run_chains(_task_id, 5, random_state=3, n_jobs=2, cost=below,
@@ -312,3 +312,35 @@ def test_share_arguments_keeps_structure_and_values(monkeypatch):
     assert isinstance(out["p"], Pair) and isinstance(out["p"].a, np.memmap)
     assert isinstance(out["d"]["k"], np.memmap) and out["n"] == 5 and out["e"] is b
     np.testing.assert_array_equal(out["p"].a, a)
+
+
+def test_cost_batches_balance_the_batches_costliest_first():
+    # the longest-processing-time rule over batches: every task once, the batches'
+    # costs within one task of each other, the costliest batch first
+    rng = np.random.default_rng(0)
+    for n, k in [(19, 4), (8, 4), (3, 4), (30, 6)]:
+        cost = rng.gamma(2.0, size=n)
+        groups = chains.cost_batches(cost, k)
+        assert sorted(i for g in groups for i in g) == list(range(n))
+        assert len(groups) == min(n, k) and all(g == sorted(g) for g in groups)
+        loads = [cost[g].sum() for g in groups]
+        assert loads == sorted(loads, reverse=True)
+        assert loads[0] - loads[-1] <= cost.max() + 1e-12
+        assert groups == chains.cost_batches(cost, k)         # no randomness
+    assert chains.cost_batches([2.0, 1.0, 1.0], 2) == [[0], [1, 2]]
+    assert chains.cost_batches([1.0, 1.0, 2.0], 2) == [[2], [0, 1]]
+
+
+@pytest.mark.parametrize("backend", ["loky", "threading", None])
+def test_per_task_costs_change_no_result(backend):
+    # uneven costs regroup the tasks (processes) or reorder them (threads), never
+    # their streams: the results are n_jobs=1's, in task order
+    cost = list(np.random.default_rng(1).gamma(2.0, size=11))
+    ser = run_chains(_task_id, 11, random_state=5, n_jobs=1, cost=cost)
+    if backend is None:
+        par = run_chains(_task_id, 11, random_state=5, n_jobs=2, cost=cost, prefer="threads")
+    else:
+        with parallel_config(backend=backend):
+            par = run_chains(_task_id, 11, random_state=5, n_jobs=2, cost=cost)
+    assert par == ser == run_chains(_task_id, 11, random_state=5, n_jobs=1)
+    assert [t for t, _ in par] == list(range(11))

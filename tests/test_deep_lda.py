@@ -809,6 +809,36 @@ def test_chunk_layout_balances_two_workers_from_1600_documents():
     assert len(chunk_layout(60, 25)) == 3         # small chunk sizes (tests) unchanged
 
 
+def test_chunk_costs_are_the_chunks_local_costs():
+    """One running sum gives every chunk's ``local_cost`` (CSR or dense), and the
+    chunks' costs add up to the whole's: the in-process threshold is unchanged."""
+    from skdgm.deep_lda._train import chunk_costs, chunk_layout, local_cost
+    X, _ = _pgbn_corpus(4, K=(3,), n_docs=230)
+    layout = chunk_layout(X.shape[0], 40)
+    costs = chunk_costs(X, layout, [5, 3], 7)
+    assert len(costs) == len(layout) == 6 and len(set(costs)) > 1
+    for c, sl in zip(costs, layout):
+        assert c == pytest.approx(local_cost(X[sl], [5, 3], 7), rel=1e-12)
+    np.testing.assert_allclose(chunk_costs(X.toarray(), layout, [5, 3], 7), costs, rtol=1e-12)
+    assert sum(costs) == pytest.approx(local_cost(X, [5, 3], 7), rel=1e-12)
+
+
+def test_row_slices_are_cut_by_the_task_and_pickled_as_their_rows():
+    """A chunk sent as a ``RowSlice`` is ``X[sl]`` where it is read, and travels to a
+    process worker as those rows alone (not the whole of ``X``)."""
+    import pickle
+
+    from skdgm.deep_lda._local import RowSlice, rows_of
+    X, _ = _pgbn_corpus(2, K=(3,), n_docs=120)
+    part = RowSlice(X, slice(30, 70))
+    want = X[30:70]
+    for got in (rows_of(part), pickle.loads(pickle.dumps(part))):
+        assert got.shape == want.shape and (got != want).nnz == 0
+        np.testing.assert_array_equal(got.indptr, want.indptr)
+    assert len(pickle.dumps(part)) < len(pickle.dumps(X)) / 2
+    assert rows_of(want) is want
+
+
 def test_small_calls_stay_in_process(monkeypatch, count_parallel, count_threads):
     """Below the cost threshold n_jobs=2 starts no workers (and gives the same answer);
     with the threshold at zero the same calls fan out."""

@@ -57,7 +57,8 @@ from joblib.parallel import get_active_backend
 
 from .random import as_generator, spawn_seeds
 
-__all__ = ["chain_pool", "run_chains", "even_chunks", "shared_array", "share_arguments",
+__all__ = ["chain_pool", "run_chains", "cost_batches", "even_chunks", "shared_array",
+           "share_arguments",
            "BATCHES_PER_WORKER", "MIN_PARALLEL_COST", "MIN_THREAD_COST", "SHARE_MIN_BYTES"]
 
 #: Batches of tasks per worker: more than one, so that a worker slowed by other
@@ -369,8 +370,9 @@ def run_chains(func, tasks, *, random_state=None, seeds=None, n_jobs=None, cost=
         whatever ``n_jobs`` says (the same results: the streams are per task).
         ``None``: no estimate, ``n_jobs`` decides. With one estimate per task,
         thread workers take the costliest first (the longest-processing-time
-        rule: the last task to finish is a short one), and the results still come
-        back in task order.
+        rule: the last task to finish is a short one), process workers receive
+        batches of near-equal cost (:func:`cost_batches`), and the results still
+        come back in task order.
     **kwargs
         Shared, read-only arguments (large arrays reach process workers as
         read-only memmaps: kernels take ``const`` memoryviews).
@@ -414,11 +416,14 @@ def run_chains(func, tasks, *, random_state=None, seeds=None, n_jobs=None, cost=
             return results if order is None else [results[i] for i in np.argsort(order)]
         groups = [slice(i, i + 1) for i in range(len(tasks))]
     else:
-        groups = even_chunks(len(tasks), BATCHES_PER_WORKER * _n_workers(n_jobs))
+        n_batches = BATCHES_PER_WORKER * _n_workers(n_jobs)
+        groups = (cost_batches(cost, n_batches) if per_task
+                  else even_chunks(len(tasks), n_batches))
     pool = _ACTIVE_POOL.get()
     if kind == "processes":
         kwargs = share_arguments(kwargs)
-    calls = (delayed(_call_batch)(func, tasks[g], seeds[g], kwargs) for g in groups)
+    calls = (delayed(_call_batch)(func, _pick(tasks, g), _pick(seeds, g), kwargs)
+             for g in groups)
     # A call made while the pool is running (a task that itself fans out) cannot
     # re-enter the same Parallel: it gets its own.
     if pool is None or pool.busy or pool.n_jobs != n_jobs:
@@ -429,10 +434,53 @@ def run_chains(func, tasks, *, random_state=None, seeds=None, n_jobs=None, cost=
             batches = pool.get(prefer)(calls)
         finally:
             pool.busy = False
-    results = [res for batch in batches for res in batch]
     if order is not None:
-        results = [results[i] for i in np.argsort(order)]
+        results = [res for batch in batches for res in batch]
+        return [results[i] for i in np.argsort(order)]
+    results = [None] * len(tasks)
+    for g, batch in zip(groups, batches):
+        for i, res in zip(range(len(tasks))[g] if isinstance(g, slice) else g, batch):
+            results[i] = res
     return results
+
+
+def _pick(items, group):
+    return items[group] if isinstance(group, slice) else [items[i] for i in group]
+
+
+def cost_batches(cost, n_batches):
+    """The tasks' indices in ``n_batches`` batches of near-equal summed ``cost``,
+    the costliest batch first.
+
+    Process workers take the batches in the order given, so the longest-processing-
+    time rule (each task, costliest first, to the batch with the least cost so far)
+    leaves the workers' last batches ending together, where contiguous batches of
+    documents of uneven lengths left one worker 5 % more than the other
+    (``bench_parallel.py --profile``, issue 26). Only the grouping of tasks into
+    messages depends on it, never a task's stream: the results are the same.
+
+    Parameters
+    ----------
+    cost : sequence of float
+        Each task's estimated cost (any unit).
+    n_batches : int
+        How many batches to form (at most one per task).
+
+    Returns
+    -------
+    groups : list of list of int
+        Each batch's task indices, ascending, the batches by decreasing summed
+        cost; ties go to the lower index, so the grouping depends on ``cost`` and
+        ``n_batches`` alone.
+    """
+    cost = np.asarray(cost, dtype=float)
+    n_batches = max(1, min(int(n_batches), len(cost)))
+    loads, groups = np.zeros(n_batches), [[] for _ in range(n_batches)]
+    for i in np.argsort(-cost, kind="stable"):
+        b = int(np.argmin(loads))
+        groups[b].append(int(i))
+        loads[b] += cost[i]
+    return [sorted(groups[b]) for b in np.argsort(-loads, kind="stable")]
 
 
 def even_chunks(n, n_chunks):

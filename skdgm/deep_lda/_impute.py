@@ -25,7 +25,7 @@ from .._core.posterior import rao_blackwell_chain
 from .._core.random import as_generator
 from ._local import MAX_TOTAL_COUNT, round_counts as _round_counts, upward_downward
 from ._local_fast import entry_dots
-from ._train import EVAL_PREFER, chunk_layout, local_cost, local_kwargs
+from ._train import EVAL_PREFER, chunk_costs, chunk_layout, local_kwargs
 
 __all__ = ["FilledCounts", "gibbs_impute", "impute_chain", "impute_over_samples",
            "impute_per_sweep", "impute_task", "observed_counts", "sparse_missing"]
@@ -190,7 +190,8 @@ def impute_over_samples(X, missing, samples, root, *, n_sweeps, a0, b0, e0, f0, 
     parts = run_chains(
         impute_task, tasks, seeds=[fill_seed] * len(tasks), n_jobs=n_jobs,
         prefer=EVAL_PREFER,
-        cost=local_cost(obs, [p.shape[1] for p in samples[0][0]], n_sweeps * len(samples)),
+        cost=chunk_costs(obs, layout, [p.shape[1] for p in samples[0][0]],
+                         n_sweeps * len(samples)),
         samples=samples, sweep_seeds=sweep_seeds, n_sweeps=n_sweeps,
         priors=dict(a0=a0, b0=b0, e0=e0, f0=f0, link=link))
     out = X.copy()

@@ -30,6 +30,8 @@ from .._core.posterior import Moments
 from . import _collapsed, _local_fast
 
 __all__ = [
+    "RowSlice",
+    "rows_of",
     "partition_counts",
     "partition_sparse",
     "partition_dense",
@@ -889,7 +891,9 @@ def samples_task(task, rng, *, samples, n_burn, n_collect, what, em_steps=0, **k
     held = None
     if what == "heldout":
         task, held = task
+        held = rows_of(held)
         held_ptr, held_loc = held.indptr.astype(np.int64), held.indices.astype(np.int64)
+    task = rows_of(task)
     chain = None
     out = [] if what in ("theta_sums", "heldout") else None
     for i, (phis, r) in enumerate(samples):
@@ -925,12 +929,42 @@ def samples_task(task, rng, *, samples, n_burn, n_collect, what, em_steps=0, **k
             "var": [a.var() for a in out] if what == "moments" else None}
 
 
+class RowSlice:
+    """The rows ``sl`` of a matrix ``X``, cut by the task that reads them.
+
+    A chunk handed to a thread worker as ``RowSlice`` is cut by that worker
+    (:func:`rows_of`), not by the calling thread before the chunks start: cutting
+    a minibatch of 2,000 documents into chunks cost the calling thread about 1 ms
+    an update, and a perplexity call about 10 ms, serial time two workers cannot
+    share (``bench_parallel.py --profile``, issue 26). Sent to a process worker it
+    is pickled as the cut rows alone. The rows are those of ``X[sl]`` either way.
+    """
+
+    __slots__ = ("X", "sl")
+
+    def __init__(self, X, sl):
+        self.X, self.sl = X, sl
+
+    def __reduce__(self):
+        return _as_is, (self.X[self.sl],)
+
+
+def _as_is(rows):
+    return rows
+
+
+def rows_of(task):
+    """The rows a :class:`RowSlice` stands for (anything else as it is)."""
+    return task.X[task.sl] if isinstance(task, RowSlice) else task
+
+
 def local_task(task, rng, **kwargs):
-    """``run_chains`` entry point: ``task`` is ``X_chunk`` or ``(X_chunk, theta)``."""
+    """``run_chains`` entry point: ``task`` is ``X_chunk`` or ``(X_chunk, theta)``,
+    ``X_chunk`` a matrix or a :class:`RowSlice` of one."""
     if isinstance(task, tuple):
         X, theta = task
-        return upward_downward(X, rng, theta=theta, **kwargs)
-    return upward_downward(task, rng, **kwargs)
+        return upward_downward(rows_of(X), rng, theta=theta, **kwargs)
+    return upward_downward(rows_of(task), rng, **kwargs)
 
 
 def merge_chunks(results, n_features, stack_theta=True, kernels="cython"):

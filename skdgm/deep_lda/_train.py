@@ -26,13 +26,15 @@ from .._core.chains import even_chunks, run_chains
 from .._core.random import as_generator, seed_for
 from . import _global
 from ._generate import merge_histograms, merge_lengths
-from ._local import MAX_TOTAL_COUNT, local_task, merge_chunks, round_counts, samples_task
+from ._local import (MAX_TOTAL_COUNT, RowSlice, local_task, merge_chunks, round_counts,
+                     samples_task)
 
 #: How the count-limit messages name ``MAX_TOTAL_COUNT``.
 COUNT_LIMIT = "2**63 - 1, the largest int64, the type its samplers count in"
 
 __all__ = ["KeptSample", "add_lengths", "block_stats", "block_summary", "blocks_local_stats",
-           "add_block_stats", "chain_mapper", "check_count_rows", "chunk_layout",
+           "add_block_stats", "chain_mapper", "check_count_rows", "chunk_costs",
+           "chunk_layout",
            "combine_block_stats",
            "count_blocks", "divergence_parts", "global_update", "initial_state", "keep_sample",
            "local_cost", "local_kwargs", "minibatches", "pass_metrics", "prepare_block",
@@ -81,6 +83,24 @@ def local_cost(X, Ks, n_sweeps):
                      + X.shape[0] * sum(Ks) * _SECONDS_PER_UNIT_SWEEP)
 
 
+def chunk_costs(X, chunks, Ks, n_sweeps):
+    """:func:`local_cost` of every chunk ``X[sl]``, from one running sum of the counts.
+
+    Summing each chunk on its own cost the calling thread about 1 ms an update of
+    2,000 documents, serial time that two workers cannot share; one estimate per
+    chunk lets :func:`skdgm._core.chains.run_chains` balance the workers by cost
+    (``bench_parallel.py --profile``, issue 26).
+    """
+    if sp.issparse(X) and X.format == "csr":
+        tokens = np.concatenate([[0.0], np.cumsum(X.data, dtype=np.float64)])[X.indptr]
+    else:
+        tokens = np.concatenate([[0.0], np.cumsum(np.asarray(X.sum(axis=1)).ravel())])
+    sweeps = n_sweeps + EM_STEPS
+    return [sweeps * ((tokens[sl.stop] - tokens[sl.start]) * _SECONDS_PER_TOKEN_SWEEP
+                      + (sl.stop - sl.start) * sum(Ks) * _SECONDS_PER_UNIT_SWEEP)
+            for sl in chunks]
+
+
 def run_local(X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics, a0, b0, e0, f0,
               link, chunk_docs, n_jobs=None, thetas=None, keep_theta=True):
     """Upward-downward sampling of every document of ``X`` (Alg. 1's local step).
@@ -120,13 +140,13 @@ def run_local(X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics, a0, b0
         One :func:`skdgm.deep_lda._local.upward_downward` result per chunk.
     """
     chunks = chunk_layout(X.shape[0], chunk_docs)
-    parts = [X[sl] for sl in chunks]
+    parts = [RowSlice(X, sl) for sl in chunks]
     tasks = parts if thetas is None else list(zip(parts, thetas))
     seeds = seed_seq.spawn(len(tasks))
     Ks = [p.shape[1] for p in phis]
     return run_chains(
         local_task, tasks, seeds=seeds, n_jobs=n_jobs, prefer=TRAIN_PREFER,
-        cost=[local_cost(part, Ks, n_burn + n_collect) for part in parts],
+        cost=chunk_costs(X, chunks, Ks, n_burn + n_collect),
         **local_kwargs(phis, r, n_burn=n_burn, n_collect=n_collect,
                        collect_topics=collect_topics, keep_theta=keep_theta,
                        a0=a0, b0=b0, e0=e0, f0=f0, link=link))
@@ -324,14 +344,15 @@ def run_over_samples(X, seed_seq, samples, *, n_burn, n_collect, what, a0, b0, e
         One :func:`~skdgm.deep_lda._local.samples_task` result per chunk.
     """
     layout = chunk_layout(X.shape[0], chunk_docs)
-    tasks = [X[sl] if held is None else (X[sl], held[sl]) for sl in layout]
+    tasks = [RowSlice(X, sl) if held is None else (RowSlice(X, sl), RowSlice(held, sl))
+             for sl in layout]
     Ks = [p.shape[1] for p in samples[0][0]]
     return run_chains(
         samples_task, tasks, seeds=seed_seq.spawn(len(tasks)), n_jobs=n_jobs,
         prefer=EVAL_PREFER,
         samples=samples, n_burn=n_burn, n_collect=n_collect, what=what, a0=a0, b0=b0,
         e0=e0, f0=f0, link=link, compact_words=True, em_steps=EM_STEPS,
-        cost=local_cost(X, Ks, n_burn + n_collect * len(samples)),
+        cost=chunk_costs(X, layout, Ks, n_burn + n_collect * len(samples)),
     )
 
 
