@@ -197,3 +197,13 @@ def assert_one_total_per_update(gathered, task, combine, n_updates):
     assert len(updates) >= n_updates, (len(updates), n_updates)
     assert all(len(keys) == 1 and keys[0].startswith(combine) for keys in updates), updates
 
+
+
+def global_rows(blocks, parts):
+    """The rows of the whole array that :meth:`RowBlocks.split`'s ``parts`` name
+    (a subset's parts name its parent's rows): what a spy on a block task reads."""
+    out = []
+    for b, r in parts:
+        lo, hi = int(blocks.offsets[b]), int(blocks.offsets[b + 1])
+        out.extend((lo + np.arange(hi - lo)[r]).tolist())
+    return out
