@@ -21,7 +21,7 @@ distributed = pytest.importorskip("distributed")
 
 from _dask_fits import (assert_every_call_raises,  # noqa: E402
                         assert_one_total_per_update, assert_the_client_never_holds,
-                        fit_killing_a_worker, global_rows, record_gathers,
+                        fit_killing_a_worker, record_gathers, spy_on_rows,
                         fits_without_and_with_workers, process_cluster,  # noqa: F401
                         remote_cluster,  # noqa: F401
                         thread_cluster)  # noqa: F401 - fixtures
@@ -478,20 +478,7 @@ def test_auto_n_iter_never_trains_on_the_held_out_rows(monkeypatch):
     from skdgm._core.stopping import held_out_split
 
     X, params = _auto_counts(monkeypatch, patience=3)
-    trained, taken = set(), []
-    map_rows, take = RowBlocks.map_rows, RowBlocks.take
-
-    def spy_map(self, func, rows, *args, **kwargs):
-        if func is _train.block_stats:      # the training tasks' rows
-            trained.update(global_rows(self, self.split(rows)))
-        return map_rows(self, func, rows, *args, **kwargs)
-
-    def spy_take(self, rows):
-        taken.append(set(global_rows(self, self.split(np.unique(rows)))))
-        return take(self, rows)
-
-    monkeypatch.setattr(RowBlocks, "map_rows", spy_map)
-    monkeypatch.setattr(RowBlocks, "take", spy_take)
+    trained, taken = spy_on_rows(monkeypatch, {_train.block_stats.__name__})
     est = DeepLDA(**params).fit(_dask(X, 50))      # 8 blocks
     val, train = held_out_split(400, 20, params["random_state"])
     assert est.n_iter_ == len(est.validation_scores_) + 1 > 1

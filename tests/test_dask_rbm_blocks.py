@@ -28,7 +28,7 @@ from _dask_fits import (assert_blocks_decide_the_answer,  # noqa: E402
                         assert_every_call_raises, assert_one_total_per_update,
                         assert_quality_matches, assert_the_client_never_holds,
                         fit_killing_a_worker, fits_without_and_with_workers,
-                        global_rows, record_gathers,
+                        record_gathers, spy_on_rows,
                         process_cluster,  # noqa: F401
                         remote_cluster,  # noqa: F401
                         thread_cluster)  # noqa: F401 - fixtures
@@ -334,20 +334,7 @@ def test_early_stopping_never_trains_on_the_held_out_rows(cls, params, data, tas
                                                           monkeypatch):
     from skdgm._core.stopping import held_out_split
 
-    trained, taken = set(), []
-    map_rows, take = RowBlocks.map_rows, RowBlocks.take
-
-    def spy_map(self, func, rows, *args, **kwargs):
-        if func.__name__ in tasks:          # the training tasks' rows
-            trained.update(global_rows(self, self.split(rows)))
-        return map_rows(self, func, rows, *args, **kwargs)
-
-    def spy_take(self, rows):
-        taken.append(set(global_rows(self, self.split(np.unique(rows)))))
-        return take(self, rows)
-
-    monkeypatch.setattr(RowBlocks, "map_rows", spy_map)
-    monkeypatch.setattr(RowBlocks, "take", spy_take)
+    trained, taken = spy_on_rows(monkeypatch, tasks)     # the training tasks' rows
     est = cls(**params).fit(_dask(data(), 50))      # 7 blocks
     val, train = held_out_split(320, 32, params["random_state"])
     assert len(est.validation_scores_) == est.n_iter_ == 3
