@@ -70,6 +70,7 @@ def main():
     parser.add_argument("--mnist", choices=["memory", "dask"], default=None)
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--test-rows", type=int, default=2_000)
+    parser.add_argument("--seed", type=int, default=0, help="--mnist: random_state")
     args = parser.parse_args()
     if args.mnist is not None:
         return mnist_defaults(args)
@@ -124,10 +125,10 @@ def mnist_defaults(args):
     rows = -(-X.shape[0] // args.blocks)
     where = (f"dask array of {args.blocks} row blocks of {rows} rows, no client"
              if args.mnist == "dask" else "in memory")
-    header([desc, f"GaussianBernoulliRBM(random_state=0) at its defaults, {where}"])
+    header([desc, f"GaussianBernoulliRBM(random_state={args.seed}) at its defaults, {where}"])
     data = da.from_array(X, chunks=(rows, X.shape[1])) if args.mnist == "dask" else X
     t = time.process_time()
-    est = GaussianBernoulliRBM(random_state=0).fit(data)
+    est = GaussianBernoulliRBM(random_state=args.seed).fit(data)
     cpu = time.process_time() - t
     value, per_k = quality(name, est, test)
     print(f"path {args.mnist}: {est.n_iter_} passes, {est.n_updates_} updates kept "
