@@ -230,3 +230,34 @@ def keys_in_memory(client, keys, timeout=10.0):
             time.monotonic() < deadline:
         time.sleep(0.05)
     return left
+
+
+def global_rows(blocks, parts):
+    """The rows of the whole array that :meth:`RowBlocks.split`'s ``parts`` name
+    (a subset's parts name its parent's rows): what a spy on a block task reads."""
+    out = []
+    for b, r in parts:
+        lo, hi = int(blocks.offsets[b]), int(blocks.offsets[b + 1])
+        out.extend((lo + np.arange(hi - lo)[r]).tolist())
+    return out
+
+
+def spy_on_rows(monkeypatch, tasks):
+    """``(trained, taken)``, filled as a fit runs: the set of rows (of the whole
+    array) that the block tasks named in ``tasks`` read, and the list of the row
+    sets :meth:`RowBlocks.take` gathered to the client, in call order."""
+    trained, taken = set(), []
+    map_rows, take = RowBlocks.map_rows, RowBlocks.take
+
+    def spy_map(self, func, rows, *args, **kwargs):
+        if getattr(func, "__name__", None) in tasks:
+            trained.update(global_rows(self, self.split(rows)))
+        return map_rows(self, func, rows, *args, **kwargs)
+
+    def spy_take(self, rows):
+        taken.append(set(global_rows(self, self.split(np.unique(rows)))))
+        return take(self, rows)
+
+    monkeypatch.setattr(RowBlocks, "map_rows", spy_map)
+    monkeypatch.setattr(RowBlocks, "take", spy_take)
+    return trained, taken

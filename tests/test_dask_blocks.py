@@ -22,7 +22,7 @@ distributed = pytest.importorskip("distributed")
 from _dask_fits import (assert_every_call_raises,  # noqa: E402
                         assert_one_total_per_update, assert_the_client_never_holds,
                         fit_killing_a_worker, keys_in_memory, record_gathers,
-                        record_submits,
+                        record_submits, spy_on_rows,
                         fits_without_and_with_workers, process_cluster,  # noqa: F401
                         remote_cluster,  # noqa: F401
                         thread_cluster)  # noqa: F401 - fixtures
@@ -541,20 +541,7 @@ def test_auto_n_iter_never_trains_on_the_held_out_rows(monkeypatch):
     from skdgm._core.stopping import held_out_split
 
     X, params = _auto_counts(monkeypatch, patience=3)
-    trained, taken = set(), []
-    map_rows, take = RowBlocks.map_rows, RowBlocks.take
-
-    def spy_map(self, func, rows, *args, **kwargs):
-        if func is _train.block_stats:      # the training tasks' rows
-            trained.update(_global_rows(self, self.split(rows)))
-        return map_rows(self, func, rows, *args, **kwargs)
-
-    def spy_take(self, rows):
-        taken.append(set(_global_rows(self, self.split(np.unique(rows)))))
-        return take(self, rows)
-
-    monkeypatch.setattr(RowBlocks, "map_rows", spy_map)
-    monkeypatch.setattr(RowBlocks, "take", spy_take)
+    trained, taken = spy_on_rows(monkeypatch, {_train.block_stats.__name__})
     est = DeepLDA(**params).fit(_dask(X, 50))      # 8 blocks
     val, train = held_out_split(400, 20, params["random_state"])
     assert est.n_iter_ == len(est.validation_scores_) + 1 > 1
@@ -562,15 +549,6 @@ def test_auto_n_iter_never_trains_on_the_held_out_rows(monkeypatch):
     # gathered: the slice once, then the documents the layer-1 topics start from
     assert len(taken) == 2 and taken[0] == set(val.tolist())
     assert taken[1] <= set(train.tolist())
-
-
-def _global_rows(blocks, parts):
-    """The rows of the whole array that :meth:`RowBlocks.split`'s ``parts`` name."""
-    out = []
-    for b, r in parts:
-        lo, hi = int(blocks.offsets[b]), int(blocks.offsets[b + 1])
-        out.extend((lo + np.arange(hi - lo)[r]).tolist())
-    return out
 
 
 def test_auto_n_iter_on_a_dask_array_holds_out_from_5000_documents():

@@ -27,14 +27,14 @@ distributed = pytest.importorskip("distributed")
 from _dask_fits import (assert_blocks_decide_the_answer,  # noqa: E402
                         assert_every_call_raises, assert_one_total_per_update,
                         assert_quality_matches, assert_the_client_never_holds,
-                        fit_killing_a_worker, record_gathers,
+                        fit_killing_a_worker, fits_without_and_with_workers,
+                        record_gathers, spy_on_rows,
                         process_cluster,  # noqa: F401
                         remote_cluster,  # noqa: F401
                         thread_cluster)  # noqa: F401 - fixtures
 from skdgm import DBMCAST, GaussianBernoulliRBM  # noqa: E402
 from skdgm._core import blocks as blocks_mod  # noqa: E402
-from skdgm._core.blocks import RowBlocks, float_blocks  # noqa: E402
-from skdgm._core.stopping import EarlyStopping  # noqa: E402
+from skdgm._core.blocks import RowBlocks, float_blocks, float_summary  # noqa: E402
 from skdgm.dbm._train import pretrain_recon_error, pretrain_stack  # noqa: E402
 
 GRBM = dict(n_components=6, n_iter=3, batch_size=40, cd_steps=5, random_state=1)
@@ -201,8 +201,8 @@ def test_client_side_checks_name_the_problem(cls, params, data):
     est = cls(**params).fit(X)
     with pytest.raises(ValueError, match="12 features"):
         est.partial_fit(_dask(X[:, :10], 100))
-    with pytest.raises(ValueError, match="early_stopping=True"):
-        cls(**dict(params, early_stopping=True)).fit(_dask(X, 100))
+    with pytest.raises(ValueError, match="leaves 0 for training"):
+        cls(**dict(params, early_stopping=True, validation_fraction=0.999)).fit(_dask(X, 100))
 
 
 def test_dbm_pretraining_on_blocks_trains_the_stack():
@@ -247,15 +247,132 @@ def test_the_blocks_reconstruction_error_is_the_in_memory_one():
                                pretrain_recon_error(X, W, bv, bh, 2.0, 1.0), rtol=1e-12)
 
 
-def test_auto_early_stopping_stays_off_on_a_dask_array():
-    # n_iter="auto" on >= 5,000 rows holds out a slice in memory; a dask array's
-    # rows stay on the workers, so its fit keeps the fixed rule
-    X = np.zeros((5000, 3))
-    est = GaussianBernoulliRBM(n_iter="auto")
-    assert EarlyStopping.from_estimator(est, X) is not None
-    est.n_features_in_ = 3
-    blocks = float_blocks(est, _dask(X, 2500), reset=True)
-    assert EarlyStopping.from_estimator(est, blocks) is None
+# ------------------------------------------------------------ early stopping
+# A dask array's fit holds out the in-memory rows (the seeded split of the same
+# row count), gathers them to the client once and scores them there after every
+# pass; the other rows stay in their blocks (RowBlocks.subset) and are the only
+# ones trained on. The threshold of early_stopping="auto" is lowered from 5,000
+# rows so that tiny models and data run the n_iter="auto" route (Trend, auto_cap).
+ES_CASES = [
+    pytest.param(GaussianBernoulliRBM, dict(GRBM, objective="marginal", n_iter="auto",
+                                            n_iter_no_change=2), _gaussian, id="grbm-auto"),
+    pytest.param(GaussianBernoulliRBM, dict(GRBM, objective="marginal", n_iter=15,
+                                            early_stopping=True, n_iter_no_change=2,
+                                            tol=0.003), _gaussian, id="grbm-plateau"),
+    pytest.param(DBMCAST, dict(DBM, n_iter="auto", n_iter_no_change=2), _binary,
+                 id="dbm-auto"),
+]
+
+
+@pytest.fixture
+def auto_from_100_rows(monkeypatch):
+    from skdgm._core import stopping
+
+    monkeypatch.setattr(stopping, "AUTO_VALIDATION_MIN_ROWS", 100)
+
+
+def _stop_lines(out):
+    return [line for line in out.splitlines()
+            if "validation_score" in line or "stopped:" in line]
+
+
+def _same_stop(a, b):
+    return (_same(a, b) and a.validation_scores_ == b.validation_scores_
+            and (a.n_iter_, a.best_iter_, a.stopping_reason_)
+            == (b.n_iter_, b.best_iter_, b.stopping_reason_))
+
+
+@pytest.mark.parametrize("cls, params, data", ES_CASES)
+def test_early_stopping_on_one_block_is_the_in_memory_fit_bit_for_bit(
+        cls, params, data, auto_from_100_rows, capsys):
+    # the same held-out rows scored by the same code, the same training rows in the
+    # same minibatches: the same figures, stop pass, verbose lines and restored best
+    X = data()
+    a = cls(**params, verbose=1).fit(X)
+    out_a = _stop_lines(capsys.readouterr().out)
+    b = cls(**params, verbose=1).fit(_dask(X, X.shape[0]))
+    out_b = _stop_lines(capsys.readouterr().out)
+    assert _same_stop(a, b)
+    assert out_b == out_a and out_b[-1].startswith(f"[{cls.__name__}] stopped: ")
+    # stopped by the rule (not the cap); under "auto" the best pass (of the smoothed
+    # figure) came before the last, so its parameters were restored (in the plateau
+    # case the figure still crept up by less than tol: the last pass is the best)
+    assert b.n_iter_ == len(b.validation_scores_)
+    auto = params["n_iter"] == "auto"
+    assert b.stopping_reason_.startswith("converged: trend" if auto else "no improvement")
+    assert (b.best_iter_ < b.n_iter_) if auto else (b.best_iter_ == b.n_iter_ < 15)
+    # 320 rows hold out 32: 288 are trained on, 8 minibatches of 40 a pass (the
+    # update count is the restored best pass's, as in memory)
+    assert b.n_updates_ == a.n_updates_ == 8 * b.best_iter_
+
+
+@pytest.mark.parametrize("cls, params, data", [
+    pytest.param(GaussianBernoulliRBM, dict(GRBM, n_iter=6, early_stopping=True,
+                                            n_iter_no_change=2, tol=0.003), _gaussian,
+                 id="grbm-joint"),
+    pytest.param(DBMCAST, dict(DBM, n_iter="auto", n_iter_no_change=2), _binary,
+                 id="dbm-auto"),
+    pytest.param(DBMCAST, dict(PRETRAIN, n_iter=6, early_stopping=True, n_iter_no_change=2),
+                 _binary, id="dbm-pretrained"),
+])
+def test_early_stopping_is_the_same_for_any_workers(cls, params, data, thread_cluster,
+                                                    auto_from_100_rows):
+    Xd = _dask(data(), 50)                 # 7 blocks, the slice's rows in several
+    local, two, one = fits_without_and_with_workers(thread_cluster,
+                                                    lambda: cls(**params).fit(Xd))
+    assert _same_stop(local[0], two[0]) and _same_stop(local[0], one[0])
+    assert local[0].validation_scores_ and local[0].best_iter_ >= 1
+
+
+@pytest.mark.parametrize("cls, params, data, tasks", [
+    pytest.param(GaussianBernoulliRBM, dict(GRBM, n_iter=3, early_stopping=True), _gaussian,
+                 {"positive_block"}, id="grbm"),
+    pytest.param(DBMCAST, dict(PRETRAIN, n_iter=3, early_stopping=True), _binary,
+                 {"positive_block", "_cd1_block"}, id="dbm-pretrained"),
+])
+def test_early_stopping_never_trains_on_the_held_out_rows(cls, params, data, tasks,
+                                                          monkeypatch):
+    from skdgm._core.stopping import held_out_split
+
+    trained, taken = spy_on_rows(monkeypatch, tasks)     # the training tasks' rows
+    est = cls(**params).fit(_dask(data(), 50))      # 7 blocks
+    val, train = held_out_split(320, 32, params["random_state"])
+    assert len(est.validation_scores_) == est.n_iter_ == 3
+    assert trained == set(train.tolist())
+    # gathered: the slice once; then only the DBM's chains' start, training rows
+    assert taken[0] == set(val.tolist())
+    assert len(taken) == (1 if cls is GaussianBernoulliRBM else 2)
+    assert all(t <= set(train.tolist()) for t in taken[1:])
+
+
+def _scaled_plus_block(block, scale, b):
+    return np.asarray(block) * scale + b
+
+
+@pytest.mark.parametrize("with_client", [False, True])
+def test_derived_rows_of_a_subset_are_those_of_its_whole_blocks(with_client, thread_cluster):
+    # DBMCAST's pre-training on an early-stopped fit's training rows: the sampled
+    # layer is derived from the whole blocks (one seed each) and the subset keeps its rows
+    from skdgm._core.blocks import derive_rows
+
+    X = _binary()
+    keep = np.flatnonzero(np.arange(320) % 3 != 1)
+    extras = lambda parts: [float(b) for b, _ in parts]      # noqa: E731 - the block number
+    kwargs = dict(n_features=12, dtype=np.float64, summarize=float_summary)
+    client = distributed.Client(thread_cluster) if with_client else None
+    try:
+        blocks = float_blocks(DBMCAST(**DBM), _dask(X, 50), reset=True, binary=True)
+        whole = derive_rows(blocks, _scaled_plus_block, 2.0, extras, **kwargs)
+        expected = 2 * X + np.repeat(np.arange(7), 50)[:320, None]
+        np.testing.assert_array_equal(whole[:].toarray(), expected)
+        sub = derive_rows(blocks.subset(keep), _scaled_plus_block, 2.0, extras, **kwargs)
+        assert sub.shape == (keep.size, 12)
+        np.testing.assert_array_equal(sub[:].toarray(), expected[keep])
+        np.testing.assert_allclose(sub.summaries[0]["col_sum"],
+                                   expected[keep[keep < 50]].sum(axis=0))
+    finally:
+        if client is not None:
+            client.close()
 
 
 def test_float32_blocks_train_a_float32_model():

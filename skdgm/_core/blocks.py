@@ -804,3 +804,21 @@ def dask_method(est, method, X, args, kwargs):
         res.append((part[:, 0] if o.ndim == 1 else part).astype(o.dtype, copy=False))
         start += w
     return tuple(res) if isinstance(probe, tuple) else res[0]
+
+
+def derive_rows(blocks, func, shared, extras, **kwargs):
+    """:meth:`RowBlocks.derive` of any ``RowBlocks``, a :meth:`~RowBlocks.subset` too.
+
+    A subset (the training rows of a fit that holds out a slice) shares its parent's
+    blocks, so its derived data are the whole blocks' mapped where they live, of
+    which the subset keeps its own rows: the other rows' results are computed (a
+    block maps as one, from its seed) but no later task reads them. ``extras`` then
+    gives every whole block its argument, so the result depends on the blocks and
+    the subset, not on the workers.
+    """
+    if blocks._rows is None:
+        return blocks.derive(func, shared, extras, **kwargs)
+    whole = object.__new__(RowBlocks)
+    whole.__dict__.update(blocks.__dict__)
+    whole._rows, whole.shape = None, (int(blocks.offsets[-1]), blocks.shape[1])
+    return whole.derive(func, shared, extras, **kwargs).subset(blocks._rows)

@@ -43,8 +43,8 @@ from .blocks import RowBlocks
 
 __all__ = ["AUTO_CAP_SLACK", "AUTO_VALIDATION_MIN_ROWS", "BurnInStop",
            "EARLY_STOPPING_CONSTRAINTS", "EARLY_STOPPING_READS", "EarlyStopping", "Plateau",
-           "TREND_Z", "Trend", "auto_cap", "auto_passes", "fixed_reason", "held_out_split", "say_stopped",
-           "update_budget"]
+           "TREND_Z", "Trend", "auto_cap", "auto_passes", "fixed_reason", "held_out_rows",
+           "held_out_split", "say_stopped", "training_subset", "update_budget"]
 
 #: ``early_stopping="auto"`` holds out a validation slice only from this many rows
 #: on: below it (e.g. the 1,797 digits) every row is worth more as training data, and
@@ -259,6 +259,29 @@ def held_out_split(n, n_val, random_state, *, key=0xE5):
     return np.sort(perm[:n_val]), np.sort(perm[n_val:])
 
 
+def held_out_rows(X, rows):
+    """The held-out rows ``rows`` of ``X``, in memory: a dask array's gathered once.
+
+    A stopper scores its slice after every pass with the in-memory code, so a dask
+    array's slice comes to the client once (:meth:`RowBlocks.take
+    <skdgm._core.blocks.RowBlocks.take>`, the rows as its blocks prepared them) and
+    the figure is the in-memory one for the same rows: the same stop pass. Scoring
+    it where the blocks live instead would ship the parameters (or DeepLDA's kept
+    samples) to the workers every pass, and split the figure's streams by block.
+    """
+    return X.take(rows) if isinstance(X, RowBlocks) else X[rows]
+
+
+def training_subset(X, rows):
+    """The rows ``rows`` (increasing) that a fit holding out a slice trains on.
+
+    A dask array's stay in its blocks, never gathered (:meth:`RowBlocks.subset
+    <skdgm._core.blocks.RowBlocks.subset>`: its tasks read no other row); in
+    memory ``X[rows]``.
+    """
+    return X.subset(rows) if isinstance(X, RowBlocks) else X[rows]
+
+
 def say_stopped(est, message):
     """Record why ``fit`` ended in ``stopping_reason_`` and say it on a verbose line."""
     est.stopping_reason_ = message
@@ -313,21 +336,12 @@ class EarlyStopping:
     def from_estimator(cls, est, X):
         """The stopper ``est``'s early-stopping parameters ask for on ``X``, or ``None``.
 
-        A dask array's rows stay on its workers (:mod:`skdgm._core.blocks`): no
-        validation slice is gathered, ``"auto"`` stays off (``n_iter="auto"`` then
-        runs its fixed rule) and ``early_stopping=True`` is refused.
+        On a dask array (:class:`~skdgm._core.blocks.RowBlocks`) the rule is the
+        in-memory one, on the same seeded rows: the held-out slice is gathered to
+        the client once and scored there (:func:`held_out_rows`), the training rows
+        stay in their blocks (:func:`training_subset`).
         """
-        from .blocks import RowBlocks
-
         n = X.shape[0]
-        if isinstance(X, RowBlocks):
-            if getattr(est, "early_stopping", False) is True:
-                raise ValueError(
-                    f"{type(est).__name__}(early_stopping=True) holds out a validation "
-                    f"slice on the client, which a dask array's fit never gathers; use "
-                    f"early_stopping=False (or 'auto') with a dask array, or fit "
-                    f"in memory")
-            return None
         if not early_stopping_on(est, n):
             return None
         n_val = int(np.ceil(est.validation_fraction * n))
@@ -337,11 +351,11 @@ class EarlyStopping:
                 f"validation_fraction={est.validation_fraction} of {n} rows leaves "
                 f"{n - n_val} for training")
         val, train = held_out_split(n, n_val, est.random_state)
-        return cls(X[val], train, tol=est.tol, patience=est.n_iter_no_change,
-                   trend=est.n_iter == "auto")
+        return cls(held_out_rows(X, val), train, tol=est.tol,
+                   patience=est.n_iter_no_change, trend=est.n_iter == "auto")
 
     def training_rows(self, X):
-        return X[self.rows]
+        return training_subset(X, self.rows)
 
     def after_pass(self, est, ctx=None):
         """Score the held-out rows; ``True`` when training should stop."""
@@ -416,10 +430,7 @@ class BurnInStop:
         self.passes, self.burn_in, self.stop_at = 0, None, None
 
     def training_rows(self, X):
-        if self.rows is None:
-            return X
-        # a dask array's training rows stay in its blocks, a subset of them
-        return X.subset(self.rows) if isinstance(X, RowBlocks) else X[self.rows]
+        return X if self.rows is None else training_subset(X, self.rows)
 
     def max_passes(self):
         """The most passes this run can make (``max_burn`` plus its collection)."""

@@ -153,7 +153,10 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
         passes at 100,000 rows, not eight times the floor of 5;
         :func:`skdgm._core.stopping.auto_cap`). The held-out figure is the fast
         bound (as :meth:`score`) minus a cheap AIS ``log Z`` (300 temperatures, at
-        most 8 runs, on a fixed stream). :meth:`partial_fit` ignores it.
+        most 8 runs, on a fixed stream). The same on a dask array: the held-out
+        rows (the same as in memory) are gathered to the client once, and only the
+        others are trained on, where their blocks live (pre-training too).
+        :meth:`partial_fit` ignores it.
     validation_fraction : float, default=0.1
         Fraction of the rows held out with ``early_stopping`` (at least one row
         each side).
@@ -467,7 +470,9 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
             phase runs there, on the workers when a ``dask.distributed`` client is
             active; the persistent chains and the update stay on the client (see
             :ref:`dask_array_fit`), as do the greedy stack's CD-1 sums (one seed
-            per block); ``early_stopping=True`` is refused there.
+            per block). Early stopping holds out the same seeded rows as in
+            memory, gathered to the client once and scored there; the other rows
+            stay in their blocks and are the only ones trained on.
         y : Ignored
 
         Returns

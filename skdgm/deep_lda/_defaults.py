@@ -18,9 +18,8 @@ import numbers
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core.base import N_JOBS_CONSTRAINT
-from .._core.blocks import RowBlocks
 from .._core.random import RANDOM_STATE_CONSTRAINT, seed_for
-from .._core.stopping import BurnInStop, held_out_split
+from .._core.stopping import BurnInStop, held_out_rows, held_out_split
 from .._core.schedules import Polynomial
 
 __all__ = ["AutoStopping", "OPTION_READS", "PARAMETER_CONSTRAINTS", "SAMPLER_DEFAULTS", "collection_passes",
@@ -103,7 +102,7 @@ class AutoStopping:
         # figure, hence the same stop, where scoring it on the workers would ship
         # the kept samples every pass for a few hundred kB of rows. Its training
         # rows stay in the blocks (BurnInStop.training_rows: RowBlocks.subset).
-        X_val = X.take(val) if isinstance(X, RowBlocks) else X[val]
+        X_val = held_out_rows(X, val)
         n_train = n - n_val
         floor = resolve_n_iter("auto", self.sampler, n_train, self.batch_size)
         collect = collection_passes(self.n_posterior_samples, self.posterior_thin,

@@ -189,7 +189,10 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
         :func:`skdgm._core.stopping.auto_cap`), and stops on
         the median's least-squares trend rather than its best, which the median's
         noise defeats (:class:`skdgm._core.stopping.Trend`; the user guide's
-        "When training stops"). :meth:`partial_fit` ignores it.
+        "When training stops"). The same on a dask array: the held-out rows
+        (the same as in memory) are gathered to the client once, and only the
+        others are trained on, where their blocks live. :meth:`partial_fit`
+        ignores it.
     validation_fraction : float, default=0.1
         Fraction of the rows held out with ``early_stopping`` (at least one row
         each side).
@@ -388,8 +391,9 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
             chunked by rows is never gathered: its blocks are checked where they
             live and each minibatch's positive phase runs there, on the workers
             when a ``dask.distributed`` client is active; the negative phase and
-            the update stay on the client (see :ref:`dask_array_fit`;
-            ``early_stopping=True`` is refused and ``"auto"`` stays off there).
+            the update stay on the client (see :ref:`dask_array_fit`). Early
+            stopping holds out the same seeded rows as in memory, gathered to the
+            client once and scored there; the other rows stay in their blocks.
         y : Ignored
 
         Returns
