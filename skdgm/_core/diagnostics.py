@@ -12,11 +12,13 @@ negative chains' energies in ``history_``; the tests use the rest.
 
 The same definitions are in ``arviz_stats`` (``rhat``, ``ess`` with ``method``
 ``"bulk"``, ``"tail"``, ``"mean"``), and the tests check that the two agree to
-1e-10 (9e-15 at most in benchmarks/results/topics_interop.txt) on random traces, odd lengths, ties and constant indicators included. These
+1e-10 (9e-15 at most in benchmarks/results/topics_interop.txt) on random traces, odd
+lengths, ties and constant indicators included. These
 stay: ``history_`` needs them on every install, and arviz-stats' array functions
 come with xarray (the optional ``skdgm[arviz]`` extra). Agreement took two fixes
 (issue 27): a half-chain whose tail indicator never changed had 0/0
-autocorrelations, which made ``ess_tail`` exceed the number of draws; and the Geyer sum now ends as Stan's and ArviZ's do (the even lag of the
+autocorrelations, which made ``ess_tail`` exceed the number of draws; and the Geyer sum now
+ends as Stan's and ArviZ's do (the even lag of the
 first pair left out is added once), with every chain split and then ranked.
 """
 

@@ -15,7 +15,8 @@ from .._core.random import RANDOM_STATE_CONSTRAINT
 # the pass rules of n_iter="auto" are shared with the GRBM (issue 25)
 from .._core.stopping import auto_cap, auto_passes
 
-__all__ = ["AUTO_EARLY_STOPPING_FACTOR", "AUTO_MIN_PASSES", "AUTO_PRETRAIN_UPDATES", "AUTO_UPDATES", "ELEMENT_CONSTRAINTS",
+__all__ = ["AUTO_EARLY_STOPPING_FACTOR", "AUTO_MIN_PASSES", "AUTO_PRETRAIN_UPDATES",
+           "AUTO_UPDATES", "ELEMENT_CONSTRAINTS",
            "MF_STARTS",
            "OPTION_READS", "PARAMETER_CONSTRAINTS", "SAMPLERS", "auto_n_components",
            "auto_passes", "check_sizes", "resolve_fit_passes"]

@@ -280,7 +280,8 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
         updates with none, which reused the previous set);
         ``energy_split_rhat`` and ``energy_ess`` (every sampler but adaptive ST,
         whose negative set changes size: the rank-normalised split-R-hat and bulk
-        effective sample size of Vehtari et al. (2021), :mod:`skdgm._core.diagnostics`, of the negative chains' energy over the
+        effective sample size of Vehtari et al. (2021),
+        :mod:`skdgm._core.diagnostics`, of the negative chains' energy over the
         last 50 updates, NaN before the fourth update; the parameters move
         within that window, so an R-hat above 1 mixes slow mixing with the drift
         of the model); ``time_left`` (an
@@ -321,7 +322,8 @@ class DBMCAST(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin, BaseGenerativ
                  early_stopping="auto", validation_fraction=0.1, n_iter_no_change=10, tol=1e-4,
                  pretrain=True, pretrain_n_iter="auto", pretrain_learning_rate=0.05,
                  n_ais_betas=1000, n_ais_runs=100, ais_tol=0.5, n_posterior_samples=1,
-                 average=0.999, momentum=0.0, n_gibbs_steps=1, random_state=None, verbose=0, n_jobs=None, binarize=None, dtype="float32"):
+                 average=0.999, momentum=0.0, n_gibbs_steps=1, random_state=None, verbose=0,
+                 n_jobs=None, binarize=None, dtype="float32"):
         self.n_components = n_components
         self.sampler = sampler
         self.n_temperatures = n_temperatures

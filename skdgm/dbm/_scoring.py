@@ -21,7 +21,8 @@ from ._bounds import estimate_log_partition
 from ._model import (_entropy, _mean_field_sweep, even_layers, layer_input, log_marginal_odd,
                      mean_field_init, odd_layers)
 
-__all__ = ["BOUNDS", "FAST_BLOCK", "FAST_MARGIN", "FAST_SWEEPS", "HELD_OUT_BETAS", "HELD_OUT_RUNS", "check_bound",
+__all__ = ["BOUNDS", "FAST_BLOCK", "FAST_MARGIN", "FAST_SWEEPS", "HELD_OUT_BETAS",
+           "HELD_OUT_RUNS", "check_bound",
            "fast_bound", "fast_bound_rows", "held_out_bound"]
 
 #: The values of ``score_samples(bound=...)``.

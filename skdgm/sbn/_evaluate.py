@@ -28,7 +28,8 @@ from . import _gibbs, _model
 from ._dsghmc import gibbs_sweep_fast, log_marginal_is
 from ._stratified import STRATIFIED, STRATIFIED_MAX_UNITS, log_marginal_stratified, stratified_chains
 
-__all__ = ["WARM_AIS", "WARM_AIS_UNIT_SWEEPS", "call_seed", "check_method", "fit_proposal", "log_marginal", "log_marginal_warm_ais",
+__all__ = ["WARM_AIS", "WARM_AIS_UNIT_SWEEPS", "call_seed", "check_method", "fit_proposal",
+           "log_marginal", "log_marginal_warm_ais",
            "map_chunks", "warm_ais_runs"]
 
 #: Settings of ``method="warm_ais"`` (measured in ``benchmarks/bench_scoring_cost.py``):

@@ -8,7 +8,8 @@ forms below; see the user guide): its default method returns ``E[PG(1, 200)] = 0
 instead of 0.0025, its ``"devroye"`` method fails from ``z = 200`` on, ``"gamma"`` is
 biased from ``z = 10`` and ``"saddle"`` everywhere; near ``z = 0`` the default is
 biased for ``b = 3.5`` and ``"alternate"`` for ``b = 0.5, 2, 3.5`` (``b = 0.5``: mean
--3 to -6 standard errors, variance -1 to -4 %). Its ``"alternate"`` method (Windle, Polson and Scott 2014) is right for
+-3 to -6 standard errors, variance -1 to -4 %). Its ``"alternate"`` method (Windle, Polson
+and Scott 2014) is right for
 ``b = 1`` from ``z = 1e-8`` to ``1e12``. So, with ``b = n + f``, ``n`` an integer and
 ``0 <= f < 1``, and using ``PG(b1 + b2, z) = PG(b1, z) + PG(b2, z)`` (independent):
 
