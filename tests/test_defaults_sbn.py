@@ -130,14 +130,14 @@ def test_online_vb_auto_fit_stops_after_its_update_budget(capsys):
 def test_dsghmc_auto_passes_level_off_in_updates(inference):
     # issue 25: DSGHMC moves once per minibatch like online VB, so its "auto" counts the
     # same 2,640 updates instead of 60 passes (60 x n / 100 updates, growing with the
-    # rows); fit's burn-in (passes: one sample is kept a pass) is at most two thirds of
-    # them, partial_fit's stays 40 minibatch steps
+    # rows); fit's burn-in (minibatch steps, 40 passes' worth) is at most two thirds of
+    # the run's steps, partial_fit's stays 40 minibatch steps
     from skdgm.sbn._defaults import resolve_n_iter, resolve_run_length
 
     rows = (1_000, 10_000, 100_000, 1_000_000)
     assert [resolve_n_iter(n, inference) for n in rows] == [200, 27, 3, 1]
     assert [resolve_run_length("auto", "auto", n, inference=inference) for n in rows] == [
-        (200, 40), (27, 18), (3, 2), (1, 0)]
+        (200, 400), (27, 1800), (3, 2000), (1, 6666)]
     assert all(resolve_run_length("auto", "auto", n, inference=inference, fit=False)[1] == 40
                for n in rows)
     for n in (4_401, 10_000, 100_000, 1_000_000, 10**7):
@@ -147,25 +147,48 @@ def test_dsghmc_auto_passes_level_off_in_updates(inference):
         assert passes == 1 or passes * per_pass >= 2640
     # small data keep the pass rule and the 40-pass burn-in exactly (digits: 134 passes)
     assert all(resolve_run_length("auto", "auto", n, inference=inference)
-               == (resolve_n_iter(n), 40) for n in range(1, 4401))
+               == (resolve_n_iter(n), 40 * -(-n // 100)) for n in range(1, 4401))
     assert resolve_n_iter(100_000, inference, batch_size=1000) == 27
     # an explicit n_iter keeps a burn-in that leaves samples to collect
-    assert resolve_run_length(20, "auto", 100_000, inference=inference) == (20, 13)
-    assert resolve_run_length(20, 5, 100_000, inference=inference) == (20, 5)
+    assert resolve_run_length(20, "auto", 100_000, inference=inference) == (20, 13_333)
+    assert resolve_run_length(20, 5, 100_000, inference=inference) == (20, 5_000)
 
 
 def test_dsghmc_auto_fit_stops_after_its_update_budget(capsys):
     # 60 rows in minibatches of one: 60 updates a pass, 2,640 updates are 44 passes
-    # (the pass rule would make 200); burn-in 29 passes (two thirds), so the 10 kept
-    # samples are the draws after passes 35-44 (with the old 40-pass burn-in: only 4)
+    # (the pass rule would make 200); burn-in 1,760 steps (two thirds), then the 10 kept
+    # samples one every 880 // 10 = 88 steps (with the old 40-pass burn-in: only 4)
     X = (np.random.default_rng(0).random((60, 8)) < 0.3).astype(float)
     est = BayesianSBN(n_components=3, inference="dsghmc_nais", batch_size=1, prior="normal",
                       n_sghmc_steps=1, n_hidden_samples=2, pretrain=False, random_state=0,
                       verbose=1).fit(X)
     assert est.n_iter_ == 44 and est._engine._n_steps == 44 * 60
-    assert est.burn_in_ == 29 and len(est.posterior_samples_) == 10
+    assert est.burn_in_ == 1760 and len(est.posterior_samples_) == 10
+    assert est._engine.kept_steps == list(range(1760 + 88, 2641, 88))
     last = est.posterior_samples_[-1]
     assert all(np.array_equal(a, b) for a, b in zip(last.weights, est._engine.params.weights))
     assert est.stopping_reason_ == "n_iter='auto' ran its fixed rule of 44 passes"
     out = capsys.readouterr().out.splitlines()
     assert out[-1] == "[BayesianSBN] stopped: n_iter='auto' ran its fixed rule of 44 passes"
+
+
+def test_dsghmc_fit_of_one_pass_keeps_its_samples_thinned_in_steps():
+    # issue 25: a fit whose run is one pass of many minibatches (the update-counted
+    # "auto" from 264,000 rows) burns in two thirds of its steps and keeps
+    # n_posterior_samples from the last third, spread evenly (it used to keep one)
+    X = (np.random.default_rng(1).random((90, 6)) < 0.3).astype(float)
+    est = BayesianSBN(n_components=3, inference="dsghmc_gibbs", n_iter=1, batch_size=2,
+                      prior="normal", n_sghmc_steps=1, n_hidden_samples=2, gibbs_sweeps=1,
+                      n_posterior_samples=5, pretrain=False, random_state=0).fit(X)
+    assert est.n_iter_ == 1 and est._engine._n_steps == 45 and est.burn_in_ == 30
+    assert est._engine.kept_steps == [33, 36, 39, 42, 45]      # thin (45 - 30) // 5
+    kept = est.posterior_samples_
+    assert len(kept) == 5 and all(
+        not np.array_equal(a.weights[0], b.weights[0]) for a, b in zip(kept, kept[1:]))
+    assert np.array_equal(kept[-1].weights[0], est._engine.params.weights[0])
+    # an int burn_in of fit counts passes (here 0): every step after it is a candidate
+    est0 = BayesianSBN(n_components=3, inference="dsghmc_gibbs", n_iter=1, batch_size=2,
+                       burn_in=0, prior="normal", n_sghmc_steps=1, n_hidden_samples=2,
+                       gibbs_sweeps=1, n_posterior_samples=5, pretrain=False,
+                       random_state=0).fit(X)
+    assert est0.burn_in_ == 0 and est0._engine.kept_steps == [9, 18, 27, 36, 45]

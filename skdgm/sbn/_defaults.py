@@ -21,7 +21,7 @@ from ._train import INFERENCE
 __all__ = ["AUTO_BURN_ROW_VISITS", "AUTO_CAP_FACTOR", "AUTO_STREAMING_UPDATES", "AutoStopping", "AUTO_PATIENCE", "AUTO_TOL", "PAPER_PRESETS",
            "PLATEAU_INFERENCE", "auto_plateau_plan", "auto_width_for_inference", "resolve_burn_in",
            "resolve_n_components", "resolve_n_iter",
-           "resolve_run_length", "resolve_sizes", "PARAMETER_CONSTRAINTS"]
+           "resolve_run_length", "resolve_sizes", "steps_per_pass", "PARAMETER_CONSTRAINTS"]
 
 #: Below this many training rows the automatic width is the enumerable one.
 SMALL_N = 5000
@@ -187,27 +187,39 @@ class AutoStopping:
             ctx["thin"] = max(1, self._auto_plan[1] // self.n_posterior_samples)
 
 
-def resolve_burn_in(n_iter, *, streaming_steps=False, fit=True):
+def steps_per_pass(n_samples, batch_size):
+    """The minibatch updates of one streaming pass over ``n_samples`` rows
+    (:func:`skdgm._core.base.iter_minibatches`: ``ceil(n / batch_size)``)."""
+    n = max(1, int(n_samples))
+    return math.ceil(n / max(1, min(int(batch_size), n)))
+
+
+def resolve_burn_in(n_iter, *, streaming_steps=False, fit=True, steps_per_pass=1):
     """Burn-in for ``burn_in="auto"``: the first 40 % of the final phase's passes.
 
-    With ``streaming_steps`` (the DSGHMC options): ``partial_fit`` (``fit=False``)
-    burns in 40 minibatch steps, the setting their benchmarks used; ``fit``, which
-    keeps one sample a pass, 40 passes, but at most two thirds of ``n_iter`` (the
-    share 40 has of the 60 passes the pass rule gives from 4,000 rows), so that the
-    fewer passes of the update-counted ``n_iter="auto"`` still collect samples from
-    their last third (issue 25): 18 of 27 passes at 10,000 rows, 2 of 3 at 100,000.
+    With ``streaming_steps`` (the DSGHMC options) the burn-in counts minibatch
+    steps, the unit in which their engine collects samples: ``partial_fit``
+    (``fit=False``) burns in 40 steps, the setting their benchmarks used; ``fit``
+    (``n_iter`` passes of ``steps_per_pass`` steps) 40 passes' worth of steps, but at
+    most two thirds of the run's steps (the share 40 has of the 60 passes the pass
+    rule gives from 4,000 rows), so that the few passes of the update-counted
+    ``n_iter="auto"`` still collect ``n_posterior_samples`` from the last third of
+    their steps (issue 25): 1,800 of 2,700 steps (18 of 27 passes) at 10,000 rows,
+    2,000 of 3,000 at 100,000, 6,666 of the 10,000 steps of the one pass at 1,000,000.
 
     Examples
     --------
     >>> resolve_burn_in(60), resolve_burn_in(60, streaming_steps=True)
     (24, 40)
-    >>> resolve_burn_in(27, streaming_steps=True), resolve_burn_in(1, streaming_steps=True)
-    (18, 0)
+    >>> resolve_burn_in(27, streaming_steps=True, steps_per_pass=100)
+    1800
+    >>> resolve_burn_in(1, streaming_steps=True, steps_per_pass=10_000)
+    6666
     >>> resolve_burn_in(1, streaming_steps=True, fit=False)
     40
     """
     if streaming_steps:
-        return 40 if not fit else min(40, 2 * n_iter // 3)
+        return 40 if not fit else min(40 * steps_per_pass, 2 * n_iter * steps_per_pass // 3)
     return int(0.4 * n_iter)
 
 
@@ -259,15 +271,25 @@ def resolve_run_length(n_iter, burn_in, n_samples, inference="gibbs", batch_size
                        fit=True):
     """``(n_iter, burn_in)`` with ``"auto"`` resolved for ``inference``.
 
-    :func:`resolve_n_iter` (the streaming inferences counting ``batch_size``
-    minibatches) and :func:`resolve_burn_in` (for the DSGHMC options: passes of
-    ``fit``, minibatch steps of ``partial_fit``, ``fit=False``).
+    :func:`resolve_n_iter` (passes; the streaming inferences counting ``batch_size``
+    minibatches) and :func:`resolve_burn_in`. For the DSGHMC options the burn-in
+    returned counts minibatch steps: an int ``burn_in`` of ``fit`` counts passes of
+    :func:`steps_per_pass` steps (of ``partial_fit``, ``fit=False``, steps).
+
+    Examples
+    --------
+    >>> resolve_run_length("auto", "auto", 100_000, "dsghmc_nais")
+    (3, 2000)
+    >>> resolve_run_length(4, 1, 1_000, "dsghmc_nais"), resolve_run_length(4, 1, 1_000)
+    ((4, 10), (4, 1))
     """
     n_iter = (resolve_n_iter(n_samples, inference, batch_size) if n_iter == "auto"
               else int(n_iter))
     steps = INFERENCE[inference].streaming and inference != "online_vb"
-    burn_in = (int(burn_in) if burn_in != "auto" else
-               resolve_burn_in(n_iter, streaming_steps=steps, fit=fit))
+    per_pass = steps_per_pass(n_samples, batch_size) if steps and fit else 1
+    burn_in = (int(burn_in) * per_pass if burn_in != "auto" else
+               resolve_burn_in(n_iter, streaming_steps=steps, fit=fit,
+                               steps_per_pass=per_pass))
     return n_iter, burn_in
 
 

@@ -42,6 +42,7 @@ from ._recognition import (
     recognition_log_prob_grad,
     sample_recognition,
 )
+from ._warm import fixed_thin
 
 __all__ = [
     "DSGHMC_PRIOR_PARAMS",
@@ -532,7 +533,8 @@ def _block_gradient(X, shared, seed, chains):
 # --- engines for BayesianSBN(inference="dsghmc_gibbs" | "dsghmc_nais") ---------------
 
 #: ``partial_fit`` keeps one posterior sample every this many minibatches after
-#: ``burn_in`` minibatches (the most recent ``n_posterior_samples`` are kept).
+#: ``burn_in`` minibatches (the most recent ``n_posterior_samples`` are kept); ``fit``,
+#: whose run has a known length (``run_steps``), spreads them over its collection instead.
 STREAM_THIN = 10
 
 #: Estimator options the engines read, with their defaults.
@@ -544,8 +546,9 @@ DSGHMC_OPTIONS = {
     "n_samples": 5,                    # L (Sec. 4.1)
     "gibbs_sweeps": 5,                 # Sec. 4.1
     "recognition_learning_rate": 1e-3,  # Adam (Sec. 4.1)
-    "burn_in": 40,
+    "burn_in": 40,                     # minibatch steps
     "n_posterior_samples": 10,
+    "run_steps": 0,                    # fit: the run's minibatch steps; 0: a stream
 }
 
 
@@ -554,6 +557,12 @@ class _DSGHMCEngine:
 
     ``step`` is one minibatch of ``n_sghmc_steps`` SGHMC steps, so ``fit`` runs
     epochs of minibatches and ``partial_fit`` streams (``streaming = True``).
+    Both collect here, in minibatch steps: after ``burn_in`` steps, one sample every
+    ``thin`` steps, the latest ``n_posterior_samples`` kept. ``fit`` knows its
+    length (``run_steps``), so ``thin`` spreads the samples evenly over the steps
+    after burn-in (:func:`._warm.fixed_thin`; a run of one pass still keeps
+    ``n_posterior_samples``); a stream's length is unknown, so ``partial_fit``
+    thins by :data:`STREAM_THIN`.
     """
 
     streaming = True
@@ -570,7 +579,7 @@ class _DSGHMCEngine:
         self.prior_states = list(prior_states)
         self.prior, self.prior_params = prior, dict(prior_params)
         self.trainer = None
-        self._stream = []
+        self._stream = []           # (step, sample), newest last
         self._n_steps = 0
 
     def _ensure_trainer(self, rng):
@@ -593,10 +602,13 @@ class _DSGHMCEngine:
         n_total = n if n_total is None else max(n_total, n)
         self.params, metrics = self.trainer.minibatch(self.params, X, n_total, rng)
         self._n_steps += 1
-        done = self._n_steps - self.options["burn_in"]
-        if done > 0 and done % STREAM_THIN == 0:
-            self._stream = (self._stream + [self.params.copy()])[
-                -self.options["n_posterior_samples"]:]
+        o = self.options
+        done = self._n_steps - o["burn_in"]
+        thin = (fixed_thin(o["run_steps"], o["burn_in"], o["n_posterior_samples"])
+                if o["run_steps"] else STREAM_THIN)
+        if done > 0 and done % thin == 0:
+            self._stream = (self._stream + [(self._n_steps, self.params.copy())])[
+                -o["n_posterior_samples"]:]
         return metrics
 
     def refresh(self, options):
@@ -625,8 +637,14 @@ class _DSGHMCEngine:
         return self.params.copy()
 
     def streaming_samples(self):
-        """Thinned samples kept while streaming (``partial_fit``), newest last."""
-        return list(self._stream) or [self.params.copy()]
+        """The thinned samples kept (see the class), newest last; the current
+        parameters if none was kept yet."""
+        return [p for _, p in self._stream] or [self.params.copy()]
+
+    @property
+    def kept_steps(self):
+        """The minibatch steps (counted from 1) after which the kept samples were taken."""
+        return [t for t, _ in self._stream]
 
     def hidden_sample(self, X, rng):
         """One posterior draw of the hidden layers per row (input of the next

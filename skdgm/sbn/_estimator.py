@@ -111,10 +111,14 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
     burn_in : int or "auto", default="auto"
         Passes of the final phase discarded before collecting samples (Gibbs and
         DSGHMC's ``fit``; minibatch steps of DSGHMC's ``partial_fit``). ``"auto"``: until the plateau with
-        ``n_iter="auto"`` (see ``n_iter``), else 40 % of the resolved ``n_iter``,
-        and for the DSGHMC options 40 passes of ``fit``, at most two thirds of its
-        ``n_iter`` (one sample is kept a pass), and 40 minibatch steps of
-        ``partial_fit`` (stored in ``burn_in_``). The paper burns in 40 and collects 100 (Sec. 5):
+        ``n_iter="auto"`` (see ``n_iter``), else 40 % of the resolved ``n_iter``.
+        The DSGHMC options count burn-in and collection in minibatch steps
+        (``burn_in_`` is in steps; ``fit`` turns an int into ``ceil(n / batch_size)``
+        steps a pass): ``"auto"`` is 40 passes' steps in ``fit``, at most two thirds
+        of the run's steps, after which ``fit`` keeps a sample every
+        ``(steps left) // n_posterior_samples`` steps (so even a one-pass run keeps
+        ``n_posterior_samples``); 40 steps in ``partial_fit``, which keeps one
+        every 10 steps. The paper burns in 40 and collects 100 (Sec. 5):
         ``n_iter=140, burn_in=40``.
     n_posterior_samples : int, default=10
         Thinned parameter samples kept (Gibbs), or draws from ``q`` (VB).
@@ -215,7 +219,8 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
     n_components_ : tuple of int
         The hidden sizes used (``n_components`` with ``"auto"`` resolved).
     burn_in_ : int
-        The burn-in used (``burn_in`` with ``"auto"`` resolved).
+        The burn-in used (``burn_in`` with ``"auto"`` resolved): passes, minibatch
+        steps for the DSGHMC options.
     n_iter_ : int
         Passes over the data run by the last ``fit`` (pre-training stages included:
         a full Gibbs iteration or VB sweep, or an epoch of minibatches), plus one per
@@ -316,6 +321,7 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
                 "recognition_learning_rate": self.recognition_learning_rate,
                 "burn_in": getattr(self, "burn_in_", self.burn_in),
                 "n_posterior_samples": self.n_posterior_samples,
+                "run_steps": getattr(self, "_run_steps", 0),
                 # rows of a (sparse) training set densified at a time
                 "chunk_size": self.batch_size}
 
@@ -374,6 +380,9 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
         self.n_components_ = sizes
         self._n_iter_resolved, self.burn_in_ = _defaults.resolve_run_length(
             self.n_iter, self.burn_in, n, self.inference, self.batch_size, fit=fit)
+        # DSGHMC collects in steps and spreads fit's samples over its known length
+        self._run_steps = (self._n_iter_resolved * _defaults.steps_per_pass(n, self.batch_size)
+                           if fit else 0)
         self._seed_seq = seed_for(self.random_state)
         rng = as_generator(self._seed_seq.spawn(1)[0])
         self._start_history()
@@ -409,7 +418,7 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
         self._log_pass(0, _train.engine_pass(engine, X, rng, self.batch_size))
         ctx["t"] += 1
         done = ctx["t"] - self.burn_in_
-        if engine.keeps_samples and done > 0 and done % ctx["thin"] == 0:
+        if engine.keeps_samples and not engine.streaming and done > 0 and done % ctx["thin"] == 0:
             ctx["samples"].append(engine.posterior_draw(rng))
 
     def _end_call(self, ctx):
@@ -519,6 +528,7 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
         return super().partial_fit(X, y)
 
     def _resume(self, X):
+        self._run_steps = 0                 # a stream after a fit: STREAM_THIN
         self._refresh_engine(self._engine)
         return {"engine": self._engine, "rng": as_generator(self._seed_seq.spawn(1)[0]),
                 "fit": False}
@@ -529,11 +539,7 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
         n_total = self.total_samples or self._n_seen
         metrics = _train.stream_steps(engine, X, rng, self.batch_size, n_total)
         self._log_iteration(stage=0, **metrics)
-        if hasattr(engine, "streaming_samples"):    # DSGHMC: thinned samples of the stream
-            samples = engine.streaming_samples()
-        else:
-            samples = [engine.posterior_draw(rng) for _ in range(self.n_posterior_samples)]
-        self._finish(engine, samples)
+        self._finish(engine, _train.final_samples(engine, [], self.n_posterior_samples, rng))
 
     def _refresh_engine(self, engine):
         """Hand the engine the current hyper-parameters (``set_params`` between calls)."""

@@ -177,12 +177,15 @@ def pretrain_stages(X, sizes, rng, *, new_engine, n_passes, batch_size, log_pass
 
 
 def final_samples(engine, kept, n_posterior_samples, rng):
-    """The parameter samples a fit keeps.
+    """The parameter samples a fit (or ``partial_fit``) keeps.
 
     Gibbs keeps the latest ``n_posterior_samples`` thinned samples of the chain
-    (``kept``; its current draw if none was collected); VB and the streaming
-    methods draw ``n_posterior_samples`` from ``q`` (or the engine's state) now.
+    (``kept``; its current draw if none was collected); DSGHMC those its engine
+    collected in minibatch steps (``streaming_samples``); VB and online VB draw
+    ``n_posterior_samples`` from ``q`` now.
     """
+    if hasattr(engine, "streaming_samples"):
+        return engine.streaming_samples()
     if engine.keeps_samples:
         return kept[-n_posterior_samples:] or [engine.posterior_draw(rng)]
     return [engine.posterior_draw(rng) for _ in range(n_posterior_samples)]

@@ -26,7 +26,8 @@ WARM_INFERENCE = ("gibbs", "vb")
 
 
 def fixed_thin(n_passes, burn_in, n_keep):
-    """The fixed rule's thinning: ``n_keep`` samples spread over the post-burn-in passes."""
+    """The fixed rule's thinning: ``n_keep`` samples spread over the post-burn-in
+    passes (DSGHMC's ``fit``: minibatch steps, :class:`._dsghmc._DSGHMCEngine`)."""
     return max(1, (n_passes - burn_in) // n_keep)
 
 
