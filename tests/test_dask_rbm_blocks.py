@@ -434,3 +434,64 @@ def test_a_worker_killed_mid_fit_changes_nothing(process_cluster, monkeypatch, c
                                       monkeypatch, 5)
     assert est.n_updates_ == 32 and calls >= 32     # (+1 per pass: the GRBM's recon figure)
     assert _same(reference, est)
+
+
+# ------------------------------------------- one update's positive statistics
+def _one_minibatch(dtype=np.float64):
+    from skdgm.grbm._train import init_params
+    X = _gaussian(n=200)
+    est = GaussianBernoulliRBM(**dict(GRBM, dtype=np.dtype(dtype).name))
+    blocks = float_blocks(est, _dask(X, 50), reset=True)      # 4 blocks
+    params = init_params(X.shape[1], 6, 0.3, dtype, np.random.default_rng(5))
+    rows = np.sort(np.random.default_rng(6).permutation(200)[:60])   # rows of 3 blocks
+    return params, X[rows].astype(dtype), blocks[rows]
+
+
+@pytest.mark.parametrize("dtype, rtol", [(np.float64, 1e-12), (np.float32, 2e-5)])
+def test_four_blocks_give_the_in_memory_positive_statistics(dtype, rtol):
+    # Issue 28's diagnosis: the sums of Eqs. (33)-(36) over blocks, scaled by the
+    # minibatch size, are the in-memory means up to the summation order's rounding
+    from skdgm.grbm._train import positive_phase
+    params, V, sel = _one_minibatch(dtype)
+    mem, _, fe_mem = positive_phase(params, V, np.random.default_rng(0), "marginal", True)
+    dsk, _, fe_dsk = positive_phase(params, sel, np.random.default_rng(0), "marginal", True)
+    for a, b in zip(mem, dsk):
+        assert a.dtype == b.dtype == dtype
+        np.testing.assert_allclose(b, a, rtol=rtol, atol=rtol * np.max(np.abs(a)))
+    assert fe_dsk() == pytest.approx(fe_mem(), rel=rtol)
+
+
+def test_sampled_block_statistics_are_unbiased_like_the_in_memory_ones():
+    # Issue 28's diagnosis, objective="joint": each block samples h from its own
+    # stream, so one update differs from the in-memory one, but over streams both
+    # average to the mean-field statistics (Eqs. 33-36) with the same spread; a
+    # bias here (a wrong scaling, p where h belongs) would train another model.
+    from skdgm.grbm._train import positive_phase
+    params, V, sel = _one_minibatch()
+    exact, _, _ = positive_phase(params, V, None, "marginal", False)
+    R = 200
+    draws = {"memory": [], "blocks": []}
+    for r in range(R):
+        draws["memory"].append(positive_phase(params, V, np.random.default_rng(r),
+                                              "joint", False)[0])
+        draws["blocks"].append(positive_phase(params, sel, np.random.default_rng(r),
+                                              "joint", False)[0])
+    spread = {}
+    for where, runs in draws.items():
+        for field in ("W", "b", "log_var"):
+            x = np.array([getattr(run, field) for run in runs])
+            se = x.std(axis=0, ddof=1) / np.sqrt(R)
+            assert np.all(se > 0)
+            # about 90 entries: |z| > 4.5 by chance has probability < 1e-3
+            z = (x.mean(axis=0) - getattr(exact, field)) / se
+            assert np.max(np.abs(z)) < 4.5, (where, field, np.max(np.abs(z)))
+            spread[where, field] = np.sum(x.var(axis=0, ddof=1))
+        # mu's statistic does not involve h: the same on every stream
+        np.testing.assert_allclose(np.array([run.mu for run in runs]),
+                                   np.broadcast_to(exact.mu, (R,) + exact.mu.shape),
+                                   rtol=1e-12, atol=1e-12)
+    for field in ("W", "b", "log_var"):
+        # independent Bernoulli draws per row either way: the summed variances
+        # agree within ~3 standard errors of a variance from R draws, sqrt(2 / R)
+        ratio = spread["blocks", field] / spread["memory", field]
+        assert abs(np.log(ratio)) < 3 * np.sqrt(2 / (R - 1)) * np.sqrt(2), (field, ratio)
