@@ -31,6 +31,7 @@ from . import _collapsed, _local_fast
 
 __all__ = [
     "RowSlice",
+    "StandardNormals",
     "rows_of",
     "partition_counts",
     "partition_sparse",
@@ -958,9 +959,48 @@ def rows_of(task):
     return task.X[task.sl] if isinstance(task, RowSlice) else task
 
 
+class StandardNormals:
+    """The next ``size`` standard normals of the generator ``rng``, drawn as one more
+    task of a training update's local step.
+
+    The global step (:func:`skdgm.deep_lda._global.sg_update`) draws its normals
+    from its own generator, which the local step never reads: drawn by a worker
+    beside the chunks, the costliest-first order of thread workers leaves them to
+    the end, where the other thread would wait for the last chunk, and the serial
+    global step after the local one is shorter by their draw (issue 26).
+    :meth:`receive` takes the task's result and sets ``rng`` to the state it had
+    after the draw, so a process worker, which drew from a copy, leaves the
+    caller's generator where a thread worker or the caller itself would have: the
+    same normals, the same stream after them, for every ``n_jobs`` and backend.
+    """
+
+    __slots__ = ("rng", "size", "noise")
+
+    #: CPU seconds per normal, rounded up (about 4 ms per million): the task's cost
+    #: for :func:`skdgm._core.chains.run_chains`' order and threshold
+    SECONDS_PER_DRAW = 5e-9
+
+    def __init__(self, rng, size):
+        self.rng, self.size, self.noise = rng, int(size), None
+
+    @property
+    def cost(self):
+        return self.size * self.SECONDS_PER_DRAW
+
+    def draw(self):
+        return self.rng.standard_normal(self.size), self.rng.bit_generator.state
+
+    def receive(self, result):
+        self.noise, state = result
+        self.rng.bit_generator.state = state
+
+
 def local_task(task, rng, **kwargs):
     """``run_chains`` entry point: ``task`` is ``X_chunk`` or ``(X_chunk, theta)``,
-    ``X_chunk`` a matrix or a :class:`RowSlice` of one."""
+    ``X_chunk`` a matrix or a :class:`RowSlice` of one, or a :class:`StandardNormals`
+    drawn beside the chunks (``rng`` unused)."""
+    if isinstance(task, StandardNormals):
+        return task.draw()
     if isinstance(task, tuple):
         X, theta = task
         return upward_downward(rows_of(X), rng, theta=theta, **kwargs)
