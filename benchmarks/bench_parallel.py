@@ -130,8 +130,25 @@ def _config():
     return parallel_config(backend=_BACKEND["name"])
 
 
+#: ``--rows``: which DeepLDA rows to run (all by default)
+ROWS = {"kinds": None}
+_SMALL = {("DeepLDA(128).transform", "200 docs"), ("DeepLDA(128).transform", "2,000 docs"),
+          ("DeepLDA(128).impute", "400 docs, 1% missing"),
+          ("DeepLDA(128).partial_fit", "10 calls x 200 docs")}
+
+
+def row_kind(name, size):
+    """``"small"`` (calls that must not be slower), ``"training"`` (the other
+    ``partial_fit`` and ``fit`` rows) or ``"eval"`` (the rest)."""
+    if (name, size) in _SMALL:
+        return "small"
+    return "training" if name.endswith(("partial_fit", ".fit")) else "eval"
+
+
 def compare(name, size, call, repeats, workers="processes"):
     """``call(n_jobs)`` timed alternately at 1 and 2 workers; prints one row."""
+    if ROWS["kinds"] is not None and row_kind(name, size) not in ROWS["kinds"]:
+        return None
     if _BACKEND["name"] is not None:
         workers = "threads" if _BACKEND["name"] == "threading" else "processes"
     if SERIAL["on"]:
@@ -825,8 +842,11 @@ def main():
     ap.add_argument("--gil", action="store_true",
                     help="what DeepLDA's training threads wait on instead (sleep, run "
                          "queue, CPU outside the GIL-free kernels, wait channels)")
+    ap.add_argument("--rows", nargs="*", choices=["small", "training", "eval"], default=None,
+                    help="only these kinds of rows (row_kind; default: every row)")
     args = ap.parse_args()
     _BACKEND["name"] = args.backend
+    ROWS["kinds"] = args.rows
     if args.gil:
         return _with_load(gil, args)
     if args.profile:
