@@ -26,6 +26,7 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
+from .._core.chains import even_chunks, map_threads
 from .._core.posterior import Moments
 from . import _collapsed, _local_fast
 
@@ -1007,7 +1008,7 @@ def local_task(task, rng, **kwargs):
     return upward_downward(rows_of(task), rng, **kwargs)
 
 
-def merge_chunks(results, n_features, stack_theta=True, kernels="cython"):
+def merge_chunks(results, n_features, stack_theta=True, kernels="cython", n_jobs=None):
     """The statistics of a minibatch from its chunks' :func:`upward_downward` results.
 
     Sums the topic counts (adding each chunk's layer-1 rows, kept for its own
@@ -1016,7 +1017,10 @@ def merge_chunks(results, n_features, stack_theta=True, kernels="cython"):
     ``stack_theta``, stacks the documents' sums of ``theta`` (a training update
     reads none of them: ``False`` leaves them out, the rest unchanged).
     ``kernels`` picks :func:`._local_fast.add_rows` or its NumPy twin for the
-    layer-1 rows (the same sums).
+    layer-1 rows (the same sums). With ``n_jobs`` workers, threads add into
+    disjoint ranges of the words (:func:`skdgm._core.chains.map_threads`): every
+    entry still receives the chunks' counts in chunk order, so the sums are the
+    same; the join left the calling thread's serial path (issue 26).
     """
     L = len(results[0]["theta_sum"])
     out = {
@@ -1026,22 +1030,38 @@ def merge_chunks(results, n_features, stack_theta=True, kernels="cython"):
         "loglik": float(sum(res["loglik"] for res in results)),
         "n_words": float(sum(res["n_words"] for res in results)),
     }
-    add = _local_fast.add_rows if kernels == "cython" else add_rows
     if results[0]["topic_counts"] is not None:
-        first = np.zeros((n_features, results[0]["topic_counts"][0].shape[1]))
-        for res in results:
-            counts = res["topic_counts"][0]
-            if counts.shape[0] == n_features:
-                first += counts
-            else:
-                add(first, np.asarray(res["words"], dtype=np.int64),
-                    np.ascontiguousarray(counts, dtype=np.float64))
+        first = _join_first_layer(results, n_features, kernels, n_jobs)
         out["topic_counts"] = [first] + [sum(res["topic_counts"][l] for res in results)
                                          for l in range(1, L)]
     if stack_theta:
         for key in ("theta_sum", "theta_norm_sum"):
             out[key] = [np.vstack([res[key][l] for res in results]) for l in range(L)]
     return out
+
+
+def _join_first_layer(results, n_features, kernels, n_jobs):
+    """The chunks' layer-1 topic counts added into one ``(n_features, K_1)`` array,
+    chunk by chunk in order, on up to ``n_jobs`` threads, each over its own range
+    of words (a chunk's ``words`` are sorted: its rows of a range are a slice)."""
+    add = _local_fast.add_rows if kernels == "cython" else add_rows
+    first = np.zeros((n_features, results[0]["topic_counts"][0].shape[1]))
+    parts = [(None, c) if c.shape[0] == n_features else
+             (np.asarray(res["words"], dtype=np.int64),
+              np.ascontiguousarray(c, dtype=np.float64))
+             for res in results for c in [res["topic_counts"][0]]]
+
+    def join(span):
+        for words, counts in parts:
+            if words is None:
+                first[span] += counts[span]
+            else:
+                a, b = np.searchsorted(words, (span.start, span.stop))
+                add(first, words[a:b], counts[a:b])
+
+    # two ranges whatever n_jobs is: the sums do not depend on them anyway
+    map_threads(join, even_chunks(n_features, 2), n_jobs=n_jobs)
+    return first
 
 
 def words_loglik(X, phi, theta):

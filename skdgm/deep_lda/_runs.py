@@ -46,7 +46,8 @@ class LocalRuns:
                                    **self._local_priors())
 
     def _merge(self, results, stack_theta=True):
-        return merge_chunks(results, self.n_features_in_, stack_theta=stack_theta)
+        return merge_chunks(results, self.n_features_in_, stack_theta=stack_theta,
+                            n_jobs=self.n_jobs)
 
     def _over_samples(self, X, seed_seq, samples, *, n_burn, n_collect, what):
         """Each chunk's chain carried over the kept global samples, one task per chunk."""
