@@ -402,6 +402,23 @@ def timeline(args):
                 func, tasks, seeds, [("as sent", kw, n) for n in (2, 4, 8)], args.repeats)
 
 
+def _training_calls(X):
+    """``(stream, fit)``: the two training rows of 2,000-document updates as functions
+    of ``n_jobs`` returning the topics (``partial_fit`` 2 x 2,000 documents, ``fit``
+    of 4,000 documents at batch 2,000)."""
+    def stream(nj):
+        m = DeepLDA(128, total_samples=X.shape[0], batch_size=2000, random_state=0, n_jobs=nj)
+        for i in range(0, 4000, 2000):
+            m.partial_fit(X[i:i + 2000])
+        return m.components_
+
+    def fit(nj):
+        return DeepLDA(128, batch_size=2000, n_iter=1, random_state=0,
+                       n_jobs=nj).fit(X[:4000]).components_
+
+    return stream, fit
+
+
 def updates(args):
     """Where the wall clock of DeepLDA's training updates of 2,000 documents goes."""
     import threading
@@ -428,15 +445,7 @@ def updates(args):
         spans.append((t, time.perf_counter()))
         return out
 
-    def stream(nj):
-        m = DeepLDA(128, total_samples=X.shape[0], batch_size=2000, random_state=0, n_jobs=nj)
-        for i in range(0, 4000, 2000):
-            m.partial_fit(X[i:i + 2000])
-        return m.components_
-
-    def fit(nj):
-        return DeepLDA(128, batch_size=2000, n_iter=1, random_state=0,
-                       n_jobs=nj).fit(X[:4000]).components_
+    stream, fit = _training_calls(X)
 
     routes = [("n_jobs=1", 1, False), ("joblib threading", 2, True),
               ("run_chains threads", 2, False)]
@@ -711,15 +720,7 @@ def gil(args):
                             faults=u1.ru_minflt - u0.ru_minflt))
         return out
 
-    def stream(nj):
-        m = DeepLDA(128, total_samples=X.shape[0], batch_size=2000, random_state=0, n_jobs=nj)
-        for i in range(0, 4000, 2000):
-            m.partial_fit(X[i:i + 2000])
-        return m.components_
-
-    def fit(nj):
-        return DeepLDA(128, batch_size=2000, n_iter=1, random_state=0,
-                       n_jobs=nj).fit(X[:4000]).components_
+    stream, fit = _training_calls(X)
 
     real = {"local": local._KERNELS["cython"], "collapsed": collapsed.KERNELS["cython"],
             "em": local._local_fast.em_steps}
