@@ -273,11 +273,12 @@ def test_merge_chunks_sums_chunks_in_order_and_can_skip_theta():
 
 
 
-def test_merge_chunks_on_threads_adds_in_chunk_order(count_threads):
+def test_merge_chunks_on_threads_adds_in_chunk_order(count_threads, monkeypatch):
     """With ``n_jobs=2`` two threads join the layer-1 counts, each over half of the
     words: every entry still gets the chunks' counts in chunk order, so the sums are
     those of one thread (and of the NumPy twin), bit for bit, with compact and full
-    (vocabulary-sized) chunks mixed and a chunk holding no word of one half."""
+    (vocabulary-sized) chunks mixed and a chunk holding no word of one half. Below
+    ``JOIN_SPLIT_ENTRIES`` the join stays on the calling thread."""
     X, _, phi, _ = _random_case(5, n_docs=80, V=30, K=5)
     rng = np.random.default_rng(1)
     chunks = [X[a:a + 20] for a in (0, 20, 40, 60)]
@@ -292,13 +293,15 @@ def test_merge_chunks_on_threads_adds_in_chunk_order(count_threads):
             ref += r["topic_counts"][0]
         else:
             ref[r["words"]] += r["topic_counts"][0]
-    for kernels in ("cython", "numpy"):
-        for n_jobs in (None, 1, 2):
-            count_threads.clear()
-            got = _local.merge_chunks(res, 30, stack_theta=False, kernels=kernels,
-                                      n_jobs=n_jobs)
-            np.testing.assert_array_equal(got["topic_counts"][0], ref)
-            assert len(count_threads) == (n_jobs == 2)
+    for split_from in (0, 10**9):       # threads from any size / never (a small join)
+        monkeypatch.setattr(_local, "JOIN_SPLIT_ENTRIES", split_from)
+        for kernels in ("cython", "numpy"):
+            for n_jobs in (None, 1, 2):
+                count_threads.clear()
+                got = _local.merge_chunks(res, 30, stack_theta=False, kernels=kernels,
+                                          n_jobs=n_jobs)
+                np.testing.assert_array_equal(got["topic_counts"][0], ref)
+                assert len(count_threads) == (n_jobs == 2 and split_from == 0)
 
 
 @pytest.mark.parametrize("K", [1, 7, 12])

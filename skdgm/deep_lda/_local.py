@@ -69,6 +69,12 @@ FLOOR = 1e-100
 #: and raise the rejection rate (at most ``TAU_FRAC`` of the envelope's mass
 #: for an average word); the law of the draws does not depend on it.
 TAU_FRAC = 0.1
+#: Layer-1 counts (entries summed over the chunks) from which two threads join a
+#: minibatch's chunks (:func:`merge_chunks`): about 0.3 ms of additions, several
+#: times the start of two threads; a 2,000-document minibatch of 20 Newsgroups at
+#: K = 128 holds about 1.9 million, a default minibatch of 200 documents (one
+#: chunk) about 230,000
+JOIN_SPLIT_ENTRIES = 1 << 18
 # entries per block of the own-words log-likelihood (a few hundred kB at K = 128)
 _LOGLIK_BLOCK = 1024
 # The samplers count tokens in int64 (the Cython kernels' ``long long``): the
@@ -1059,8 +1065,12 @@ def _join_first_layer(results, n_features, kernels, n_jobs):
                 a, b = np.searchsorted(words, (span.start, span.stop))
                 add(first, words[a:b], counts[a:b])
 
-    # two ranges whatever n_jobs is: the sums do not depend on them anyway
-    map_threads(join, even_chunks(n_features, 2), n_jobs=n_jobs)
+    # two ranges whatever n_jobs is (the sums do not depend on them); a small join
+    # (one chunk of a default minibatch) stays on the calling thread, where it
+    # costs less than starting two threads
+    entries = sum(c.size for _, c in parts)
+    map_threads(join, even_chunks(n_features, 2),
+                n_jobs=n_jobs if entries >= JOIN_SPLIT_ENTRIES else 1)
     return first
 
 
