@@ -760,7 +760,8 @@ def gil(args):
                 sys_ms = 1e3 * sum(r["system"] for r in records) / (2 * args.repeats)
                 print(f"{title:<46} {nj:>6} {med['wall']:6.2f} {med['cpu']:6.2f} "
                       f"{med['kernel_cpu']:8.2f} {1e3 * float(np.median(held)):8.2f} "
-                      f"{med['slept']:6.2f} {med['queued']:6.2f} {sw:8.0f} {sys_ms:6.2f} {flt:6.0f}")
+                      f"{med['slept']:6.2f} {med['queued']:6.2f} {sw:8.0f} {sys_ms:6.2f} "
+                      f"{flt:6.0f}")
                 print(f"{'':<46} {'':>6} [{tot['wall']:5.1f}] [{tot['cpu']:5.1f}] "
                       f"[{tot['kernel_cpu']:6.1f}] [{tot['cpu'] - tot['kernel_cpu']:6.1f}] "
                       f"[{tot['slept']:4.1f}] [{tot['queued']:4.1f}]   "
