@@ -130,8 +130,25 @@ def _config():
     return parallel_config(backend=_BACKEND["name"])
 
 
+#: ``--rows``: which DeepLDA rows to run (all by default)
+ROWS = {"kinds": None}
+_SMALL = {("DeepLDA(128).transform", "200 docs"), ("DeepLDA(128).transform", "2,000 docs"),
+          ("DeepLDA(128).impute", "400 docs, 1% missing"),
+          ("DeepLDA(128).partial_fit", "10 calls x 200 docs")}
+
+
+def row_kind(name, size):
+    """``"small"`` (calls that must not be slower), ``"training"`` (the other
+    ``partial_fit`` and ``fit`` rows) or ``"eval"`` (the rest)."""
+    if (name, size) in _SMALL:
+        return "small"
+    return "training" if name.endswith(("partial_fit", ".fit")) else "eval"
+
+
 def compare(name, size, call, repeats, workers="processes"):
     """``call(n_jobs)`` timed alternately at 1 and 2 workers; prints one row."""
+    if ROWS["kinds"] is not None and row_kind(name, size) not in ROWS["kinds"]:
+        return None
     if _BACKEND["name"] is not None:
         workers = "threads" if _BACKEND["name"] == "threading" else "processes"
     if SERIAL["on"]:
@@ -385,6 +402,23 @@ def timeline(args):
                 func, tasks, seeds, [("as sent", kw, n) for n in (2, 4, 8)], args.repeats)
 
 
+def _training_calls(X):
+    """``(stream, fit)``: the two training rows of 2,000-document updates as functions
+    of ``n_jobs`` returning the topics (``partial_fit`` 2 x 2,000 documents, ``fit``
+    of 4,000 documents at batch 2,000)."""
+    def stream(nj):
+        m = DeepLDA(128, total_samples=X.shape[0], batch_size=2000, random_state=0, n_jobs=nj)
+        for i in range(0, 4000, 2000):
+            m.partial_fit(X[i:i + 2000])
+        return m.components_
+
+    def fit(nj):
+        return DeepLDA(128, batch_size=2000, n_iter=1, random_state=0,
+                       n_jobs=nj).fit(X[:4000]).components_
+
+    return stream, fit
+
+
 def updates(args):
     """Where the wall clock of DeepLDA's training updates of 2,000 documents goes."""
     import threading
@@ -411,15 +445,7 @@ def updates(args):
         spans.append((t, time.perf_counter()))
         return out
 
-    def stream(nj):
-        m = DeepLDA(128, total_samples=X.shape[0], batch_size=2000, random_state=0, n_jobs=nj)
-        for i in range(0, 4000, 2000):
-            m.partial_fit(X[i:i + 2000])
-        return m.components_
-
-    def fit(nj):
-        return DeepLDA(128, batch_size=2000, n_iter=1, random_state=0,
-                       n_jobs=nj).fit(X[:4000]).components_
+    stream, fit = _training_calls(X)
 
     routes = [("n_jobs=1", 1, False), ("joblib threading", 2, True),
               ("run_chains threads", 2, False)]
@@ -575,6 +601,207 @@ def _task_balance(call):
               f"{1e3 * (main - in_tasks):.1f} outside the tasks")
 
 
+# ------------------------------------------------------------------ --gil
+# What the thread workers of a training update wait on (issue 26). Per task, the
+# thread's CPU (time.thread_time) and the kernel's count of its time runnable but
+# waiting for a core (/proc/self/task/<tid>/schedstat) split the task's wall clock
+# into running, waiting for a core (other load) and sleeping: a task reads no file and takes no
+# lock of its own, so its sleep is a wait for a lock held by the other thread.
+# Wrappers around the Cython kernels (every one of them runs its loops without the
+# GIL) give the task's CPU inside them; the rest of its CPU (Python between kernel
+# calls, NumPy calls, the chunk's layout) is the most it holds the GIL. A second
+# pass, with a sampler process reading every thread's wait channel
+# (/proc/<pid>/task/<tid>/wchan) every 2 ms, names the lock slept on: a futex (the
+# GIL is a mutex and condition variable) or the memory map's lock (page faults
+# and mmap/munmap of large arrays).
+
+_SAMPLER = r"""
+import json, os, sys, time
+pid, stop, out = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+seen = {}
+while not os.path.exists(stop):
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        break
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+            with open(f"/proc/{pid}/task/{tid}/wchan") as f:
+                chan = f.read().strip() or "-"
+        except OSError:
+            continue
+        key = f"{state} {chan if state != 'R' else 'running'}"
+        d = seen.setdefault(tid, {})
+        d[key] = d.get(key, 0) + 1
+    time.sleep(0.002)
+with open(out, "w") as f:
+    json.dump(seen, f)
+"""
+
+
+def _schedstat():
+    """This thread's (ns on a CPU, ns runnable waiting for a CPU) so far."""
+    import threading
+    with open(f"/proc/self/task/{threading.get_native_id()}/schedstat") as f:
+        run, wait, _ = f.read().split()
+    return int(run), int(wait)
+
+
+def _voluntary_switches():
+    import threading
+    with open(f"/proc/self/task/{threading.get_native_id()}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("voluntary"))
+
+
+class _KernelClock:
+    """Wraps the DeepLDA local sampler's Cython kernels: per thread, the CPU
+    (``thread_time``) and wall seconds spent inside them."""
+
+    def __init__(self):
+        import threading
+        self.local = threading.local()
+
+    def wrap(self, f):
+        def timed(*a, **kw):
+            w, c = time.perf_counter(), time.thread_time()
+            try:
+                return f(*a, **kw)
+            finally:
+                self.local.cpu = getattr(self.local, "cpu", 0.0) + time.thread_time() - c
+                self.local.wall = getattr(self.local, "wall", 0.0) + time.perf_counter() - w
+        return timed
+
+    def read(self):
+        return getattr(self.local, "cpu", 0.0), getattr(self.local, "wall", 0.0)
+
+
+def gil(args):
+    """Per task of the two training rows at ``n_jobs=1`` and ``n_jobs=2``: wall, CPU,
+    CPU inside the GIL-free kernels, sleep and run-queue wait; then the wait channels."""
+    import json
+    import resource
+    import subprocess
+    import sys
+    import tempfile
+    import threading
+
+    import skdgm.deep_lda._collapsed as collapsed
+    import skdgm.deep_lda._local as local
+    import skdgm.deep_lda._train as train
+
+    X, _, _, _ = load_20news(args.data_home)
+    X = X.tocsr()
+    clock = _KernelClock()
+    records = []
+    real_task = train.local_task
+
+    def timed_task(task, rng, **kw):
+        k0, v0 = clock.read(), _voluntary_switches()
+        u0 = resource.getrusage(resource.RUSAGE_THREAD)
+        # the wall clock brackets the schedstat reads, so that it covers what they count
+        w = time.perf_counter()
+        s0 = _schedstat()
+        c = time.thread_time()
+        out = real_task(task, rng, **kw)
+        cpu = time.thread_time() - c
+        s1 = _schedstat()
+        wall = time.perf_counter() - w
+        v1, k1 = _voluntary_switches(), clock.read()
+        u1 = resource.getrusage(resource.RUSAGE_THREAD)
+        # CPU from thread_time (exact: the kernel brings the running thread's sum up
+        # to date), the run-queue wait from schedstat (updated at every switch-in)
+        queued = (s1[1] - s0[1]) / 1e9
+        records.append(dict(tid=threading.get_native_id(), wall=wall, cpu=cpu,
+                            kernel_cpu=k1[0] - k0[0], kernel_wall=k1[1] - k0[1],
+                            queued=queued, slept=wall - cpu - queued,
+                            switches=v1 - v0, system=u1.ru_stime - u0.ru_stime,
+                            faults=u1.ru_minflt - u0.ru_minflt))
+        return out
+
+    stream, fit = _training_calls(X)
+
+    real = {"local": local._KERNELS["cython"], "collapsed": collapsed.KERNELS["cython"],
+            "em": local._local_fast.em_steps}
+    train.local_task = timed_task
+    local._KERNELS["cython"] = tuple(clock.wrap(f) for f in real["local"])
+    collapsed.KERNELS["cython"] = tuple(clock.wrap(f) for f in real["collapsed"])
+    local._local_fast.em_steps = clock.wrap(real["em"])
+    rows = (("partial_fit 2 calls x 2,000 docs, batch 2,000", stream),
+            ("fit 4,000 docs, batch 2,000, 1 pass", fit))
+    try:
+        print("per task (a chunk of about 250 documents), medians over the tasks of "
+              f"{args.repeats} calls, ms; sums per update in brackets. wall = CPU + queued "
+              "(runnable, waiting for a core) + slept (waiting for a lock); kernels = CPU "
+              "inside the GIL-free Cython kernels, GIL-held = CPU - kernels (at most what "
+              "the task holds the GIL); switches = voluntary context switches (sleeps); "
+              "system = kernel-mode CPU (summed per update: it is counted in ticks), "
+              "faults = minor page faults "
+              "(getrusage(RUSAGE_THREAD))\n")
+        print(f"{'row':<46} {'n_jobs':>6} {'wall':>6} {'CPU':>6} {'kernels':>8} "
+              f"{'GIL-held':>8} {'slept':>6} {'queued':>6} {'switches':>8} {'system':>6} "
+              f"{'faults':>6}")
+        outs = {}
+        for title, call in rows:
+            for nj in (1, 2):
+                outs[nj] = call(nj)            # untimed: caches warm
+                records.clear()
+                for _ in range(args.repeats):
+                    outs[nj] = call(nj)
+                per_update = len(records) / (2 * args.repeats)
+                med = {k: 1e3 * float(np.median([r[k] for r in records]))
+                       for k in ("wall", "cpu", "kernel_cpu", "slept", "queued")}
+                tot = {k: 1e3 * sum(r[k] for r in records) / (2 * args.repeats)
+                       for k in ("wall", "cpu", "kernel_cpu", "slept", "queued")}
+                held = [r["cpu"] - r["kernel_cpu"] for r in records]
+                sw, flt = (float(np.median([r[k] for r in records]))
+                           for k in ("switches", "faults"))
+                sys_ms = 1e3 * sum(r["system"] for r in records) / (2 * args.repeats)
+                print(f"{title:<46} {nj:>6} {med['wall']:6.2f} {med['cpu']:6.2f} "
+                      f"{med['kernel_cpu']:8.2f} {1e3 * float(np.median(held)):8.2f} "
+                      f"{med['slept']:6.2f} {med['queued']:6.2f} {sw:8.0f} {sys_ms:6.2f} "
+                      f"{flt:6.0f}")
+                print(f"{'':<46} {'':>6} [{tot['wall']:5.1f}] [{tot['cpu']:5.1f}] "
+                      f"[{tot['kernel_cpu']:6.1f}] [{tot['cpu'] - tot['kernel_cpu']:6.1f}] "
+                      f"[{tot['slept']:4.1f}] [{tot['queued']:4.1f}]   "
+                      f"({per_update:.0f} tasks an update)")
+            same = _same(outs[1], outs[2])
+            print(f"{'':<46} results {'identical' if same else 'DIFFERENT'}")
+        print("\nwait channels of the worker threads while they ran tasks, n_jobs=2, "
+              "sampled every 2 ms by another process (samples; 'R running' = on a CPU "
+              "or runnable)")
+        for title, call in rows:
+            records.clear()
+            with tempfile.TemporaryDirectory() as tmp:
+                stop, out = os.path.join(tmp, "stop"), os.path.join(tmp, "out.json")
+                proc = subprocess.Popen([sys.executable, "-c", _SAMPLER, str(os.getpid()),
+                                         stop, out])
+                try:
+                    time.sleep(0.3)
+                    for _ in range(args.repeats):
+                        call(2)
+                finally:
+                    open(stop, "w").close()
+                    proc.wait()
+                with open(out) as f:
+                    seen = json.load(f)
+            workers = {str(r["tid"]) for r in records}
+            hist = {}
+            for tid in workers:
+                for key, n in seen.get(tid, {}).items():
+                    hist[key] = hist.get(key, 0) + n
+            total = sum(hist.values())
+            print(f"  {title}: {total} samples of {len(workers)} worker threads")
+            for key, n in sorted(hist.items(), key=lambda kv: -kv[1]):
+                print(f"    {n:6d} {100 * n / total:5.1f} %  {key}")
+    finally:
+        train.local_task = real_task
+        local._KERNELS["cython"] = real["local"]
+        collapsed.KERNELS["cython"] = real["collapsed"]
+        local._local_fast.em_steps = real["em"]
+
+
 def _near_miss(name, size):
     """The rows below their goal in ``parallel_idle.txt`` (issue 26)."""
     return (name.endswith(("perplexity", "log_partition", ".fit"))
@@ -614,8 +841,16 @@ def main():
     ap.add_argument("--profile", action="store_true",
                     help="the calling thread's CPU by function at n_jobs=2 instead "
                          "(the near-miss rows of issue 26)")
+    ap.add_argument("--gil", action="store_true",
+                    help="what DeepLDA's training threads wait on instead (sleep, run "
+                         "queue, CPU outside the GIL-free kernels, wait channels)")
+    ap.add_argument("--rows", nargs="*", choices=["small", "training", "eval"], default=None,
+                    help="only these kinds of rows (row_kind; default: every row)")
     args = ap.parse_args()
     _BACKEND["name"] = args.backend
+    ROWS["kinds"] = args.rows
+    if args.gil:
+        return _with_load(gil, args)
     if args.profile:
         PROFILE.update(on=True, rows=_near_miss)
         header([f"cores: {os.cpu_count()}"])

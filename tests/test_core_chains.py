@@ -244,6 +244,27 @@ def test_calls_from_a_thread_task_run_in_process(count_threads, count_parallel):
     assert not chains._IN_THREAD_TASK.get()
 
 
+def test_map_threads_keeps_item_order_and_stays_in_process_when_asked(count_threads,
+                                                                     count_parallel):
+    """``map_threads``: results in item order on threads of this process (never a
+    joblib ``Parallel``, whatever backend is configured); in-process for ``n_jobs=1``,
+    one item, or a call from a thread worker's task."""
+    from skdgm._core.chains import map_threads
+    items = list(range(9))
+    with parallel_config(backend="loky"):
+        assert map_threads(lambda i: i * i, items, n_jobs=2) == [i * i for i in items]
+    assert len(count_threads) == 1 and count_threads[0][1] == 2 and count_parallel == []
+    assert map_threads(lambda i: -i, items, n_jobs=1) == [-i for i in items]
+    assert map_threads(lambda i: -i, [4], n_jobs=2) == [-4]
+    nested = run_chains(_nested_map, 2, random_state=0, n_jobs=2, prefer="threads")
+    assert nested == [[0, 1, 2]] * 2 and len(count_threads) == 2
+
+
+def _nested_map(task, rng):
+    from skdgm._core.chains import map_threads
+    return map_threads(lambda i: i, range(3), n_jobs=2)
+
+
 def test_cheap_calls_stay_in_process(count_parallel):
     cheap = run_chains(_draws, 6, random_state=1, n_jobs=2, cost=chains.MIN_PARALLEL_COST / 2)
     assert count_parallel == []

@@ -795,6 +795,27 @@ def test_n_jobs_and_backends_give_identical_results(fan_out, joblib_threads):
             np.testing.assert_array_equal(a, c)
 
 
+@pytest.mark.parametrize("sampler", ["tlasgr", "sgrld"])
+def test_training_over_several_updates_is_identical_for_every_backend(fan_out,
+                                                                       joblib_threads,
+                                                                       sampler):
+    """Four updates a pass, two passes and a partial_fit: the global step's normals,
+    drawn by a worker beside the chunks (StandardNormals), are those of n_jobs=1, and
+    the global generator continues from the same state on every backend (process
+    workers draw from a copy of it)."""
+    X, _ = _pgbn_corpus(6, K=(3,), n_docs=240)
+    params = dict(n_components=(3, 2), n_iter=2, batch_size=60, local_burn_in=2,
+                  local_samples=2, random_state=5, sampler=sampler)
+    ref = DeepLDA(**params, n_jobs=1).fit(X).partial_fit(X[:60])
+    for b in (None, "threading", "joblib threads", "loky"):
+        with joblib_threads(b):
+            m = DeepLDA(**params, n_jobs=2).fit(X).partial_fit(X[:60])
+        for a, c in zip(ref.topics_ + [ref.r_], m.topics_ + [m.r_]):
+            np.testing.assert_array_equal(a, c)
+        assert m._rng.bit_generator.state == ref._rng.bit_generator.state
+        assert m.n_updates_ == ref.n_updates_ == 9
+
+
 def test_chunk_layout_balances_two_workers_from_1600_documents():
     """The chunks depend on the number of documents only: chunks of 400 below
     1,600 documents, at least eight (of near-equal size) from there on."""
@@ -1320,6 +1341,14 @@ def test_fused_simplex_step_matches_twin(V, K):
     _global_fast.simplex_step(phi, rate, xbar, 7.0, 0.05, g1, _local.FLOOR)
     g2.standard_normal((V, K))
     assert g1.random() == g2.random()
+    # the same normals passed in (noise=) give the same step, bit for bit
+    c, rc = _global_fast.simplex_step(phi, rate, xbar, 7.0, 0.05, None, _local.FLOOR,
+                                      np.random.default_rng(1).standard_normal((V, K)))
+    np.testing.assert_array_equal(a, c)
+    np.testing.assert_array_equal(ra, rc)
+    with pytest.raises(ValueError, match="noise must have phi's shape"):
+        _global_fast.simplex_step(phi, rate, xbar, 7.0, 0.05, None, _local.FLOOR,
+                                  np.zeros((V + 1, K)))
 
 
 @pytest.mark.parametrize("sampler", ["tlasgr", "tlfsgr", "sgrld"])
@@ -1338,3 +1367,47 @@ def test_sg_update_cython_equals_numpy(sampler):
     for a, b in zip(out[0][0], out[1][0]):
         np.testing.assert_allclose(a, b, rtol=1e-12)
     np.testing.assert_allclose(out[0][1], out[1][1], rtol=1e-12)
+
+
+@pytest.mark.parametrize("sampler", ["tlasgr", "tlfsgr", "sgrld"])
+@pytest.mark.parametrize("kernels", ["cython", "numpy"])
+def test_sg_update_on_predrawn_noise_is_the_same_update(sampler, kernels):
+    """Normals drawn beforehand (``noise``, as the training's StandardNormals task
+    draws them beside the local step) give the update that drawing them inside
+    gives, bit for bit, and leave the stream where the inside draw leaves it."""
+    from skdgm.deep_lda._local import StandardNormals
+    rng = np.random.default_rng(4)
+    phis = [rng.dirichlet(np.ones(40), 6).T.copy(), rng.dirichlet(np.ones(6), 3).T.copy()]
+    r = np.full(3, 0.5)
+    stats = {"topic_counts": [rng.poisson(0.5, (40, 6)).astype(float),
+                              rng.poisson(0.5, (6, 3)).astype(float)],
+             "top_tables": np.ones(3), "q_top": 2.0}
+    state = {"M": [np.ones(6), np.ones(3)], "M_top": 1.0, "t": 3,
+             "phihat": [p * p.shape[0] for p in phis]}
+    kw = dict(sampler=sampler, eps=0.3, rho=10.0, etas=[0.1, 0.2], gamma0=1.0, c0=1.0,
+              kernels=kernels)
+    g_in, g_pre = np.random.default_rng(9), np.random.default_rng(9)
+    inside = _global.sg_update(phis, r, state, stats, rng=g_in, **kw)
+    side = StandardNormals(g_pre, _global.noise_size(phis, r))
+    assert side.size == 40 * 6 + 6 * 3 + 3
+    side.receive(side.draw())
+    pre = _global.sg_update(phis, r, state, stats, rng=None, noise=side.noise, **kw)
+    for a, b in zip(inside[0] + [inside[1]] + inside[3], pre[0] + [pre[1]] + pre[3]):
+        np.testing.assert_array_equal(a, b)
+    assert g_in.random() == g_pre.random()
+    with pytest.raises(ValueError, match="fewer than needed"):
+        _global.sg_update(phis, r, state, stats, rng=None, noise=side.noise[:-1], **kw)
+
+
+def test_standard_normals_carry_a_process_workers_stream_back():
+    """A StandardNormals task run on a copy of the generator (as a process worker
+    receives it, pickled) sets the caller's generator to the state after the draw."""
+    import pickle
+
+    from skdgm.deep_lda._local import StandardNormals, local_task
+    rng, ref = np.random.default_rng(2), np.random.default_rng(2)
+    side = StandardNormals(rng, 17)
+    copy = pickle.loads(pickle.dumps(side))
+    side.receive(local_task(copy, None))
+    np.testing.assert_array_equal(side.noise, ref.standard_normal(17))
+    assert rng.random() == ref.random()

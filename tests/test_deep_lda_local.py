@@ -16,6 +16,8 @@ from scipy import stats
 
 from skdgm.deep_lda import _local, _local_fast
 
+from _parallel import count_threads  # noqa: F401 - fixture
+
 # One word (row) in one document (column): theta holds two large topics and
 # four below tau = 0.9 * |theta| / 6 = 0.9975, which only the rejection branch
 # reaches; P / E = 0.64, so the sparse path (not the dense fallback) is used.
@@ -268,6 +270,38 @@ def test_merge_chunks_sums_chunks_in_order_and_can_skip_theta():
         np.testing.assert_array_equal(x, y)
     for key in ("top_tables", "q_top", "loglik", "n_words"):
         np.testing.assert_array_equal(lean[key], merged[key])
+
+
+
+def test_merge_chunks_on_threads_adds_in_chunk_order(count_threads, monkeypatch):
+    """With ``n_jobs=2`` two threads join the layer-1 counts, each over half of the
+    words: every entry still gets the chunks' counts in chunk order, so the sums are
+    those of one thread (and of the NumPy twin), bit for bit, with compact and full
+    (vocabulary-sized) chunks mixed and a chunk holding no word of one half. Below
+    ``JOIN_SPLIT_ENTRIES`` the join stays on the calling thread."""
+    X, _, phi, _ = _random_case(5, n_docs=80, V=30, K=5)
+    rng = np.random.default_rng(1)
+    chunks = [X[a:a + 20] for a in (0, 20, 40, 60)]
+    res = [_local.upward_downward(c, rng, phis=[phi], r=np.ones(5), n_burn=1, n_collect=3,
+                                  compact_words=i != 2)
+           for i, c in enumerate(chunks)]
+    res[3]["words"] = res[3]["words"][res[3]["words"] < 10]
+    res[3]["topic_counts"][0] = res[3]["topic_counts"][0][:res[3]["words"].size].copy()
+    ref = np.zeros((30, 5))
+    for r in res:
+        if r["topic_counts"][0].shape[0] == 30:
+            ref += r["topic_counts"][0]
+        else:
+            ref[r["words"]] += r["topic_counts"][0]
+    for split_from in (0, 10**9):       # threads from any size / never (a small join)
+        monkeypatch.setattr(_local, "JOIN_SPLIT_ENTRIES", split_from)
+        for kernels in ("cython", "numpy"):
+            for n_jobs in (None, 1, 2):
+                count_threads.clear()
+                got = _local.merge_chunks(res, 30, stack_theta=False, kernels=kernels,
+                                          n_jobs=n_jobs)
+                np.testing.assert_array_equal(got["topic_counts"][0], ref)
+                assert len(count_threads) == (n_jobs == 2 and split_from == 0)
 
 
 @pytest.mark.parametrize("K", [1, 7, 12])

@@ -57,7 +57,8 @@ from joblib.parallel import get_active_backend
 
 from .random import as_generator, spawn_seeds
 
-__all__ = ["chain_pool", "run_chains", "cost_batches", "even_chunks", "shared_array",
+__all__ = ["chain_pool", "run_chains", "map_threads", "cost_batches", "even_chunks",
+           "shared_array",
            "share_arguments",
            "BATCHES_PER_WORKER", "MIN_PARALLEL_COST", "MIN_THREAD_COST", "SHARE_MIN_BYTES"]
 
@@ -318,7 +319,8 @@ def _run_threads(func, tasks, seeds, kwargs, n_workers):
                 if i is None:
                     return
                 try:
-                    results[i] = func(tasks[i], as_generator(seeds[i]), **kwargs)
+                    rng = None if seeds[i] is None else as_generator(seeds[i])
+                    results[i] = func(tasks[i], rng, **kwargs)
                 except BaseException as exc:  # noqa: BLE001 - re-raised below
                     failed.append(exc)
         finally:
@@ -336,6 +338,27 @@ def _run_threads(func, tasks, seeds, kwargs, n_workers):
     if failed:
         raise failed[0]
     return results
+
+
+def map_threads(func, items, n_jobs=None):
+    """``[func(item) for item in items]`` on up to ``n_jobs`` threads of this process.
+
+    For short work on shared arrays that the caller would otherwise do alone between
+    two parallel steps, e.g. adding DeepLDA's chunk counts into disjoint rows of one
+    array in place: threads read and write the arrays where they are, whatever
+    joblib backend is configured, and nothing is pickled. ``func`` should spend its
+    time in code that releases the GIL. In-process, in order, for ``n_jobs=1``, a
+    single item, or a call from a thread worker's task; results in item order.
+    """
+    items = list(items)
+    n = 1 if n_jobs == 1 or _IN_THREAD_TASK.get() else _n_workers(n_jobs)
+    if n <= 1 or len(items) <= 1:
+        return [func(item) for item in items]
+    return _run_threads(_call_item, items, [None] * len(items), {"func": func}, n)
+
+
+def _call_item(item, rng, *, func):
+    return func(item)
 
 
 def _n_workers(n_jobs):

@@ -435,14 +435,15 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
         self.n_updates_ += 1
         log.add(ll, nw, eps, rates[:len(new_phis)])
 
-    def _local_stats(self, X, phis, r, *, n_burn, n_collect):
-        """A minibatch's merged local statistics; a dask array's are formed block by block."""
+    def _local_stats(self, X, phis, r, *, n_burn, n_collect, side=None):
+        """A minibatch's merged local statistics; a dask array's are formed block by block
+        (``side``, the global step's normals, is then left to the global step)."""
         if isinstance(X, RowSelection):
             return _train.blocks_local_stats(X, self._train_seed, phis, r, n_burn=n_burn,
                                              n_collect=n_collect, **self._local_priors())
         return self._merge(self._local(X, self._train_seed, phis, r, n_burn=n_burn,
-                                       n_collect=n_collect, collect_topics=True, keep_theta=False),
-                           stack_theta=False)
+                                       n_collect=n_collect, collect_topics=True, keep_theta=False,
+                                       side=side), stack_theta=False)
 
     def _gibbs_update(self, X, phis, r):
         """One batch Gibbs sweep over ``X`` (the documents' hidden units are kept)."""

@@ -23,6 +23,7 @@ __all__ = [
     "gibbs_phi",
     "gibbs_r",
     "sg_update",
+    "noise_size",
     "initial_topics",
     "layer_sizes",
     "layer_etas",
@@ -145,8 +146,14 @@ def gibbs_r(x_top, q_top, gamma0, c0, rng):
     return np.maximum(g / (c0 + q_top), FLOOR)
 
 
+def noise_size(phis, r):
+    """How many standard normals :func:`sg_update` draws: one per entry of every
+    layer's topics, then one per entry of ``r`` (every sampler but batch Gibbs)."""
+    return sum(p.size for p in phis) + r.size
+
+
 def sg_update(phis, r, state, stats, *, sampler, eps, rho, etas, gamma0, c0, rng,
-              kernels="cython"):
+              kernels="cython", noise=None):
     """One global update of Alg. 1 (lines 4-9) from a minibatch's local statistics.
 
     For every layer the metric (Eq. 18) and the topics, by TLASGR (Eq. 15 with
@@ -183,6 +190,12 @@ def sg_update(phis, r, state, stats, *, sampler, eps, rho, etas, gamma0, c0, rng
         ``"cython"`` runs the TLASGR / TLFSGR step of each layer as one fused
         kernel (:func:`._global_fast.simplex_step`, normals drawn inside);
         ``"numpy"`` its twin :func:`simplex_step` on a drawn noise array.
+    noise : ndarray of shape (noise_size(phis, r),), optional
+        The normals ``rng`` would give, drawn beforehand in the same order
+        (:func:`noise_size`); ``rng`` is then not used. The training draws them
+        on a worker while the local step runs (:class:`._local.StandardNormals`),
+        which takes them off the serial path of an update (issue 26); the same
+        numbers give the same update.
 
     Returns
     -------
@@ -202,11 +215,12 @@ def sg_update(phis, r, state, stats, *, sampler, eps, rho, etas, gamma0, c0, rng
     M_top = float(update_metric(state["M_top"], stats["q_top"], rho, w))
     phihat = list(state["phihat"])
     new_phis, rates = [], []
+    normals = _normals(rng, noise)
     for l in range(L):
         xbar = stats["topic_counts"][l]
         if sampler == "sgrld":
             phihat[l], phi = sgrld_step(phihat[l], eps, xbar, rho, etas[l],
-                                        rng.standard_normal(phis[l].shape))
+                                        normals(phis[l].shape))
             rate = np.full(phi.shape[1], eps)
         else:
             if sampler == "tlasgr":
@@ -217,17 +231,36 @@ def sg_update(phis, r, state, stats, *, sampler, eps, rho, etas, gamma0, c0, rng
                 phi, rate = _global_fast.simplex_step(
                     np.ascontiguousarray(phis[l]), np.ascontiguousarray(rate, dtype=np.float64),
                     np.ascontiguousarray(xbar, dtype=np.float64), float(rho),
-                    float(etas[l]), rng, FLOOR)
+                    float(etas[l]), rng, FLOOR,
+                    None if noise is None else normals(phis[l].shape))
             else:
                 phi, rate = simplex_step(phis[l], rate, xbar, rho, etas[l],
-                                         rng.standard_normal(phis[l].shape))
+                                         normals(phis[l].shape))
         new_phis.append(phi)
         rates.append(np.array(rate, dtype=float, copy=True))
     new_r, r_rate = r_step(r, eps / max(M_top, tiny), stats["top_tables"], stats["q_top"],
-                           rho, gamma0, c0, rng.standard_normal(r.shape))
+                           rho, gamma0, c0, normals(r.shape))
     rates.append(np.array([r_rate]))
     return new_phis, new_r, {"M": M, "M_top": M_top, "phihat": phihat,
                              "t": state["t"] + 1}, rates
+
+
+def _normals(rng, noise):
+    """``normals(shape)``: the next standard normals, from ``rng`` or, in turn, from
+    the pre-drawn flat ``noise`` (a view, in C order)."""
+    if noise is None:
+        return rng.standard_normal
+    used = [0]
+
+    def take(shape):
+        n = int(np.prod(shape))
+        if used[0] + n > noise.size:
+            raise ValueError(f"sg_update: noise holds {noise.size} normals, fewer than needed")
+        out = noise[used[0]:used[0] + n].reshape(shape)
+        used[0] += n
+        return out
+
+    return take
 
 
 def initial_topics(n_features, n_components, X, rng):

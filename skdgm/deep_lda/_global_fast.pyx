@@ -15,15 +15,23 @@ import numpy as np
 from skdgm._core._random cimport bitgen_of
 
 
+cdef inline double _drift_step(double p, double r, double a, double b, double z) noexcept nogil:
+    # Eq. 15 before the constraint: drift towards a / b plus N(0, 2 r p) noise
+    return p + r * (a - b * p) + sqrt(2.0 * r * p) * z
+
+
 def simplex_step(const double[:, ::1] phi, const double[::1] rate,
-                 const double[:, ::1] xbar, double rho, double eta, rng, double floor):
+                 const double[:, ::1] xbar, double rho, double eta, rng, double floor,
+                 const double[:, ::1] noise=None):
     """One reduced-mean Riemannian step of every column of ``phi`` (Eq. 15).
 
     ``b_k = rho x_{.k.} + eta V``; the rate is ``min(rate_k, 1 / b_k)``;
     ``y = phi + r_k ((rho x_{:k.} + eta) - b_k phi) + sqrt(2 r_k phi) z`` with
     ``z`` standard normal; ``x = |y - phi (1'y - 1)|`` (conditioning on the
     hyperplane, then reflection); the column renormalised and floored at
-    ``floor``.
+    ``floor``. ``z`` is drawn from ``rng`` in C order, or read from ``noise``
+    (normals drawn beforehand, e.g. while the local step runs; ``rng`` is then
+    not used): the same numbers give the same result.
 
     Returns
     -------
@@ -41,7 +49,10 @@ def simplex_step(const double[:, ::1] phi, const double[::1] rate,
     cdef double[::1] r = rate_arr
     cdef double[::1] b = b_arr
     cdef double[::1] s = s_arr
-    cdef bitgen_t* bg = bitgen_of(rng)
+    cdef bint drawn = noise is None
+    if not drawn and (noise.shape[0] != V or noise.shape[1] != K):
+        raise ValueError("simplex_step: noise must have phi's shape")
+    cdef bitgen_t* bg = bitgen_of(rng) if drawn else NULL
     cdef double p, y, x
     with nogil:
         for v in range(V):
@@ -50,14 +61,22 @@ def simplex_step(const double[:, ::1] phi, const double[::1] rate,
         for k in range(K):
             b[k] = rho * b[k] + eta * V
             r[k] = rate[k] if rate[k] < 1.0 / b[k] else 1.0 / b[k]
-    with rng.bit_generator.lock, nogil:
-        for v in range(V):
-            for k in range(K):
-                p = phi[v, k]
-                y = (p + r[k] * ((rho * xbar[v, k] + eta) - b[k] * p)
-                     + sqrt(2.0 * r[k] * p) * random_standard_normal(bg))
-                out[v, k] = y
-                s[k] += y
+    if drawn:
+        with rng.bit_generator.lock, nogil:
+            for v in range(V):
+                for k in range(K):
+                    y = _drift_step(phi[v, k], r[k], rho * xbar[v, k] + eta, b[k],
+                                    random_standard_normal(bg))
+                    out[v, k] = y
+                    s[k] += y
+    else:
+        with nogil:
+            for v in range(V):
+                for k in range(K):
+                    y = _drift_step(phi[v, k], r[k], rho * xbar[v, k] + eta, b[k],
+                                    noise[v, k])
+                    out[v, k] = y
+                    s[k] += y
     with nogil:
         for k in range(K):
             b[k] = 0.0      # now the column sums of x

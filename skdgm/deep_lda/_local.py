@@ -26,11 +26,13 @@ import math
 import numpy as np
 import scipy.sparse as sp
 
+from .._core.chains import even_chunks, map_threads
 from .._core.posterior import Moments
 from . import _collapsed, _local_fast
 
 __all__ = [
     "RowSlice",
+    "StandardNormals",
     "rows_of",
     "partition_counts",
     "partition_sparse",
@@ -67,6 +69,12 @@ FLOOR = 1e-100
 #: and raise the rejection rate (at most ``TAU_FRAC`` of the envelope's mass
 #: for an average word); the law of the draws does not depend on it.
 TAU_FRAC = 0.1
+#: Layer-1 counts (entries summed over the chunks) from which two threads join a
+#: minibatch's chunks (:func:`merge_chunks`): about 0.3 ms of additions, several
+#: times the start of two threads; a 2,000-document minibatch of 20 Newsgroups at
+#: K = 128 holds about 1.9 million, a default minibatch of 200 documents (one
+#: chunk) about 230,000
+JOIN_SPLIT_ENTRIES = 1 << 18
 # entries per block of the own-words log-likelihood (a few hundred kB at K = 128)
 _LOGLIK_BLOCK = 1024
 # The samplers count tokens in int64 (the Cython kernels' ``long long``): the
@@ -958,16 +966,55 @@ def rows_of(task):
     return task.X[task.sl] if isinstance(task, RowSlice) else task
 
 
+class StandardNormals:
+    """The next ``size`` standard normals of the generator ``rng``, drawn as one more
+    task of a training update's local step.
+
+    The global step (:func:`skdgm.deep_lda._global.sg_update`) draws its normals
+    from its own generator, which the local step never reads: drawn by a worker
+    beside the chunks, the costliest-first order of thread workers leaves them to
+    the end, where the other thread would wait for the last chunk, and the serial
+    global step after the local one is shorter by their draw (issue 26).
+    :meth:`receive` takes the task's result and sets ``rng`` to the state it had
+    after the draw, so a process worker, which drew from a copy, leaves the
+    caller's generator where a thread worker or the caller itself would have: the
+    same normals, the same stream after them, for every ``n_jobs`` and backend.
+    """
+
+    __slots__ = ("rng", "size", "noise")
+
+    #: CPU seconds per normal, rounded up (about 4 ms per million): the task's cost
+    #: for :func:`skdgm._core.chains.run_chains`' order and threshold
+    SECONDS_PER_DRAW = 5e-9
+
+    def __init__(self, rng, size):
+        self.rng, self.size, self.noise = rng, int(size), None
+
+    @property
+    def cost(self):
+        return self.size * self.SECONDS_PER_DRAW
+
+    def draw(self):
+        return self.rng.standard_normal(self.size), self.rng.bit_generator.state
+
+    def receive(self, result):
+        self.noise, state = result
+        self.rng.bit_generator.state = state
+
+
 def local_task(task, rng, **kwargs):
     """``run_chains`` entry point: ``task`` is ``X_chunk`` or ``(X_chunk, theta)``,
-    ``X_chunk`` a matrix or a :class:`RowSlice` of one."""
+    ``X_chunk`` a matrix or a :class:`RowSlice` of one, or a :class:`StandardNormals`
+    drawn beside the chunks (``rng`` unused)."""
+    if isinstance(task, StandardNormals):
+        return task.draw()
     if isinstance(task, tuple):
         X, theta = task
         return upward_downward(rows_of(X), rng, theta=theta, **kwargs)
     return upward_downward(rows_of(task), rng, **kwargs)
 
 
-def merge_chunks(results, n_features, stack_theta=True, kernels="cython"):
+def merge_chunks(results, n_features, stack_theta=True, kernels="cython", n_jobs=None):
     """The statistics of a minibatch from its chunks' :func:`upward_downward` results.
 
     Sums the topic counts (adding each chunk's layer-1 rows, kept for its own
@@ -976,7 +1023,10 @@ def merge_chunks(results, n_features, stack_theta=True, kernels="cython"):
     ``stack_theta``, stacks the documents' sums of ``theta`` (a training update
     reads none of them: ``False`` leaves them out, the rest unchanged).
     ``kernels`` picks :func:`._local_fast.add_rows` or its NumPy twin for the
-    layer-1 rows (the same sums).
+    layer-1 rows (the same sums). With ``n_jobs`` workers, threads add into
+    disjoint ranges of the words (:func:`skdgm._core.chains.map_threads`): every
+    entry still receives the chunks' counts in chunk order, so the sums are the
+    same; the join left the calling thread's serial path (issue 26).
     """
     L = len(results[0]["theta_sum"])
     out = {
@@ -986,22 +1036,42 @@ def merge_chunks(results, n_features, stack_theta=True, kernels="cython"):
         "loglik": float(sum(res["loglik"] for res in results)),
         "n_words": float(sum(res["n_words"] for res in results)),
     }
-    add = _local_fast.add_rows if kernels == "cython" else add_rows
     if results[0]["topic_counts"] is not None:
-        first = np.zeros((n_features, results[0]["topic_counts"][0].shape[1]))
-        for res in results:
-            counts = res["topic_counts"][0]
-            if counts.shape[0] == n_features:
-                first += counts
-            else:
-                add(first, np.asarray(res["words"], dtype=np.int64),
-                    np.ascontiguousarray(counts, dtype=np.float64))
+        first = _join_first_layer(results, n_features, kernels, n_jobs)
         out["topic_counts"] = [first] + [sum(res["topic_counts"][l] for res in results)
                                          for l in range(1, L)]
     if stack_theta:
         for key in ("theta_sum", "theta_norm_sum"):
             out[key] = [np.vstack([res[key][l] for res in results]) for l in range(L)]
     return out
+
+
+def _join_first_layer(results, n_features, kernels, n_jobs):
+    """The chunks' layer-1 topic counts added into one ``(n_features, K_1)`` array,
+    chunk by chunk in order, on up to ``n_jobs`` threads, each over its own range
+    of words (a chunk's ``words`` are sorted: its rows of a range are a slice)."""
+    add = _local_fast.add_rows if kernels == "cython" else add_rows
+    first = np.zeros((n_features, results[0]["topic_counts"][0].shape[1]))
+    parts = [(None, c) if c.shape[0] == n_features else
+             (np.asarray(res["words"], dtype=np.int64),
+              np.ascontiguousarray(c, dtype=np.float64))
+             for res in results for c in [res["topic_counts"][0]]]
+
+    def join(span):
+        for words, counts in parts:
+            if words is None:
+                first[span] += counts[span]
+            else:
+                a, b = np.searchsorted(words, (span.start, span.stop))
+                add(first, words[a:b], counts[a:b])
+
+    # two ranges whatever n_jobs is (the sums do not depend on them); a small join
+    # (one chunk of a default minibatch) stays on the calling thread, where it
+    # costs less than starting two threads
+    entries = sum(c.size for _, c in parts)
+    map_threads(join, even_chunks(n_features, 2),
+                n_jobs=n_jobs if entries >= JOIN_SPLIT_ENTRIES else 1)
+    return first
 
 
 def words_loglik(X, phi, theta):

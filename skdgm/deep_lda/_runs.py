@@ -30,11 +30,13 @@ class LocalRuns:
                     chunk_docs=CHUNK_DOCS)
 
     def _local(self, X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics,
-               thetas=None, keep_theta=True):
-        """Upward-downward sampling of every document, in fixed chunks through run_chains."""
+               thetas=None, keep_theta=True, side=None):
+        """Upward-downward sampling of every document, in fixed chunks through run_chains
+        (``side``: the global step's normals, drawn beside them, see ``run_local``)."""
         return _train.run_local(X, seed_seq, phis, r, n_burn=n_burn, n_collect=n_collect,
                                 collect_topics=collect_topics, n_jobs=self.n_jobs,
-                                thetas=thetas, keep_theta=keep_theta, **self._local_priors())
+                                thetas=thetas, keep_theta=keep_theta, side=side,
+                                **self._local_priors())
 
     def _impute(self, X, missing, seed_seq, n_sweeps):
         """``X`` filled with ``impute``'s estimates: one task per chunk for every sweep
@@ -44,7 +46,8 @@ class LocalRuns:
                                    **self._local_priors())
 
     def _merge(self, results, stack_theta=True):
-        return merge_chunks(results, self.n_features_in_, stack_theta=stack_theta)
+        return merge_chunks(results, self.n_features_in_, stack_theta=stack_theta,
+                            n_jobs=self.n_jobs)
 
     def _over_samples(self, X, seed_seq, samples, *, n_burn, n_collect, what):
         """Each chunk's chain carried over the kept global samples, one task per chunk."""

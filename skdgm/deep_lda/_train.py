@@ -26,8 +26,8 @@ from .._core.chains import even_chunks, run_chains
 from .._core.random import as_generator, seed_for
 from . import _global
 from ._generate import merge_histograms, merge_lengths
-from ._local import (MAX_TOTAL_COUNT, RowSlice, local_task, merge_chunks, round_counts,
-                     samples_task)
+from ._local import (MAX_TOTAL_COUNT, RowSlice, StandardNormals, local_task, merge_chunks,
+                     round_counts, samples_task)
 
 #: How the count-limit messages name ``MAX_TOTAL_COUNT``.
 COUNT_LIMIT = "2**63 - 1, the largest int64, the type its samplers count in"
@@ -102,7 +102,7 @@ def chunk_costs(X, chunks, Ks, n_sweeps):
 
 
 def run_local(X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics, a0, b0, e0, f0,
-              link, chunk_docs, n_jobs=None, thetas=None, keep_theta=True):
+              link, chunk_docs, n_jobs=None, thetas=None, keep_theta=True, side=None):
     """Upward-downward sampling of every document of ``X`` (Alg. 1's local step).
 
     The documents are cut into chunks of about ``chunk_docs`` (a layout that
@@ -133,6 +133,10 @@ def run_local(X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics, a0, b0
     keep_theta : bool, default=True
         Return each chunk's final ``theta`` (``False`` for a training update,
         whose chains end with the minibatch).
+    side : skdgm.deep_lda._local.StandardNormals, optional
+        The global step's normals, drawn as one more task beside the chunks (no
+        child of ``seed_seq``: the chunks' streams are unchanged) and handed to
+        ``side.receive``.
 
     Returns
     -------
@@ -144,12 +148,18 @@ def run_local(X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics, a0, b0
     tasks = parts if thetas is None else list(zip(parts, thetas))
     seeds = seed_seq.spawn(len(tasks))
     Ks = [p.shape[1] for p in phis]
-    return run_chains(
-        local_task, tasks, seeds=seeds, n_jobs=n_jobs, prefer=TRAIN_PREFER,
-        cost=chunk_costs(X, chunks, Ks, n_burn + n_collect),
+    cost = chunk_costs(X, chunks, Ks, n_burn + n_collect)
+    if side is not None:
+        # no stream of its own (it draws from the global generator): a spare seed
+        tasks, seeds, cost = tasks + [side], seeds + [seeds[-1]], cost + [side.cost]
+    results = run_chains(
+        local_task, tasks, seeds=seeds, n_jobs=n_jobs, prefer=TRAIN_PREFER, cost=cost,
         **local_kwargs(phis, r, n_burn=n_burn, n_collect=n_collect,
                        collect_topics=collect_topics, keep_theta=keep_theta,
                        a0=a0, b0=b0, e0=e0, f0=f0, link=link))
+    if side is not None:
+        side.receive(results.pop())
+    return results
 
 
 def chunk_layout(n_docs, chunk_docs):
@@ -407,7 +417,11 @@ def global_update(X, total, phis, r, sg_state, gibbs_state, *, sampler, eps, eta
     rng : numpy.random.Generator
         The global step's noise.
     local_stats : callable
-        ``local_stats(X, phis, r)``: the minibatch's merged local statistics.
+        ``local_stats(X, phis, r, side=side)``: the minibatch's merged local
+        statistics; ``side``, a :class:`~._local.StandardNormals`, asks for the
+        global step's normals to be drawn beside the local step (a local step
+        that cannot leaves ``side.noise`` at ``None``, and the global step draws
+        them itself: the same numbers).
     gibbs_step : callable
         ``gibbs_step(X, phis, r)``: one batch Gibbs sweep (``sampler="gibbs"``),
         returning ``(phis, r, gibbs_state, loglik, n_words)``.
@@ -426,10 +440,11 @@ def global_update(X, total, phis, r, sg_state, gibbs_state, *, sampler, eps, eta
         new_phis, new_r, gibbs_state, ll, nw = gibbs_step(X, phis, r)
         sg_state, rates = dict(sg_state, t=sg_state["t"] + 1), []
     else:
-        stats = local_stats(X, phis, r)
+        side = StandardNormals(rng, _global.noise_size(phis, r))
+        stats = local_stats(X, phis, r, side=side)
         new_phis, new_r, sg_state, rates = _global.sg_update(
             phis, r, sg_state, stats, sampler=sampler, eps=eps, rho=rho,
-            etas=etas, gamma0=gamma0, c0=c0, rng=rng)
+            etas=etas, gamma0=gamma0, c0=c0, rng=rng, noise=side.noise)
         ll, nw = stats["loglik"], stats["n_words"]
     check_finite_params({"topics": new_phis, "r": new_r, "expanded mean":
                          sg_state["phihat"]}, "DeepLDA.partial_fit")
