@@ -18,10 +18,11 @@ from .._core.random import RANDOM_STATE_CONSTRAINT
 from .._core.stopping import BurnInStop, update_budget
 from ._train import INFERENCE
 
-__all__ = ["AUTO_BURN_ROW_VISITS", "AUTO_CAP_FACTOR", "AUTO_STREAMING_UPDATES", "AutoStopping", "AUTO_PATIENCE", "AUTO_TOL", "PAPER_PRESETS",
-           "PLATEAU_INFERENCE", "auto_plateau_plan", "auto_width_for_inference", "resolve_burn_in",
-           "resolve_n_components", "resolve_n_iter",
-           "resolve_run_length", "resolve_sizes", "steps_per_pass", "PARAMETER_CONSTRAINTS"]
+__all__ = ["AUTO_BURN_ROW_VISITS", "AUTO_CAP_FACTOR", "AUTO_STREAMING_UPDATES", "AutoStopping",
+           "AUTO_PATIENCE", "AUTO_TOL", "PAPER_PRESETS", "PLATEAU_INFERENCE",
+           "auto_plateau_plan", "auto_width_for_inference", "resolve_burn_in",
+           "resolve_n_components", "resolve_n_iter", "resolve_run_length", "resolve_sizes",
+           "steps_per_pass", "PARAMETER_CONSTRAINTS"]
 
 #: Below this many training rows the automatic width is the enumerable one.
 SMALL_N = 5000
