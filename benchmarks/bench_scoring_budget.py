@@ -28,6 +28,9 @@ rows differ by several nats), and the share of rows with
   :func:`skdgm.sbn._evaluate.log_marginal_warm_ais`) by allocation, beside the
   default's averaged ``q`` on the same rows and seeds (issue 25, fifth session).
   Results: ``benchmarks/results/scoring_budget_mixture.txt``.
+* ``--only broader``: ``"warm_ais"`` from a broader averaged ``q`` (``q_power``,
+  ``q_floor``) beside the default, same rows and seeds (issue 25, fifth session).
+  Results: ``benchmarks/results/scoring_budget_broader.txt``.
 * The reported error of ``"warm_ais"`` at its defaults on 4 seeds: the delta
   method alone, the log-normal error ``sqrt(expm1(s^2) / R)`` (at most ``s``, the
   s.d. of the runs' log weights) and the larger of
@@ -155,6 +158,23 @@ def mixture_grid(params, X):
     settings_lines(params, X, base, grid)
 
 
+def broader_grid(params, X):
+    """A broader averaged ``q`` (``q_power``: logits scaled; ``q_floor``: every
+    probability kept that far from 0 and 1) beside the default, same rows and seeds."""
+    from skdgm.sbn import _evaluate
+
+    base = {**_evaluate.WARM_AIS, "n_runs": _evaluate.warm_ais_runs(params)}
+    grid = [("default", {}),
+            ("power 0.85", dict(q_power=0.85)),
+            ("power 0.7", dict(q_power=0.7)),
+            ("power 0.5", dict(q_power=0.5)),
+            ("floor 0.01", dict(q_floor=0.01)),
+            ("floor 0.03", dict(q_floor=0.03)),
+            ("floor 0.1", dict(q_floor=0.1)),
+            ("power 0.85 + floor 0.01", dict(q_power=0.85, q_floor=0.01))]
+    settings_lines(params, X, base, grid)
+
+
 def settings_lines(params, X, base, grid):
     """One line per ``(label, change)``: ``"warm_ais"`` at ``base`` updated by it, two seeds."""
     from skdgm.sbn import _evaluate
@@ -218,7 +238,7 @@ def main():
                          "*.joblib files are not committed)")
     ap.add_argument("--rows", type=int, default=256, help="test images per line")
     ap.add_argument("--only", nargs="*",
-                    choices=["stratified", "warm", "calibration", "mixture"],
+                    choices=["stratified", "warm", "calibration", "mixture", "broader"],
                     default=["stratified", "warm", "calibration"])
     _common.add_data_home_arg(ap)
     args = ap.parse_args()
@@ -251,6 +271,10 @@ def main():
         print("# 784-200 online VB, 1 epoch of 10,000 rows: 'warm_ais' from a mixture "
               "proposal", flush=True)
         mixture_grid(est.params_, X)
+    if "broader" in args.only:
+        print("# 784-200 online VB, 1 epoch of 10,000 rows: 'warm_ais' from a broader q",
+              flush=True)
+        broader_grid(est.params_, X)
     if "calibration" in args.only:
         print("# 784-200: the reported error of 'warm_ais' at its defaults", flush=True)
         warm_error_calibration(est.params_, X)

@@ -81,13 +81,17 @@ def test_warm_ais_std_err_reads_the_tail_a_few_runs_miss():
     delta = importance_std_err(log_w)
     assert _evaluate._warm_std_err(log_w, delta)[0] > delta[0]
 
-@pytest.mark.parametrize("sizes, n_runs", [((10,), 1), ((6, 5), 1), ((10,), 4)])
-def test_mixture_warm_ais_unbiased_for_p_against_enumeration(sizes, n_runs):
-    """``proposal="mixture"``: the mean over 200 seeds of ``p_hat / p`` is 1 within 4
-    standard errors per row; 4 runs over 3 components check the spread start."""
+@pytest.mark.parametrize("sizes, n_runs, variant", [
+    ((10,), 1, dict(proposal="mixture")), ((6, 5), 1, dict(proposal="mixture")),
+    ((10,), 4, dict(proposal="mixture")),
+    ((10,), 1, dict(q_power=0.5)), ((6, 5), 1, dict(q_floor=0.1, q_power=0.8))])
+def test_warm_ais_variants_unbiased_for_p_against_enumeration(sizes, n_runs, variant):
+    """``proposal="mixture"`` and a broadened ``q``: the mean over 200 seeds of
+    ``p_hat / p`` is 1 within 4 standard errors per row; 4 runs over 3 components
+    check the mixture's spread start."""
     params, X = _model_and_rows(sizes, 4, seed=1)
     exact = _model.log_marginal_exact(params, X)
-    settings = dict(WARM, n_runs=n_runs, proposal="mixture")
+    settings = dict(WARM, n_runs=n_runs, **variant)
     est = np.array([_evaluate.log_marginal_warm_ais(params, X, np.random.SeedSequence(s),
                                                     **settings)[0] for s in range(200)])
     ratio = np.exp(est - exact)
@@ -150,6 +154,14 @@ def test_mixture_proposal_keeps_one_q_per_chain():
         assert a.shape == (3,) + b.shape
         np.testing.assert_allclose(np.mean(1 / (1 + np.exp(-a)), axis=0), 1 / (1 + np.exp(-b)),
                                    rtol=1e-9, atol=1e-12)
+    # power scales the logits; floor bounds the probabilities
+    half = _evaluate.fit_proposal(params, X, np.random.default_rng(0), n_burn=1, n_fit=3,
+                                  n_chains=3, power=0.5)
+    for a, b in zip(half, avg):
+        np.testing.assert_allclose(a, 0.5 * b)
+    wide = _evaluate.fit_proposal(params, X, np.random.default_rng(0), n_burn=1, n_fit=3,
+                                  n_chains=3, floor=0.2)
+    assert all(np.abs(a).max() <= np.log(4) + 1e-12 for a in wide)
     with pytest.raises(ValueError, match="proposal must be"):
         _evaluate.log_marginal_warm_ais(params, X, np.random.SeedSequence(0), n_runs=2,
                                         proposal="best", **WARM)

@@ -148,7 +148,8 @@ def warm_ais_runs(params):
     per_run = WARM_AIS["n_betas"] * units
     return int(np.clip(round(WARM_AIS_UNIT_SWEEPS / per_run), 3, 16))
 
-def fit_proposal(params, X, rng, *, n_burn, n_fit, n_chains=1, per_chain=False):
+def fit_proposal(params, X, rng, *, n_burn, n_fit, n_chains=1, per_chain=False,
+                 floor=_MIN_PROB, power=1.0):
     """Per-row factorised Bernoulli ``q(h | x)`` from a short Gibbs chain at ``beta = 1``.
 
     ``n_chains`` chains per row start from the prior, discard ``n_burn`` exact
@@ -163,6 +164,9 @@ def fit_proposal(params, X, rng, *, n_burn, n_fit, n_chains=1, per_chain=False):
 
     With ``per_chain`` every chain's average is kept apart: one ``q_c`` per chain,
     the components of the mixture proposal of :func:`log_marginal_warm_ais`.
+    ``floor`` (default 1e-6) bounds every probability inside ``[floor, 1 - floor]``,
+    and ``power`` scales the logits (``q^power``, renormalised): both broaden ``q``
+    towards a half, for a proposal that a few sweeps made too sure of itself.
 
     Returns
     -------
@@ -175,9 +179,9 @@ def fit_proposal(params, X, rng, *, n_burn, n_fit, n_chains=1, per_chain=False):
         layers, probs = gibbs_sweep_fast(params, layers, rng, return_probs=True)
         if i >= n_burn:
             sums = [s + (p if per_chain else p.sum(axis=0)) for s, p in zip(sums, probs)]
-    mu = [np.clip(s / (n_fit * (1 if per_chain else n_chains)), _MIN_PROB, 1.0 - _MIN_PROB)
+    mu = [np.clip(s / (n_fit * (1 if per_chain else n_chains)), floor, 1.0 - floor)
           for s in sums]
-    return [np.log(m) - np.log1p(-m) for m in mu]
+    return [power * (np.log(m) - np.log1p(-m)) for m in mu]
 
 
 def _bernoulli_log_prob(logits, state):
@@ -268,7 +272,8 @@ def mixture_sample_base(n_runs, rng, *, logits):
 
 
 def log_marginal_warm_ais(params, X, seed, *, n_burn, n_fit, n_betas, n_runs, n_chains=1,
-                          n_jobs=None, beta_kind="linear", proposal="average"):
+                          n_jobs=None, beta_kind="linear", proposal="average",
+                          q_floor=_MIN_PROB, q_power=1.0):
     """``log p(x)`` per row by AIS from a per-row proposal ``q(h | x)`` (and its standard error).
 
     :func:`fit_proposal` fits ``q`` with its own stream; then, per row, ``n_runs`` AIS
@@ -286,7 +291,9 @@ def log_marginal_warm_ais(params, X, seed, *, n_burn, n_fit, n_betas, n_runs, n_
     ``proposal="average"`` fits one ``q`` from all the chains; ``"mixture"`` keeps
     one ``q_c`` per chain (chains may sit in different modes, which one factorised
     ``q`` can only smear) and anneals from their mixture, on the pairs ``(h, c)``
-    (:func:`mixture_transition`): still unbiased for ``p(x)``.
+    (:func:`mixture_transition`): still unbiased for ``p(x)``. ``q_floor`` and
+    ``q_power`` broaden ``q`` (:func:`fit_proposal`); any of them keeps the
+    estimate unbiased, as ``q`` keeps full support.
 
     Returns
     -------
@@ -297,7 +304,8 @@ def log_marginal_warm_ais(params, X, seed, *, n_burn, n_fit, n_betas, n_runs, n_
     X = np.asarray(X, dtype=float)
     mixture = proposal == "mixture"
     logits = fit_proposal(params, X, as_generator(seed_for(seed, _PROPOSAL_PURPOSE)),
-                          n_burn=n_burn, n_fit=n_fit, n_chains=n_chains, per_chain=mixture)
+                          n_burn=n_burn, n_fit=n_fit, n_chains=n_chains, per_chain=mixture,
+                          floor=q_floor, power=q_power)
     density, transition, base = ((mixture_log_density, mixture_transition,
                                   mixture_sample_base) if mixture else
                                  (warm_log_density, warm_transition, warm_sample_base))
