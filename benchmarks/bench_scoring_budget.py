@@ -27,10 +27,10 @@ rows differ by several nats), and the share of rows with
   proposal chain, annealed on the pairs ``(h, c)``; ``proposal="mixture"`` of
   :func:`skdgm.sbn._evaluate.log_marginal_warm_ais`) by allocation, beside the
   default's averaged ``q`` on the same rows and seeds (issue 25, fifth session).
-  Results: ``benchmarks/results/scoring_budget_mixture.txt``.
+  Results (with ``broader``, ``--rows 512``): ``benchmarks/results/scoring_budget_proposal.txt``.
 * ``--only broader``: ``"warm_ais"`` from a broader averaged ``q`` (``q_power``,
   ``q_floor``) beside the default, same rows and seeds (issue 25, fifth session).
-  Results: ``benchmarks/results/scoring_budget_broader.txt``.
+  Results: ``benchmarks/results/scoring_budget_proposal.txt``.
 * The reported error of ``"warm_ais"`` at its defaults on 4 seeds: the delta
   method alone, the log-normal error ``sqrt(expm1(s^2) / R)`` (at most ``s``, the
   s.d. of the runs' log weights) and the larger of
