@@ -23,6 +23,14 @@ rows differ by several nats), and the share of rows with
   and the median share of ``p_hat`` the visited states hold.
 * ``method="warm_ais"`` on the 784-200 model, by allocation: chains fitting the
   proposal, AIS runs, temperatures, schedule.
+* ``--only mixture``: ``"warm_ais"`` from a mixture proposal (one ``q_c`` per
+  proposal chain, annealed on the pairs ``(h, c)``; ``proposal="mixture"`` of
+  :func:`skdgm.sbn._evaluate.log_marginal_warm_ais`) by allocation, beside the
+  default's averaged ``q`` on the same rows and seeds (issue 25, fifth session).
+  Results (with ``broader``, ``--rows 512``): ``benchmarks/results/scoring_budget_proposal.txt``.
+* ``--only broader``: ``"warm_ais"`` from a broader averaged ``q`` (``q_power``,
+  ``q_floor``) beside the default, same rows and seeds (issue 25, fifth session).
+  Results: ``benchmarks/results/scoring_budget_proposal.txt``.
 * The reported error of ``"warm_ais"`` at its defaults on 4 seeds: the delta
   method alone, the log-normal error ``sqrt(expm1(s^2) / R)`` (at most ``s``, the
   s.d. of the runs' log weights) and the larger of
@@ -128,6 +136,50 @@ def warm_grid(params, X):
             ("2 proposal chains, 4 x 24", dict(n_chains=2, n_betas=24)),
             ("1 proposal chain, 4 x 24", dict(n_chains=1, n_fit=4, n_betas=24)),
             ("sigmoid schedule", dict(beta_kind="sigmoid"))]
+    settings_lines(params, X, base, grid)
+
+
+def mixture_grid(params, X):
+    """``proposal="mixture"`` (one ``q_c`` per proposal chain, AIS on the pairs
+    ``(h, c)``) beside the default's averaged ``q``, same rows and seeds."""
+    from skdgm.sbn import _evaluate
+
+    base = {**_evaluate.WARM_AIS, "n_runs": _evaluate.warm_ais_runs(params)}
+    mix = dict(proposal="mixture")
+    grid = [("default (averaged q)", {}),
+            ("mixture, 3 chains", mix),
+            ("mixture, 4 chains", dict(mix, n_chains=4)),
+            ("mixture, 4 chains, 4 fit", dict(mix, n_chains=4, n_fit=4)),
+            ("mixture, 6 chains, 2+3", dict(mix, n_chains=6, n_fit=3)),
+            ("mixture, 4 chains, 4 x 16", dict(mix, n_chains=4, n_betas=16)),
+            ("mixture, 4 chains, 3 x 24", dict(mix, n_chains=4, n_runs=3, n_betas=24)),
+            ("mixture, 4 chains, 8 x 10", dict(mix, n_chains=4, n_runs=8, n_betas=10)),
+            ("default, 6 chains 2+3", dict(n_chains=6, n_fit=3))]
+    settings_lines(params, X, base, grid)
+
+
+def broader_grid(params, X):
+    """A broader averaged ``q`` (``q_power``: logits scaled; ``q_floor``: every
+    probability kept that far from 0 and 1) beside the default, same rows and seeds."""
+    from skdgm.sbn import _evaluate
+
+    base = {**_evaluate.WARM_AIS, "n_runs": _evaluate.warm_ais_runs(params)}
+    grid = [("default", {}),
+            ("power 0.85", dict(q_power=0.85)),
+            ("power 0.7", dict(q_power=0.7)),
+            ("power 0.5", dict(q_power=0.5)),
+            ("floor 0.01", dict(q_floor=0.01)),
+            ("floor 0.03", dict(q_floor=0.03)),
+            ("floor 0.1", dict(q_floor=0.1)),
+            ("power 0.85 + floor 0.01", dict(q_power=0.85, q_floor=0.01))]
+    settings_lines(params, X, base, grid)
+
+
+def settings_lines(params, X, base, grid):
+    """One line per ``(label, change)``: ``"warm_ais"`` at ``base`` updated by it, two seeds."""
+    from skdgm.sbn import _evaluate
+    from skdgm.sbn._evaluate import call_seed
+
     for label, change in grid:
         settings = {**base, **change}
         (a, se_a), cpu = _common.cpu_timed(_evaluate.log_marginal_warm_ais, params, X,
@@ -136,6 +188,8 @@ def warm_grid(params, X):
         sd, cover = seed_spread(a, b, se_a, se_b)
         desc = (f"q from {settings['n_chains']} chains, {settings['n_runs']} x "
                 f"{settings['n_betas']}")
+        if settings.get("proposal") == "mixture":
+            desc = desc.replace("q from", "mix of")
         print(f"  {label:26s} {desc:24s} {1000 * cpu / len(X):6.2f} CPU-ms/row  mean "
               f"{a.mean():9.3f} {b.mean():9.3f}  s.e. median {np.median(se_a):.3f}  seed s.d. "
               f"{sd:.3f}  covered {cover:.0%}", flush=True)
@@ -183,7 +237,8 @@ def main():
                     help="where the fitted models are cached (default results/, whose "
                          "*.joblib files are not committed)")
     ap.add_argument("--rows", type=int, default=256, help="test images per line")
-    ap.add_argument("--only", nargs="*", choices=["stratified", "warm", "calibration"],
+    ap.add_argument("--only", nargs="*",
+                    choices=["stratified", "warm", "calibration", "mixture", "broader"],
                     default=["stratified", "warm", "calibration"])
     _common.add_data_home_arg(ap)
     args = ap.parse_args()
@@ -212,6 +267,14 @@ def main():
     if "warm" in args.only:
         print("# 784-200 online VB, 1 epoch of 10,000 rows: method='warm_ais'", flush=True)
         warm_grid(est.params_, X)
+    if "mixture" in args.only:
+        print("# 784-200 online VB, 1 epoch of 10,000 rows: 'warm_ais' from a mixture "
+              "proposal", flush=True)
+        mixture_grid(est.params_, X)
+    if "broader" in args.only:
+        print("# 784-200 online VB, 1 epoch of 10,000 rows: 'warm_ais' from a broader q",
+              flush=True)
+        broader_grid(est.params_, X)
     if "calibration" in args.only:
         print("# 784-200: the reported error of 'warm_ais' at its defaults", flush=True)
         warm_error_calibration(est.params_, X)

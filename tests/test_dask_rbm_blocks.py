@@ -353,8 +353,6 @@ def _scaled_plus_block(block, scale, b):
 def test_derived_rows_of_a_subset_are_those_of_its_whole_blocks(with_client, thread_cluster):
     # DBMCAST's pre-training on an early-stopped fit's training rows: the sampled
     # layer is derived from the whole blocks (one seed each) and the subset keeps its rows
-    from skdgm._core.blocks import derive_rows
-
     X = _binary()
     keep = np.flatnonzero(np.arange(320) % 3 != 1)
     extras = lambda parts: [float(b) for b, _ in parts]      # noqa: E731 - the block number
@@ -362,14 +360,36 @@ def test_derived_rows_of_a_subset_are_those_of_its_whole_blocks(with_client, thr
     client = distributed.Client(thread_cluster) if with_client else None
     try:
         blocks = float_blocks(DBMCAST(**DBM), _dask(X, 50), reset=True, binary=True)
-        whole = derive_rows(blocks, _scaled_plus_block, 2.0, extras, **kwargs)
+        whole = blocks.derive(_scaled_plus_block, 2.0, extras, **kwargs)
         expected = 2 * X + np.repeat(np.arange(7), 50)[:320, None]
         np.testing.assert_array_equal(whole[:].toarray(), expected)
-        sub = derive_rows(blocks.subset(keep), _scaled_plus_block, 2.0, extras, **kwargs)
+        sub = blocks.subset(keep).derive(_scaled_plus_block, 2.0, extras, **kwargs)
         assert sub.shape == (keep.size, 12)
         np.testing.assert_array_equal(sub[:].toarray(), expected[keep])
         np.testing.assert_allclose(sub.summaries[0]["col_sum"],
                                    expected[keep[keep < 50]].sum(axis=0))
+    finally:
+        if client is not None:
+            client.close()
+
+
+@pytest.mark.parametrize("with_client", [False, True])
+def test_whole_of_a_subset_is_the_array_it_was_taken_from(with_client, thread_cluster):
+    X = _binary()
+    keep = np.flatnonzero(np.arange(320) % 3 != 1)
+    client = distributed.Client(thread_cluster) if with_client else None
+    try:
+        blocks = float_blocks(DBMCAST(**DBM), _dask(X, 50), reset=True, binary=True)
+        assert blocks.whole() is blocks
+        sub = blocks.subset(keep)
+        for whole in (sub.whole(), sub.subset(np.arange(0, keep.size, 2)).whole()):
+            assert whole.shape == blocks.shape == (320, 12)
+            assert whole.nnz == blocks.nnz == np.count_nonzero(X)
+            for got, want in zip(whole.summaries, blocks.summaries, strict=True):
+                np.testing.assert_array_equal(got["col_sum"], want["col_sum"])
+            np.testing.assert_array_equal(whole[:].toarray(), X)
+        assert sub.shape == (keep.size, 12)         # the subset itself is left as it was
+        np.testing.assert_array_equal(sub[:].toarray(), X[keep])
     finally:
         if client is not None:
             client.close()

@@ -151,7 +151,9 @@ def test_dsghmc_auto_passes_level_off_in_updates(inference):
     assert resolve_n_iter(100_000, inference, batch_size=1000) == 27
     # an explicit n_iter keeps a burn-in that leaves samples to collect
     assert resolve_run_length(20, "auto", 100_000, inference=inference) == (20, 13_333)
-    assert resolve_run_length(20, 5, 100_000, inference=inference) == (20, 5_000)
+    # an int burn_in is minibatch steps, in fit as in partial_fit (not passes)
+    assert resolve_run_length(20, 5, 100_000, inference=inference) == (20, 5)
+    assert resolve_run_length(20, 5, 100_000, inference=inference, fit=False) == (20, 5)
 
 
 def test_dsghmc_auto_fit_stops_after_its_update_budget(capsys):
@@ -186,9 +188,17 @@ def test_dsghmc_fit_of_one_pass_keeps_its_samples_thinned_in_steps():
     assert len(kept) == 5 and all(
         not np.array_equal(a.weights[0], b.weights[0]) for a, b in zip(kept, kept[1:]))
     assert np.array_equal(kept[-1].weights[0], est._engine.params.weights[0])
-    # an int burn_in of fit counts passes (here 0): every step after it is a candidate
-    est0 = BayesianSBN(n_components=3, inference="dsghmc_gibbs", n_iter=1, batch_size=2,
-                       burn_in=0, prior="normal", n_sghmc_steps=1, n_hidden_samples=2,
-                       gibbs_sweeps=1, n_posterior_samples=5, pretrain=False,
-                       random_state=0).fit(X)
+    # an int burn_in of fit counts minibatch steps: 0, then 7 (it counted passes, so
+    # 7 passes of 45 steps burned in past the end of the run and kept nothing)
+    kw = dict(n_components=3, inference="dsghmc_gibbs", n_iter=1, batch_size=2,
+              prior="normal", n_sghmc_steps=1, n_hidden_samples=2, gibbs_sweeps=1,
+              n_posterior_samples=5, pretrain=False, random_state=0)
+    est0 = BayesianSBN(burn_in=0, **kw).fit(X)
     assert est0.burn_in_ == 0 and est0._engine.kept_steps == [9, 18, 27, 36, 45]
+    est7 = BayesianSBN(burn_in=7, **kw).fit(X)
+    assert est7.burn_in_ == 7 and est7._engine.kept_steps == [14, 21, 28, 35, 42]
+    # the burn-in's steps are those of a 7-step partial_fit stream of the same rows
+    stream = BayesianSBN(burn_in=7, **kw)
+    for i in range(7):
+        stream.partial_fit(X[2 * i:2 * i + 2])
+    assert stream.burn_in_ == 7 and stream._engine._n_steps == 7

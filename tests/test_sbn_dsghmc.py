@@ -377,7 +377,8 @@ def test_estimator_defaults_to_the_papers_student_t_prior():
 @pytest.mark.parametrize("inference", ["dsghmc_gibbs", "dsghmc_nais"])
 def test_fit_improves_likelihood_and_is_reproducible(inference):
     X, truth = _planted(300)
-    kw = dict(n_components=(6,), inference=inference, n_iter=6, burn_in=3,
+    # burn_in counts minibatch steps: 3 passes of 300 / 50
+    kw = dict(n_components=(6,), inference=inference, n_iter=6, burn_in=18,
               n_posterior_samples=3, batch_size=50, random_state=0, learning_rate=0.02)
     est = BayesianSBN(**kw).fit(X)
     init = init_params(16, (6,), np.random.default_rng(0))
@@ -393,7 +394,7 @@ def test_fit_improves_likelihood_and_is_reproducible(inference):
 
 def test_ais_and_importance_sampling_agree_on_a_trained_model():
     X, _ = _planted(300, seed=1)
-    est = BayesianSBN((6,), inference="dsghmc_nais", n_iter=8, burn_in=4,
+    est = BayesianSBN((6,), inference="dsghmc_nais", n_iter=8, burn_in=24,  # 4 passes
                       n_posterior_samples=4, batch_size=50, learning_rate=0.02,
                       n_is_samples=2000, n_ais_betas=100, n_ais_runs=10,
                       random_state=0).fit(X)
@@ -479,7 +480,7 @@ def test_divergence_raises_and_keeps_finite_parameters():
 
 def test_sgnht_option_trains():
     X, _ = _planted(200)
-    est = BayesianSBN((6,), inference="dsghmc_nais", sgmcmc="sgnht", n_iter=4, burn_in=2,
+    est = BayesianSBN((6,), inference="dsghmc_nais", sgmcmc="sgnht", n_iter=4, burn_in=8,
                       n_posterior_samples=2, batch_size=50, learning_rate=0.02,
                       random_state=0).fit(X)
     init = init_params(16, (6,), np.random.default_rng(0))
@@ -517,7 +518,7 @@ def test_pipeline_with_classifier_on_digits():
     X, y = load_digits(return_X_y=True)
     X = (X > 7).astype(float)
     pipe = make_pipeline(
-        BayesianSBN((20,), inference="dsghmc_nais", n_iter=4, burn_in=1,
+        BayesianSBN((20,), inference="dsghmc_nais", n_iter=4, burn_in=12,  # one pass
                     n_posterior_samples=2, learning_rate=0.02, random_state=0),
         LogisticRegression(max_iter=500))
     pipe.fit(X[:1200], y[:1200])

@@ -81,6 +81,92 @@ def test_warm_ais_std_err_reads_the_tail_a_few_runs_miss():
     delta = importance_std_err(log_w)
     assert _evaluate._warm_std_err(log_w, delta)[0] > delta[0]
 
+@pytest.mark.parametrize("sizes, n_runs, variant", [
+    ((10,), 1, dict(proposal="mixture")), ((6, 5), 1, dict(proposal="mixture")),
+    ((10,), 4, dict(proposal="mixture")),
+    ((10,), 1, dict(q_power=0.5)), ((6, 5), 1, dict(q_floor=0.1, q_power=0.8))])
+def test_warm_ais_variants_unbiased_for_p_against_enumeration(sizes, n_runs, variant):
+    """``proposal="mixture"`` and a broadened ``q``: the mean over 200 seeds of
+    ``p_hat / p`` is 1 within 4 standard errors per row; 4 runs over 3 components
+    check the mixture's spread start."""
+    params, X = _model_and_rows(sizes, 4, seed=1)
+    exact = _model.log_marginal_exact(params, X)
+    settings = dict(WARM, n_runs=n_runs, **variant)
+    est = np.array([_evaluate.log_marginal_warm_ais(params, X, np.random.SeedSequence(s),
+                                                    **settings)[0] for s in range(200)])
+    ratio = np.exp(est - exact)
+    mean, se = ratio.mean(0), ratio.std(0) / np.sqrt(len(ratio))
+    assert np.all(np.abs(mean - 1.0) < 4 * se + 1e-3), (mean, se)
+
+
+def test_mixture_start_draws_from_the_mixture():
+    """Every run's start is a draw from ``(1/C) sum_c q_c`` (the path's ``f_0``): its
+    component uniform whatever its position among the row's runs (4 runs, 3
+    components: without the random offset run 0 would always start in the first),
+    and ``h`` given it from ``q_c``; a row's runs take consecutive components."""
+    C, n, K, n_runs, reps = 3, 2, 4, 4, 3000
+    logits = [np.random.default_rng(7).normal(0.0, 2.0, (C, n, K))]
+    rng = np.random.default_rng(8)
+    draws = [_evaluate.mixture_sample_base(n_runs, rng, logits=logits) for _ in range(reps)]
+    h = np.stack([d[0] for d in draws])                     # (reps, R, n, K)
+    c = np.stack([d[1] for d in draws])                     # (reps, R, n)
+    np.testing.assert_array_equal((c[:, 1:] - c[:, :-1]) % C, 1)
+    for k in range(C):
+        share = (c == k).mean(0)                            # (R, n)
+        assert np.all(np.abs(share - 1 / C) < 4 * np.sqrt(2 / 9 / reps)), share
+        for row in range(n):
+            pick = h[:, :, row][c[:, :, row] == k]
+            p = 1 / (1 + np.exp(-logits[0][k, row]))
+            assert np.all(np.abs(pick.mean(0) - p) < 4 * np.sqrt(0.25 / len(pick)))
+
+
+def test_mixture_transition_leaves_the_pair_density_invariant():
+    """Exact: the law ``f_beta(h, c)`` of every pair, pushed through one
+    :func:`mixture_transition` estimated by many draws from each pair, is unchanged
+    (a biased ``c`` step, e.g. at the wrong temperature, moves it by far more)."""
+    params, X = _model_and_rows((3,), 1, seed=3, n_features=6)
+    rng = np.random.default_rng(4)
+    logits = [rng.normal(0.0, 1.5, (2, 1, 3))]                  # C = 2 components
+    beta = 0.4
+    states = binary_states(3).astype(float)                       # (8, 3)
+    pairs = [(h, c) for c in range(2) for h in states]
+    h = np.array([p[0] for p in pairs])[:, None, :]               # (16, 1, 3)
+    c = np.array([[p[1]] for p in pairs])                         # (16, 1)
+    f = _evaluate.mixture_log_density([h, c], beta, params=params, X=X, logits=logits)[:, 0]
+    law = np.exp(f - logsumexp(f))
+    reps = 4000
+    hh, cc = _evaluate.mixture_transition([np.repeat(h, reps, 0), np.repeat(c, reps, 0)],
+                                          beta, rng, params=params, X=X, logits=logits)
+    index = (cc[:, 0] * 8 + (hh[:, 0] @ (4, 2, 1))).astype(int)
+    moved = np.bincount(index, weights=np.repeat(law, reps), minlength=16) / reps
+    # each pair's 4,000 moves: binomial error of a share below 0.5 / sqrt(4000)
+    assert np.abs(moved - law).max() < 4 * 0.5 / np.sqrt(reps), (moved, law)
+
+
+def test_mixture_proposal_keeps_one_q_per_chain():
+    params, X = _model_and_rows((6, 5), 7, seed=2)
+    per = _evaluate.fit_proposal(params, X, np.random.default_rng(0), n_burn=1, n_fit=3,
+                                 n_chains=3, per_chain=True)
+    avg = _evaluate.fit_proposal(params, X, np.random.default_rng(0), n_burn=1, n_fit=3,
+                                 n_chains=3)
+    # the same chains: the per-chain probabilities average to the pooled ones
+    for a, b in zip(per, avg):
+        assert a.shape == (3,) + b.shape
+        np.testing.assert_allclose(np.mean(1 / (1 + np.exp(-a)), axis=0), 1 / (1 + np.exp(-b)),
+                                   rtol=1e-9, atol=1e-12)
+    # power scales the logits; floor bounds the probabilities
+    half = _evaluate.fit_proposal(params, X, np.random.default_rng(0), n_burn=1, n_fit=3,
+                                  n_chains=3, power=0.5)
+    for a, b in zip(half, avg):
+        np.testing.assert_allclose(a, 0.5 * b)
+    wide = _evaluate.fit_proposal(params, X, np.random.default_rng(0), n_burn=1, n_fit=3,
+                                  n_chains=3, floor=0.2)
+    assert all(np.abs(a).max() <= np.log(4) + 1e-12 for a in wide)
+    with pytest.raises(ValueError, match="proposal must be"):
+        _evaluate.log_marginal_warm_ais(params, X, np.random.SeedSequence(0), n_runs=2,
+                                        proposal="best", **WARM)
+
+
 @pytest.mark.parametrize("sizes", [(5,), (3, 3)])
 def test_tempered_sweep_leaves_path_density_invariant(sizes):
     """Exact: push the enumerated law ``f_beta`` through one sweep's transition matrix."""

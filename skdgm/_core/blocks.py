@@ -357,12 +357,21 @@ class RowBlocks:
         reaches the source, so a lost worker's are recomputed); without one a
         block's rows are mapped whenever they are read (the whole block each
         time: memory stays a block's). ``summarize`` as in the constructor.
+
+        Of a :meth:`subset` (the training rows of a fit that holds out a slice),
+        the subset's rows of its :meth:`whole` array's derived blocks: the other
+        rows are mapped too (a block maps as one, from its ``extra``) but no later
+        task reads them, and ``extras`` gives every whole block its argument, so
+        the result depends on the blocks and the subset, not on the workers.
         """
+        if self._rows is not None:
+            # a subset shares its parent's blocks, which map as one (one extra each):
+            # the whole blocks' results, of which the subset keeps its rows
+            return self.whole().derive(func, shared, extras, n_features=n_features,
+                                       dtype=dtype, summarize=summarize).subset(self._rows)
         new = object.__new__(RowBlocks)
         new.shape = (self.shape[0], int(n_features))
         new.dtype = np.dtype(dtype)
-        if self._rows is not None:
-            raise ValueError("derive maps whole blocks: derive before taking a subset")
         new.offsets, new.client, new._prepare = self.offsets, self.client, _identity
         new._homes = getattr(self, "_homes", None)
         new._rows, new._summarize = None, summarize
@@ -513,14 +522,33 @@ class RowBlocks:
         if rows.size and (rows[0] < 0 or rows[-1] >= self.shape[0]
                           or np.any(np.diff(rows) <= 0)):
             raise ValueError("a subset's rows must be increasing row indices")
-        new = object.__new__(RowBlocks)
-        new.__dict__.update(self.__dict__)
-        new.shape = (int(rows.size), self.shape[1])
-        new._rows = rows if self._rows is None else self._rows[rows]
+        new = self._view(rows if self._rows is None else self._rows[rows], rows.size)
+        new._whole_summaries = (self._whole_summaries if self._rows is not None
+                                else (self.nnz, self.summaries))
         both = new.map_rows(_summary_of_rows, slice(None), self._summarize,
                             lambda parts: [None] * len(parts))
         new.nnz = sum(n for n, _ in both)
         new.summaries = [s for _, s in both]
+        return new
+
+    def whole(self):
+        """The whole array a :meth:`subset` was taken from (itself when not a subset).
+
+        The same blocks where they live (nothing is read, copied or recomputed),
+        with the whole array's shape, ``nnz`` and ``summaries``.
+        """
+        if self._rows is None:
+            return self
+        new = self._view(None, self.offsets[-1])
+        new.nnz, new.summaries = self._whole_summaries
+        return new
+
+    def _view(self, rows, n_rows):
+        """This object's blocks (shared, not copied) seen through ``rows`` of them
+        (``None``: all), ``n_rows`` long: the one constructor of subsets and wholes."""
+        new = object.__new__(RowBlocks)
+        new.__dict__.update(self.__dict__)
+        new.shape, new._rows = (int(n_rows), self.shape[1]), rows
         return new
 
     def __getitem__(self, rows):
@@ -804,21 +832,3 @@ def dask_method(est, method, X, args, kwargs):
         res.append((part[:, 0] if o.ndim == 1 else part).astype(o.dtype, copy=False))
         start += w
     return tuple(res) if isinstance(probe, tuple) else res[0]
-
-
-def derive_rows(blocks, func, shared, extras, **kwargs):
-    """:meth:`RowBlocks.derive` of any ``RowBlocks``, a :meth:`~RowBlocks.subset` too.
-
-    A subset (the training rows of a fit that holds out a slice) shares its parent's
-    blocks, so its derived data are the whole blocks' mapped where they live, of
-    which the subset keeps its own rows: the other rows' results are computed (a
-    block maps as one, from its seed) but no later task reads them. ``extras`` then
-    gives every whole block its argument, so the result depends on the blocks and
-    the subset, not on the workers.
-    """
-    if blocks._rows is None:
-        return blocks.derive(func, shared, extras, **kwargs)
-    whole = object.__new__(RowBlocks)
-    whole.__dict__.update(blocks.__dict__)
-    whole._rows, whole.shape = None, (int(blocks.offsets[-1]), blocks.shape[1])
-    return whole.derive(func, shared, extras, **kwargs).subset(blocks._rows)

@@ -17,7 +17,7 @@ import scipy.sparse as sp
 from scipy.special import expit
 
 from .._core.base import dense_rows
-from .._core.blocks import RowBlocks, add_parts, block_seeds, derive_rows, float_summary
+from .._core.blocks import RowBlocks, add_parts, block_seeds, float_summary
 from .._core.mcmc import bernoulli
 
 __all__ = ["cd1_minibatch", "cd1_sums", "recon_error_sum", "sample_up"]
@@ -77,8 +77,8 @@ def sample_up(data, W, bh, up, rng):
     rows of an early-stopped fit), its rows of its whole blocks'.
     """
     if isinstance(data, RowBlocks):
-        return derive_rows(data, _sample_block, (W, bh, up), block_seeds(rng),
-                             n_features=W.shape[1], dtype=W.dtype, summarize=float_summary)
+        return data.derive(_sample_block, (W, bh, up), block_seeds(rng),
+                           n_features=W.shape[1], dtype=W.dtype, summarize=float_summary)
     return bernoulli(expit(up * (data @ W) + bh), rng, dtype=W.dtype)
 
 

@@ -18,10 +18,11 @@ from .._core.random import RANDOM_STATE_CONSTRAINT
 from .._core.stopping import BurnInStop, update_budget
 from ._train import INFERENCE
 
-__all__ = ["AUTO_BURN_ROW_VISITS", "AUTO_CAP_FACTOR", "AUTO_STREAMING_UPDATES", "AutoStopping", "AUTO_PATIENCE", "AUTO_TOL", "PAPER_PRESETS",
-           "PLATEAU_INFERENCE", "auto_plateau_plan", "auto_width_for_inference", "resolve_burn_in",
-           "resolve_n_components", "resolve_n_iter",
-           "resolve_run_length", "resolve_sizes", "steps_per_pass", "PARAMETER_CONSTRAINTS"]
+__all__ = ["AUTO_BURN_ROW_VISITS", "AUTO_CAP_FACTOR", "AUTO_STREAMING_UPDATES", "AutoStopping",
+           "AUTO_PATIENCE", "AUTO_TOL", "PAPER_PRESETS", "PLATEAU_INFERENCE",
+           "auto_plateau_plan", "auto_width_for_inference", "resolve_burn_in",
+           "resolve_n_components", "resolve_n_iter", "resolve_run_length", "resolve_sizes",
+           "steps_per_pass", "PARAMETER_CONSTRAINTS"]
 
 #: Below this many training rows the automatic width is the enumerable one.
 SMALL_N = 5000
@@ -272,25 +273,26 @@ def resolve_run_length(n_iter, burn_in, n_samples, inference="gibbs", batch_size
     """``(n_iter, burn_in)`` with ``"auto"`` resolved for ``inference``.
 
     :func:`resolve_n_iter` (passes; the streaming inferences counting ``batch_size``
-    minibatches) and :func:`resolve_burn_in`. For the DSGHMC options the burn-in
-    returned counts minibatch steps: an int ``burn_in`` of ``fit`` counts passes of
-    :func:`steps_per_pass` steps (of ``partial_fit``, ``fit=False``, steps).
+    minibatches) and :func:`resolve_burn_in`. The burn-in is in the unit the
+    inference collects in: passes for batch Gibbs, minibatch steps for the DSGHMC
+    options, in ``fit`` and ``partial_fit`` alike, so an int ``burn_in`` is
+    returned as it is (``burn_in_`` reports the unit the engine counts).
 
     Examples
     --------
     >>> resolve_run_length("auto", "auto", 100_000, "dsghmc_nais")
     (3, 2000)
-    >>> resolve_run_length(4, 1, 1_000, "dsghmc_nais"), resolve_run_length(4, 1, 1_000)
-    ((4, 10), (4, 1))
+    >>> resolve_run_length(4, 15, 1_000, "dsghmc_nais"), resolve_run_length(4, 1, 1_000)
+    ((4, 15), (4, 1))
     """
     n_iter = (resolve_n_iter(n_samples, inference, batch_size) if n_iter == "auto"
               else int(n_iter))
+    if burn_in != "auto":
+        return n_iter, int(burn_in)
     steps = INFERENCE[inference].streaming and inference != "online_vb"
     per_pass = steps_per_pass(n_samples, batch_size) if steps and fit else 1
-    burn_in = (int(burn_in) * per_pass if burn_in != "auto" else
-               resolve_burn_in(n_iter, streaming_steps=steps, fit=fit,
-                               steps_per_pass=per_pass))
-    return n_iter, burn_in
+    return n_iter, resolve_burn_in(n_iter, streaming_steps=steps, fit=fit,
+                                   steps_per_pass=per_pass)
 
 
 # BayesianSBN's parameter constraints (scikit-learn's ``_parameter_constraints``),

@@ -109,17 +109,18 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
         ``ceil(n / batch_size)`` near-equal minibatches), and the rows a Gibbs
         iteration reads (densifies, for sparse input) at a time.
     burn_in : int or "auto", default="auto"
-        Passes of the final phase discarded before collecting samples (Gibbs and
-        DSGHMC's ``fit``; minibatch steps of DSGHMC's ``partial_fit``). ``"auto"``: until the plateau with
-        ``n_iter="auto"`` (see ``n_iter``), else 40 % of the resolved ``n_iter``.
-        The DSGHMC options count burn-in and collection in minibatch steps
-        (``burn_in_`` is in steps; ``fit`` turns an int into ``ceil(n / batch_size)``
-        steps a pass): ``"auto"`` is 40 passes' steps in ``fit``, at most two thirds
-        of the run's steps, after which ``fit`` keeps a sample every
+        What is discarded before collecting samples, in the unit the inference
+        collects in. Gibbs: passes of the final phase; ``"auto"``: until the
+        plateau with ``n_iter="auto"`` (see ``n_iter``), else 40 % of the resolved
+        ``n_iter``. The paper burns in 40 and collects 100 (Sec. 5):
+        ``n_iter=140, burn_in=40``. The DSGHMC options: minibatch steps, in ``fit``
+        and ``partial_fit`` alike (an epoch is ``ceil(n / batch_size)`` steps);
+        ``"auto"`` is 40 passes' steps in ``fit``, at most two thirds of the run's
+        steps, after which ``fit`` keeps a sample every
         ``(steps left) // n_posterior_samples`` steps (so even a one-pass run keeps
         ``n_posterior_samples``); 40 steps in ``partial_fit``, which keeps one
-        every 10 steps. The paper burns in 40 and collects 100 (Sec. 5):
-        ``n_iter=140, burn_in=40``.
+        every 10 steps. (An int in DSGHMC's ``fit`` used to count passes: see
+        the changelog.)
     n_posterior_samples : int, default=10
         Thinned parameter samples kept (Gibbs), or draws from ``q`` (VB).
         ``transform`` averages over them.

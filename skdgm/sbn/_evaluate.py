@@ -148,7 +148,8 @@ def warm_ais_runs(params):
     per_run = WARM_AIS["n_betas"] * units
     return int(np.clip(round(WARM_AIS_UNIT_SWEEPS / per_run), 3, 16))
 
-def fit_proposal(params, X, rng, *, n_burn, n_fit, n_chains=1):
+def fit_proposal(params, X, rng, *, n_burn, n_fit, n_chains=1, per_chain=False,
+                 floor=_MIN_PROB, power=1.0):
     """Per-row factorised Bernoulli ``q(h | x)`` from a short Gibbs chain at ``beta = 1``.
 
     ``n_chains`` chains per row start from the prior, discard ``n_burn`` exact
@@ -161,9 +162,15 @@ def fit_proposal(params, X, rng, *, n_burn, n_fit, n_chains=1):
     reach every state the posterior can take; a ``q`` that sits on the posterior's
     mode is what makes a few temperatures enough.
 
+    With ``per_chain`` every chain's average is kept apart: one ``q_c`` per chain,
+    the components of the mixture proposal of :func:`log_marginal_warm_ais`.
+    ``floor`` (default 1e-6) bounds every probability inside ``[floor, 1 - floor]``,
+    and ``power`` scales the logits (``q^power``, renormalised): both broaden ``q``
+    towards a half, for a proposal that a few sweeps made too sure of itself.
+
     Returns
     -------
-    logits : list of ndarray of shape (n, K_l)
+    logits : list of ndarray of shape (n, K_l), or (n_chains, n, K_l) with ``per_chain``
         ``logit q`` per hidden layer.
     """
     layers = [X] + _model.sample_hidden_prior(params, (n_chains, len(X)), rng)
@@ -171,9 +178,10 @@ def fit_proposal(params, X, rng, *, n_burn, n_fit, n_chains=1):
     for i in range(n_burn + n_fit):
         layers, probs = gibbs_sweep_fast(params, layers, rng, return_probs=True)
         if i >= n_burn:
-            sums = [s + p.sum(axis=0) for s, p in zip(sums, probs)]
-    mu = [np.clip(s / (n_fit * n_chains), _MIN_PROB, 1.0 - _MIN_PROB) for s in sums]
-    return [np.log(m) - np.log1p(-m) for m in mu]
+            sums = [s + (p if per_chain else p.sum(axis=0)) for s, p in zip(sums, probs)]
+    mu = [np.clip(s / (n_fit * (1 if per_chain else n_chains)), floor, 1.0 - floor)
+          for s in sums]
+    return [power * (np.log(m) - np.log1p(-m)) for m in mu]
 
 
 def _bernoulli_log_prob(logits, state):
@@ -212,8 +220,60 @@ def warm_sample_base(n_runs, rng, *, logits):
             for a in logits]
 
 
+# --- the mixture proposal: one component per proposal chain -----------------------
+# AIS on the pairs (h, c), c a component of the mixture (1/C) sum_c q_c: the path
+# f_beta(h, c) = q_c(h)^(1 - beta) p(x, h)^beta / C is normalised at both ends
+# (sum_c q_c / C = 1; sum_c p(x, h) / C = p(x)), every q_c is factorised, so a
+# sweep over h given c is the tempered collapsed sweep, and c given h is drawn
+# exactly from q_c(h)^(1 - beta) (uniform at beta = 1).
+
+def _component_logits(logits, c):
+    """Every run's ``logit q_c`` per layer: ``(R, n, K_l)`` from ``(C, n, K_l)``."""
+    rows = np.arange(c.shape[1])
+    return [a[c, rows] for a in logits]
+
+
+def _components_log_q(logits, state):
+    """``log q_c(h)`` of every component: ``(C, R, n)``."""
+    return sum(np.einsum("rnk,cnk->crn", h, a) - softplus(a).sum(axis=-1)[:, None]
+               for a, h in zip(logits, state))
+
+
+def mixture_log_density(state, beta, *, params, X, logits, cache=None):
+    """``(1 - beta) log q_c(h) + beta log p(x, h)`` of the pairs ``state = [h..., c]``
+    (the constant ``-log C`` left out: it cancels in every ratio)."""
+    *h, c = state
+    return warm_log_density(h, beta, params=params, X=X, logits=_component_logits(logits, c),
+                            cache=cache)
+
+
+def mixture_transition(state, beta, rng, *, params, X, logits):
+    """A tempered collapsed sweep of ``h`` given ``c``, then ``c`` drawn given ``h``."""
+    *h, c = state
+    h = gibbs_sweep_fast(params, [X] + h, rng, beta,
+                         base_logits=_component_logits(logits, c))[1:]
+    log_q = (1.0 - beta) * _components_log_q(logits, h)              # (C, R, n)
+    cum = np.cumsum(np.exp(log_q - log_q.max(axis=0)), axis=0)
+    u = rng.random(c.shape) * cum[-1]
+    return h + [np.minimum((cum < u).sum(axis=0), len(cum) - 1)]
+
+
+def mixture_sample_base(n_runs, rng, *, logits):
+    """Exact draws from the mixture, its components spread over the runs.
+
+    A uniform offset per row, then the runs take consecutive components: each run's
+    component is uniform (so the draws are from ``f_0``), and a row's runs start
+    in different components, not by chance in the same one.
+    """
+    C, n = logits[0].shape[:2]
+    c = (rng.integers(C, size=n)[None, :] + np.arange(n_runs)[:, None]) % C
+    comp = _component_logits(logits, c)
+    return [bernoulli(1.0 / (1.0 + np.exp(-a)), rng, dtype=float) for a in comp] + [c]
+
+
 def log_marginal_warm_ais(params, X, seed, *, n_burn, n_fit, n_betas, n_runs, n_chains=1,
-                          n_jobs=None, beta_kind="linear"):
+                          n_jobs=None, beta_kind="linear", proposal="average",
+                          q_floor=_MIN_PROB, q_power=1.0):
     """``log p(x)`` per row by AIS from a per-row proposal ``q(h | x)`` (and its standard error).
 
     :func:`fit_proposal` fits ``q`` with its own stream; then, per row, ``n_runs`` AIS
@@ -228,17 +288,31 @@ def log_marginal_warm_ais(params, X, seed, *, n_burn, n_fit, n_betas, n_runs, n_
     standard error is the larger of the delta-method and the log-normal errors of
     the runs' weights (:func:`_warm_std_err`).
 
+    ``proposal="average"`` fits one ``q`` from all the chains; ``"mixture"`` keeps
+    one ``q_c`` per chain (chains may sit in different modes, which one factorised
+    ``q`` can only smear) and anneals from their mixture, on the pairs ``(h, c)``
+    (:func:`mixture_transition`): still unbiased for ``p(x)``. ``q_floor`` and
+    ``q_power`` broaden ``q`` (:func:`fit_proposal`); any of them keeps the
+    estimate unbiased, as ``q`` keeps full support.
+
     Returns
     -------
     log_px, std_err : ndarray of shape (n,)
     """
+    if proposal not in ("average", "mixture"):
+        raise ValueError(f"proposal must be 'average' or 'mixture', got {proposal!r}")
     X = np.asarray(X, dtype=float)
+    mixture = proposal == "mixture"
     logits = fit_proposal(params, X, as_generator(seed_for(seed, _PROPOSAL_PURPOSE)),
-                          n_burn=n_burn, n_fit=n_fit, n_chains=n_chains)
+                          n_burn=n_burn, n_fit=n_fit, n_chains=n_chains, per_chain=mixture,
+                          floor=q_floor, power=q_power)
+    density, transition, base = ((mixture_log_density, mixture_transition,
+                                  mixture_sample_base) if mixture else
+                                 (warm_log_density, warm_transition, warm_sample_base))
     res = annealed_importance_sampling(
-        partial(warm_log_density, params=params, X=X, logits=logits, cache={}),
-        partial(warm_transition, params=params, X=X, logits=logits),
-        partial(warm_sample_base, logits=logits),
+        partial(density, params=params, X=X, logits=logits, cache={}),
+        partial(transition, params=params, X=X, logits=logits),
+        partial(base, logits=logits),
         0.0, beta_schedule(n_betas, beta_kind), n_runs,
         n_groups=min(n_runs, 2), random_state=seed, n_jobs=n_jobs,
     )
