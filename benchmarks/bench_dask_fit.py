@@ -28,6 +28,11 @@ Three parts, one run:
 
 ``--overlap-only`` instead records Dask's task stream of one fit on 2 workers: the
 time both workers spent sampling at once, and the share of a core the tasks got.
+``--profile`` instead splits the wall time of one speed pass on 1 and on 2 workers
+into phases, from Dask's task stream and the client's clock around every update
+(client step between updates, dispatch to the first block task, the block tasks'
+span, results back, the client-side combine, the two workers' imbalance): where
+the 2-worker pass loses against half the 1-worker one.
 
 Usage (about 10 minutes on a quiet host, 20 on a loaded one; the speed part alone,
 ``--skip-quality``, about two thirds of that; the overlap about 1)::
@@ -43,6 +48,8 @@ Usage (about 10 minutes on a quiet host, 20 on a loaded one; the speed part alon
     SKDGM_DATA=../shared/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
         python benchmarks/bench_dask_fit.py --overlap-only --docs 8000 \\
         > benchmarks/results/dask_fit_overlap.txt
+    SKDGM_DATA=../shared/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
+        python benchmarks/bench_dask_fit.py --profile > benchmarks/results/dask_fit_profile.txt
 """
 
 import argparse
@@ -300,6 +307,169 @@ def overlap(home, V, args):
     print(f"load average: {os.getloadavg()[0]:.2f} (2 cores)\n", flush=True)
 
 
+def _timed_map_rows(log):
+    """Patch :meth:`RowBlocks.map_rows` so that every call records, on the client's
+    clock (``time.time``, the clock of Dask's task stream on the same host), when it
+    began, when its tasks were all submitted, when their results had come back and
+    when the client had combined them. Returns the undo function."""
+    from skdgm._core import blocks
+
+    real_map, real_gather, real_share = (blocks.RowBlocks.map_rows, blocks.RowBlocks._gather,
+                                         blocks.RowBlocks._share)
+
+    def share(self, *a, **k):
+        log[-1]["share_in"] = time.time()
+        return real_share(self, *a, **k)
+
+    def gather(self, futs, combine):
+        log[-1]["submitted"] = time.time()
+        real = self.client.gather
+
+        def spy(*a, **k):
+            out = real(*a, **k)
+            log[-1]["results"] = time.time()
+            return out
+
+        self.client.gather = spy
+        try:
+            return real_gather(self, futs, combine)
+        finally:
+            del self.client.gather
+
+    def map_rows(self, *a, **k):
+        log.append({"enter": time.time()})
+        out = real_map(self, *a, **k)
+        log[-1]["exit"] = time.time()
+        return out
+
+    blocks.RowBlocks.map_rows, blocks.RowBlocks._gather = map_rows, gather
+    blocks.RowBlocks._share = share
+
+    def undo():
+        blocks.RowBlocks.map_rows, blocks.RowBlocks._gather = real_map, real_gather
+        blocks.RowBlocks._share = real_share
+    return undo
+
+
+def _phases(log, stream):
+    """Where the wall time of a fit went, update by update (seconds, summed over
+    the updates): the task stream's compute intervals placed in each update's window."""
+    tasks = []
+    for rec in stream:
+        for ss in rec["startstops"]:
+            if ss["action"] == "compute":
+                kind = str(rec["key"]).split("-skdgm-rows-")[0]
+                tasks.append((ss["start"], ss["stop"], kind, rec["worker"]))
+    out = dict(client_outside=0.0, submit=0.0, to_first_block=0.0, blocks_span=0.0,
+               after_last_block=0.0, combine=0.0, params_tasks=0.0, block_cpu_wall=0.0,
+               imbalance=0.0, second_worker_late=0.0)
+    n = 0
+    for i, u in enumerate(log):
+        if "results" not in u:
+            continue
+        n += 1
+        if i + 1 < len(log):
+            out["client_outside"] += log[i + 1]["enter"] - u["exit"]
+        mine = [t for t in tasks if u["enter"] <= t[0] <= u["results"]]
+        blk = [t for t in mine if t[2] == "_on_rows"]
+        par = [t for t in mine if t[2] == "_identity"]
+        out["submit"] += u["submitted"] - u["enter"]
+        out["combine"] += u["exit"] - u["results"]
+        out["params_tasks"] += sum(b - a for a, b, _, _ in par)
+        if not blk:
+            continue
+        first, last = min(t[0] for t in blk), max(t[1] for t in blk)
+        out["to_first_block"] += first - u["enter"]
+        out["blocks_span"] += last - first
+        out["after_last_block"] += u["results"] - last
+        busy = {}
+        starts = {}
+        for a, b, _, w in blk:
+            busy[w] = busy.get(w, 0.0) + (b - a)
+            starts[w] = min(starts.get(w, a), a)
+        out["block_cpu_wall"] += sum(busy.values())
+        if len(busy) > 1:
+            out["imbalance"] += max(busy.values()) - min(busy.values())
+            out["second_worker_late"] += max(starts.values()) - min(starts.values())
+    return n, out
+
+
+def profile(home, V, args):
+    """Where a 2-worker pass loses against half the 1-worker pass (``--profile``)."""
+    import distributed
+    from skdgm import DeepLDA
+
+    print("## Profile: one pass on 1 and on 2 worker processes, by phase (task stream)")
+    print(f"{args.docs} documents (20News train tiled), {args.blocks} blocks; "
+          f"DeepLDA(n_components={args.speed_k}, batch_size={args.batch_size}, n_iter=1), "
+          f"{args.repeats} fits each, alternated; seconds summed over the updates of one fit, "
+          f"median over the fits")
+    Xd = tiled_dask(home, args.docs, args.blocks, V)
+    params = dict(n_components=args.speed_k, batch_size=args.batch_size, n_iter=1,
+                  random_state=0)
+    rows = {1: [], 2: []}
+    clusters = {w: distributed.LocalCluster(n_workers=w, threads_per_worker=1, processes=True,
+                                            dashboard_address=None) for w in (1, 2)}
+    try:
+        for w, cluster in clusters.items():
+            with distributed.Client(cluster):
+                DeepLDA(**dict(params, batch_size=100)).fit(Xd[:200])
+        for rep in range(args.repeats):
+            for w in ((1, 2) if rep % 2 == 0 else (2, 1)):
+                with distributed.Client(clusters[w]) as client:
+                    log = []
+                    with distributed.get_task_stream(client) as ts:
+                        t, t0 = time.perf_counter(), time.time()
+                        c = time.process_time()
+                        undo = _timed_map_rows(log)
+                        try:
+                            DeepLDA(**params).fit(Xd)
+                        finally:
+                            undo()
+                        wall, cpu = time.perf_counter() - t, time.process_time() - c
+                    n, ph = _phases(log, ts.data)
+                ph.update(wall=wall, client_cpu=cpu, updates=n, setup=log[0]["enter"] - t0,
+                          after=t0 + wall - log[-1]["exit"])
+                rows[w].append(ph)
+                print(f"  repeat {rep}  {w} worker(s)  fit {wall:6.2f} s  " + "  ".join(
+                    f"{k} {v:.2f}" for k, v in ph.items() if k not in ("wall", "updates")),
+                    flush=True)
+    finally:
+        for cluster in clusters.values():
+            cluster.close()
+    med = {w: {k: statistics.median(r[k] for r in rows[w]) for k in rows[w][0]} for w in rows}
+    labels = [
+        ("wall", "fit, wall"),
+        ("setup", "fit entered -> first update (blocks loaded, checked, summarised)"),
+        ("after", "last update -> fit returns"),
+        ("client_outside", "client between updates (global step, next minibatch)"),
+        ("submit", "client submitting an update's tasks (parameters, copies, blocks)"),
+        ("to_first_block", "update entered -> first block task starts"),
+        ("blocks_span", "first block task starts -> last one stops"),
+        ("after_last_block", "last block task stops -> results on the client"),
+        ("combine", "client combining the parts (tree on the client)"),
+        ("params_tasks", "parameter and copy tasks, compute"),
+        ("block_cpu_wall", "block tasks, compute (all workers)"),
+        ("imbalance", "busier worker's block compute minus the other's"),
+        ("second_worker_late", "later worker's first block task after the earlier's"),
+        ("client_cpu", "client process CPU"),
+    ]
+    print(f"\n{'phase (s per fit, median)':64s} {'1 worker':>9s} {'2 workers':>9s} "
+          f"{'1w / 2':>7s}")
+    for k, label in labels:
+        a, b = med[1][k], med[2][k]
+        print(f"{label:64s} {a:9.2f} {b:9.2f} {a / 2:7.2f}")
+    lost = med[2]["wall"] - med[1]["wall"] / 2
+    print(f"\n2 workers lose {lost:.2f} s against half the 1-worker fit "
+          f"({med[1]['wall'] / med[2]['wall']:.2f}x instead of 2x); the block tasks' span "
+          f"is {med[2]['blocks_span'] - med[1]['blocks_span'] / 2:+.2f} s from half of 1 "
+          f"worker's, the rest of each update (client, dispatch, return) "
+          f"{(med[2]['wall'] - med[2]['blocks_span']) - (med[1]['wall'] - med[1]['blocks_span']) / 2:+.2f} s "
+          f"from half (it does not halve: {med[2]['wall'] - med[2]['blocks_span']:.2f} s "
+          f"on 2 workers, {med[1]['wall'] - med[1]['blocks_span']:.2f} s on 1)")
+    print(f"load average: {os.getloadavg()[0]:.2f} (2 cores)\n", flush=True)
+
+
 def napkin(d, args, rt):
     from skdgm import DeepLDA
     from skdgm.deep_lda import _global, _train
@@ -371,6 +541,9 @@ def main():
                    help="only the quality part (no cluster, no wall-clock figure)")
     p.add_argument("--overlap-only", action="store_true",
                    help="only the task stream of one fit on 2 workers (dask_fit_overlap.txt)")
+    p.add_argument("--profile", action="store_true",
+                   help="only where one pass's wall time goes on 1 and 2 workers "
+                        "(dask_fit_profile.txt)")
     args = p.parse_args()
     args.speed_k = tuple(args.speed_k)
     warnings.simplefilter("ignore", UserWarning)
@@ -381,6 +554,9 @@ def main():
     d = fetch_20newsgroups_bow(data_home=home)
     if args.overlap_only:
         overlap(str(home), d.train.shape[1], args)
+        return
+    if args.profile:
+        profile(str(home), d.train.shape[1], args)
         return
     if not args.skip_quality:
         quality(d, args)
