@@ -326,8 +326,10 @@ def _timed_map_rows(log):
         real = self.client.gather
 
         def spy(*a, **k):
+            c = time.process_time()
             out = real(*a, **k)
             log[-1]["results"] = time.time()
+            log[-1]["wait_cpu"] = time.process_time() - c
             return out
 
         self.client.gather = spy
@@ -362,7 +364,8 @@ def _phases(log, stream):
                 tasks.append((ss["start"], ss["stop"], kind, rec["worker"]))
     out = dict(client_outside=0.0, submit=0.0, to_first_block=0.0, blocks_span=0.0,
                after_last_block=0.0, combine=0.0, params_tasks=0.0, block_cpu_wall=0.0,
-               imbalance=0.0, second_worker_late=0.0)
+               imbalance=0.0, second_worker_late=0.0, own_gaps=0.0,
+               client_cpu_waiting=0.0)
     n = 0
     for i, u in enumerate(log):
         if "results" not in u:
@@ -374,6 +377,7 @@ def _phases(log, stream):
         blk = [t for t in mine if t[2] == "_on_rows"]
         par = [t for t in mine if t[2] == "_identity"]
         out["submit"] += u["submitted"] - u["enter"]
+        out["client_cpu_waiting"] += u["wait_cpu"]
         out["combine"] += u["exit"] - u["results"]
         out["params_tasks"] += sum(b - a for a, b, _, _ in par)
         if not blk:
@@ -387,6 +391,9 @@ def _phases(log, stream):
         for a, b, _, w in blk:
             busy[w] = busy.get(w, 0.0) + (b - a)
             starts[w] = min(starts.get(w, a), a)
+        for w in busy:
+            mine_w = [t for t in blk if t[3] == w]
+            out["own_gaps"] += max(t[1] for t in mine_w) - starts[w] - busy[w]
         out["block_cpu_wall"] += sum(busy.values())
         if len(busy) > 1:
             out["imbalance"] += max(busy.values()) - min(busy.values())
@@ -452,7 +459,9 @@ def profile(home, V, args):
         ("block_cpu_wall", "block tasks, compute (all workers)"),
         ("imbalance", "busier worker's block compute minus the other's"),
         ("second_worker_late", "later worker's first block task after the earlier's"),
-        ("client_cpu", "client process CPU"),
+        ("own_gaps", "a worker idle between its own block tasks (all workers)"),
+        ("client_cpu", "client process CPU (with the scheduler's thread)"),
+        ("client_cpu_waiting", "of which while waiting for an update's results"),
     ]
     print(f"\n{'phase (s per fit, median)':64s} {'1 worker':>9s} {'2 workers':>9s} "
           f"{'1w / 2':>7s}")
