@@ -50,6 +50,9 @@ Usage (about 10 minutes on a quiet host, 20 on a loaded one; the speed part alon
         > benchmarks/results/dask_fit_overlap.txt
     SKDGM_DATA=../shared/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
         python benchmarks/bench_dask_fit.py --profile > benchmarks/results/dask_fit_profile.txt
+    SKDGM_DATA=../shared/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
+        python benchmarks/bench_dask_fit.py --skip-quality --runs 3 \\
+        > benchmarks/results/dask_fit_speed_idle6.txt
 """
 
 import argparse
@@ -186,7 +189,7 @@ def speed(home, V, args):
           f"{statistics.median(workers_cpu[1]):.2f} s, 2 workers "
           f"{statistics.median(workers_cpu[2]):.2f} s")
     print(f"load average after the runs: {os.getloadavg()[0]:.2f} (2 cores)\n", flush=True)
-    return rt
+    return rt, m1 / m2, c1 / c2
 
 
 def _noop(x):
@@ -329,7 +332,7 @@ def _timed_map_rows(log):
             c = time.process_time()
             out = real(*a, **k)
             log[-1]["results"] = time.time()
-            log[-1]["wait_cpu"] = time.process_time() - c
+            log[-1]["wait_cpu"] = log[-1].get("wait_cpu", 0.0) + time.process_time() - c
             return out
 
         self.client.gather = spy
@@ -453,15 +456,15 @@ def profile(home, V, args):
         ("submit", "client submitting an update's tasks (parameters, copies, blocks)"),
         ("to_first_block", "update entered -> first block task starts"),
         ("blocks_span", "first block task starts -> last one stops"),
-        ("after_last_block", "last block task stops -> results on the client"),
-        ("combine", "client combining the parts (tree on the client)"),
+        ("after_last_block", "last block task stops -> the last part on the client"),
+        ("combine", "client combining after the last part came (the tree's top)"),
         ("params_tasks", "parameter and copy tasks, compute"),
         ("block_cpu_wall", "block tasks, compute (all workers)"),
         ("imbalance", "busier worker's block compute minus the other's"),
         ("second_worker_late", "later worker's first block task after the earlier's"),
         ("own_gaps", "a worker idle between its own block tasks (all workers)"),
         ("client_cpu", "client process CPU (with the scheduler's thread)"),
-        ("client_cpu_waiting", "of which while waiting for an update's results"),
+        ("client_cpu_waiting", "of which while fetching an update's parts"),
     ]
     print(f"\n{'phase (s per fit, median)':64s} {'1 worker':>9s} {'2 workers':>9s} "
           f"{'1w / 2':>7s}")
@@ -538,6 +541,9 @@ def main():
     p.add_argument("--blocks", type=int, default=4)
     p.add_argument("--batch-size", type=int, default=2_000)
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--runs", type=int, default=1,
+                   help="the speed part this many times on new clusters: each run's "
+                        "speed-up, their median and range")
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--per-worker", type=int, default=500,
                    help="documents per worker per update in the napkin constants")
@@ -571,7 +577,19 @@ def main():
         quality(d, args)
     if args.quality_only:
         return
-    rt = speed(str(home), d.train.shape[1], args)
+    ratios = []
+    for run in range(args.runs):
+        if args.runs > 1:
+            print(f"# run {run + 1} of {args.runs} (new clusters)")
+        rt, ratio, ctrl = speed(str(home), d.train.shape[1], args)
+        ratios.append((ratio, ctrl))
+    if args.runs > 1:
+        fit, ctrl = [r for r, _ in ratios], [c for _, c in ratios]
+        print(f"## {args.runs} runs: 2-worker speed-up per run "
+              f"{', '.join(f'{r:.2f}x' for r in fit)}: median {statistics.median(fit):.2f}x, "
+              f"range {min(fit):.2f}-{max(fit):.2f}x (goal >= 1.5x: met in "
+              f"{sum(r >= 1.5 for r in fit)} of {len(fit)} runs); control per run "
+              f"{', '.join(f'{c:.2f}x' for c in ctrl)}\n", flush=True)
     napkin(d, args, rt)
 
 
