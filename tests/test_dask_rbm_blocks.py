@@ -435,7 +435,7 @@ def test_with_early_stopping_the_client_holds_the_held_out_slice(remote_cluster,
     # fit without it, the client's peak may grow by the slice and what scoring it
     # holds at once (the float64 temporaries of the GRBM's free energy, of the DBM's
     # mean-field bound and its AIS runs): at most 3 slices in float64 (the DBM's
-    # scoring alone peaks at about 2 of them, measured). Gathering the data brings
+    # bound works on the slice in float64). Gathering the data brings
     # 10 slices: the measurement of Xd.compute() through the same client must break
     # the bound. 96 MB of data: the quarter holds with the slice too.
     d, rows = 750, 1_000
