@@ -127,6 +127,28 @@ def quality(d, args):
           f"({100 * spread / a:.2f} %)\n", flush=True)
 
 
+def _speed_clusters(home, V, args):
+    """The speed pass's dask array, the fit's parameters and a ``LocalCluster`` of 1
+    and of 2 worker processes (one thread each), both warmed up (imports, and the
+    corpus read, on every worker): ``(Xd, params, {1: cluster, 2: cluster})``."""
+    import distributed
+    from skdgm import DeepLDA
+
+    Xd = tiled_dask(home, args.docs, args.blocks, V)
+    params = dict(n_components=args.speed_k, batch_size=args.batch_size, n_iter=1,
+                  random_state=0)
+    clusters = {w: distributed.LocalCluster(n_workers=w, threads_per_worker=1, processes=True,
+                                            dashboard_address=None) for w in (1, 2)}
+    for cluster in clusters.values():
+        with distributed.Client(cluster) as client:
+            DeepLDA(**dict(params, batch_size=100)).fit(Xd[:200])
+            # every worker reads the corpus now: a fit on 200 rows reaches one worker,
+            # and the other's first timed fit would read it (1.5 s, the 2-worker
+            # side's first fit in dask_fit_profile_before.txt)
+            client.run(_train_corpus, home)
+    return Xd, params, clusters
+
+
 def speed(home, V, args):
     import distributed
     from skdgm import DeepLDA
@@ -135,21 +157,14 @@ def speed(home, V, args):
     print(f"{args.docs} documents (20News train tiled), {args.blocks} blocks loaded on the "
           f"workers; DeepLDA(n_components={args.speed_k}, batch_size={args.batch_size}, "
           f"n_iter=1): {-(-args.docs // args.batch_size)} updates")
-    Xd = tiled_dask(home, args.docs, args.blocks, V)
-    params = dict(n_components=args.speed_k, batch_size=args.batch_size, n_iter=1,
-                  random_state=0)
     times = {1: [], 2: []}
     client_cpu = {1: [], 2: []}
     workers_cpu = {1: [], 2: []}
     ctrl = {1: [], 2: []}
     ref = None
     identical = True
-    clusters = {w: distributed.LocalCluster(n_workers=w, threads_per_worker=1, processes=True,
-                                            dashboard_address=None) for w in (1, 2)}
+    Xd, params, clusters = _speed_clusters(home, V, args)
     try:
-        for w, cluster in clusters.items():      # warm-up: imports on the workers
-            with distributed.Client(cluster):
-                DeepLDA(**dict(params, batch_size=100)).fit(Xd[:200])
         for rep in range(args.repeats):
             for w in ((1, 2) if rep % 2 == 0 else (2, 1)):
                 with distributed.Client(clusters[w]) as client:
@@ -414,16 +429,9 @@ def profile(home, V, args):
           f"DeepLDA(n_components={args.speed_k}, batch_size={args.batch_size}, n_iter=1), "
           f"{args.repeats} fits each, alternated; seconds summed over the updates of one fit, "
           f"median over the fits")
-    Xd = tiled_dask(home, args.docs, args.blocks, V)
-    params = dict(n_components=args.speed_k, batch_size=args.batch_size, n_iter=1,
-                  random_state=0)
     rows = {1: [], 2: []}
-    clusters = {w: distributed.LocalCluster(n_workers=w, threads_per_worker=1, processes=True,
-                                            dashboard_address=None) for w in (1, 2)}
+    Xd, params, clusters = _speed_clusters(home, V, args)
     try:
-        for w, cluster in clusters.items():
-            with distributed.Client(cluster):
-                DeepLDA(**dict(params, batch_size=100)).fit(Xd[:200])
         for rep in range(args.repeats):
             for w in ((1, 2) if rep % 2 == 0 else (2, 1)):
                 with distributed.Client(clusters[w]) as client:
