@@ -28,6 +28,11 @@ Three parts, one run:
 
 ``--overlap-only`` instead records Dask's task stream of one fit on 2 workers: the
 time both workers spent sampling at once, and the share of a core the tasks got.
+``--profile`` instead splits the wall time of one speed pass on 1 and on 2 workers
+into phases, from Dask's task stream and the client's clock around every update
+(client step between updates, dispatch to the first block task, the block tasks'
+span, results back, the client-side combine, the two workers' imbalance): where
+the 2-worker pass loses against half the 1-worker one.
 
 Usage (about 10 minutes on a quiet host, 20 on a loaded one; the speed part alone,
 ``--skip-quality``, about two thirds of that; the overlap about 1)::
@@ -43,6 +48,11 @@ Usage (about 10 minutes on a quiet host, 20 on a loaded one; the speed part alon
     SKDGM_DATA=../shared/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
         python benchmarks/bench_dask_fit.py --overlap-only --docs 8000 \\
         > benchmarks/results/dask_fit_overlap.txt
+    SKDGM_DATA=../shared/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
+        python benchmarks/bench_dask_fit.py --profile > benchmarks/results/dask_fit_profile.txt
+    SKDGM_DATA=../shared/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
+        python benchmarks/bench_dask_fit.py --skip-quality --runs 3 \\
+        > benchmarks/results/dask_fit_speed_idle6.txt
 """
 
 import argparse
@@ -117,6 +127,28 @@ def quality(d, args):
           f"({100 * spread / a:.2f} %)\n", flush=True)
 
 
+def _speed_clusters(home, V, args):
+    """The speed pass's dask array, the fit's parameters and a ``LocalCluster`` of 1
+    and of 2 worker processes (one thread each), both warmed up (imports, and the
+    corpus read, on every worker): ``(Xd, params, {1: cluster, 2: cluster})``."""
+    import distributed
+    from skdgm import DeepLDA
+
+    Xd = tiled_dask(home, args.docs, args.blocks, V)
+    params = dict(n_components=args.speed_k, batch_size=args.batch_size, n_iter=1,
+                  random_state=0)
+    clusters = {w: distributed.LocalCluster(n_workers=w, threads_per_worker=1, processes=True,
+                                            dashboard_address=None) for w in (1, 2)}
+    for cluster in clusters.values():
+        with distributed.Client(cluster) as client:
+            DeepLDA(**dict(params, batch_size=100)).fit(Xd[:200])
+            # every worker reads the corpus now: a fit on 200 rows reaches one worker,
+            # and the other's first timed fit would read it (1.5 s, the 2-worker
+            # side's first fit in dask_fit_profile_before.txt)
+            client.run(_train_corpus, home)
+    return Xd, params, clusters
+
+
 def speed(home, V, args):
     import distributed
     from skdgm import DeepLDA
@@ -125,21 +157,14 @@ def speed(home, V, args):
     print(f"{args.docs} documents (20News train tiled), {args.blocks} blocks loaded on the "
           f"workers; DeepLDA(n_components={args.speed_k}, batch_size={args.batch_size}, "
           f"n_iter=1): {-(-args.docs // args.batch_size)} updates")
-    Xd = tiled_dask(home, args.docs, args.blocks, V)
-    params = dict(n_components=args.speed_k, batch_size=args.batch_size, n_iter=1,
-                  random_state=0)
     times = {1: [], 2: []}
     client_cpu = {1: [], 2: []}
     workers_cpu = {1: [], 2: []}
     ctrl = {1: [], 2: []}
     ref = None
     identical = True
-    clusters = {w: distributed.LocalCluster(n_workers=w, threads_per_worker=1, processes=True,
-                                            dashboard_address=None) for w in (1, 2)}
+    Xd, params, clusters = _speed_clusters(home, V, args)
     try:
-        for w, cluster in clusters.items():      # warm-up: imports on the workers
-            with distributed.Client(cluster):
-                DeepLDA(**dict(params, batch_size=100)).fit(Xd[:200])
         for rep in range(args.repeats):
             for w in ((1, 2) if rep % 2 == 0 else (2, 1)):
                 with distributed.Client(clusters[w]) as client:
@@ -179,7 +204,7 @@ def speed(home, V, args):
           f"{statistics.median(workers_cpu[1]):.2f} s, 2 workers "
           f"{statistics.median(workers_cpu[2]):.2f} s")
     print(f"load average after the runs: {os.getloadavg()[0]:.2f} (2 cores)\n", flush=True)
-    return rt
+    return rt, m1 / m2, c1 / c2
 
 
 def _noop(x):
@@ -300,6 +325,171 @@ def overlap(home, V, args):
     print(f"load average: {os.getloadavg()[0]:.2f} (2 cores)\n", flush=True)
 
 
+def _timed_map_rows(log):
+    """Patch :meth:`RowBlocks.map_rows` so that every call records, on the client's
+    clock (``time.time``, the clock of Dask's task stream on the same host), when it
+    began, when its tasks were all submitted, when their results had come back and
+    when the client had combined them. Returns the undo function."""
+    from skdgm._core import blocks
+
+    real_map, real_gather, real_share = (blocks.RowBlocks.map_rows, blocks.RowBlocks._gather,
+                                         blocks.RowBlocks._share)
+
+    def share(self, *a, **k):
+        log[-1]["share_in"] = time.time()
+        return real_share(self, *a, **k)
+
+    def gather(self, futs, combine):
+        log[-1]["submitted"] = time.time()
+        real = self.client.gather
+
+        def spy(*a, **k):
+            c = time.process_time()
+            out = real(*a, **k)
+            log[-1]["results"] = time.time()
+            log[-1]["wait_cpu"] = log[-1].get("wait_cpu", 0.0) + time.process_time() - c
+            return out
+
+        self.client.gather = spy
+        try:
+            return real_gather(self, futs, combine)
+        finally:
+            del self.client.gather
+
+    def map_rows(self, *a, **k):
+        log.append({"enter": time.time()})
+        out = real_map(self, *a, **k)
+        log[-1]["exit"] = time.time()
+        return out
+
+    blocks.RowBlocks.map_rows, blocks.RowBlocks._gather = map_rows, gather
+    blocks.RowBlocks._share = share
+
+    def undo():
+        blocks.RowBlocks.map_rows, blocks.RowBlocks._gather = real_map, real_gather
+        blocks.RowBlocks._share = real_share
+    return undo
+
+
+def _phases(log, stream):
+    """Where the wall time of a fit went, update by update (seconds, summed over
+    the updates): the task stream's compute intervals placed in each update's window."""
+    tasks = []
+    for rec in stream:
+        for ss in rec["startstops"]:
+            if ss["action"] == "compute":
+                kind = str(rec["key"]).split("-skdgm-rows-")[0]
+                tasks.append((ss["start"], ss["stop"], kind, rec["worker"]))
+    out = dict(client_outside=0.0, submit=0.0, to_first_block=0.0, blocks_span=0.0,
+               after_last_block=0.0, combine=0.0, params_tasks=0.0, block_cpu_wall=0.0,
+               imbalance=0.0, second_worker_late=0.0, own_gaps=0.0,
+               client_cpu_waiting=0.0)
+    n = 0
+    for i, u in enumerate(log):
+        if "results" not in u:
+            continue
+        n += 1
+        if i + 1 < len(log):
+            out["client_outside"] += log[i + 1]["enter"] - u["exit"]
+        mine = [t for t in tasks if u["enter"] <= t[0] <= u["results"]]
+        blk = [t for t in mine if t[2] == "_on_rows"]
+        par = [t for t in mine if t[2] == "_identity"]
+        out["submit"] += u["submitted"] - u["enter"]
+        out["client_cpu_waiting"] += u["wait_cpu"]
+        out["combine"] += u["exit"] - u["results"]
+        out["params_tasks"] += sum(b - a for a, b, _, _ in par)
+        if not blk:
+            continue
+        first, last = min(t[0] for t in blk), max(t[1] for t in blk)
+        out["to_first_block"] += first - u["enter"]
+        out["blocks_span"] += last - first
+        out["after_last_block"] += u["results"] - last
+        busy = {}
+        starts = {}
+        for a, b, _, w in blk:
+            busy[w] = busy.get(w, 0.0) + (b - a)
+            starts[w] = min(starts.get(w, a), a)
+        for w in busy:
+            mine_w = [t for t in blk if t[3] == w]
+            out["own_gaps"] += max(t[1] for t in mine_w) - starts[w] - busy[w]
+        out["block_cpu_wall"] += sum(busy.values())
+        if len(busy) > 1:
+            out["imbalance"] += max(busy.values()) - min(busy.values())
+            out["second_worker_late"] += max(starts.values()) - min(starts.values())
+    return n, out
+
+
+def profile(home, V, args):
+    """Where a 2-worker pass loses against half the 1-worker pass (``--profile``)."""
+    import distributed
+    from skdgm import DeepLDA
+
+    print("## Profile: one pass on 1 and on 2 worker processes, by phase (task stream)")
+    print(f"{args.docs} documents (20News train tiled), {args.blocks} blocks; "
+          f"DeepLDA(n_components={args.speed_k}, batch_size={args.batch_size}, n_iter=1), "
+          f"{args.repeats} fits each, alternated; seconds summed over the updates of one fit, "
+          f"median over the fits")
+    rows = {1: [], 2: []}
+    Xd, params, clusters = _speed_clusters(home, V, args)
+    try:
+        for rep in range(args.repeats):
+            for w in ((1, 2) if rep % 2 == 0 else (2, 1)):
+                with distributed.Client(clusters[w]) as client:
+                    log = []
+                    with distributed.get_task_stream(client) as ts:
+                        t, t0 = time.perf_counter(), time.time()
+                        c = time.process_time()
+                        undo = _timed_map_rows(log)
+                        try:
+                            DeepLDA(**params).fit(Xd)
+                        finally:
+                            undo()
+                        wall, cpu = time.perf_counter() - t, time.process_time() - c
+                    n, ph = _phases(log, ts.data)
+                ph.update(wall=wall, client_cpu=cpu, updates=n, setup=log[0]["enter"] - t0,
+                          after=t0 + wall - log[-1]["exit"])
+                rows[w].append(ph)
+                print(f"  repeat {rep}  {w} worker(s)  fit {wall:6.2f} s  " + "  ".join(
+                    f"{k} {v:.2f}" for k, v in ph.items() if k not in ("wall", "updates")),
+                    flush=True)
+    finally:
+        for cluster in clusters.values():
+            cluster.close()
+    med = {w: {k: statistics.median(r[k] for r in rows[w]) for k in rows[w][0]} for w in rows}
+    labels = [
+        ("wall", "fit, wall"),
+        ("setup", "fit entered -> first update (blocks loaded, checked, summarised)"),
+        ("after", "last update -> fit returns"),
+        ("client_outside", "client between updates (global step, next minibatch)"),
+        ("submit", "client submitting an update's tasks (parameters, copies, blocks)"),
+        ("to_first_block", "update entered -> first block task starts"),
+        ("blocks_span", "first block task starts -> last one stops"),
+        ("after_last_block", "last block task stops -> the last part on the client"),
+        ("combine", "client combining after the last part came (the tree's top)"),
+        ("params_tasks", "parameter and copy tasks, compute"),
+        ("block_cpu_wall", "block tasks, compute (all workers)"),
+        ("imbalance", "busier worker's block compute minus the other's"),
+        ("second_worker_late", "later worker's first block task after the earlier's"),
+        ("own_gaps", "a worker idle between its own block tasks (all workers)"),
+        ("client_cpu", "client process CPU (with the scheduler's thread)"),
+        ("client_cpu_waiting", "of which while fetching an update's parts"),
+    ]
+    print(f"\n{'phase (s per fit, median)':64s} {'1 worker':>9s} {'2 workers':>9s} "
+          f"{'1w / 2':>7s}")
+    for k, label in labels:
+        a, b = med[1][k], med[2][k]
+        print(f"{label:64s} {a:9.2f} {b:9.2f} {a / 2:7.2f}")
+    lost = med[2]["wall"] - med[1]["wall"] / 2
+    print(f"\n2 workers lose {lost:.2f} s against half the 1-worker fit "
+          f"({med[1]['wall'] / med[2]['wall']:.2f}x instead of 2x); the block tasks' span "
+          f"is {med[2]['blocks_span'] - med[1]['blocks_span'] / 2:+.2f} s from half of 1 "
+          f"worker's, the rest of each update (client, dispatch, return) "
+          f"{(med[2]['wall'] - med[2]['blocks_span']) - (med[1]['wall'] - med[1]['blocks_span']) / 2:+.2f} s "
+          f"from half (it does not halve: {med[2]['wall'] - med[2]['blocks_span']:.2f} s "
+          f"on 2 workers, {med[1]['wall'] - med[1]['blocks_span']:.2f} s on 1)")
+    print(f"load average: {os.getloadavg()[0]:.2f} (2 cores)\n", flush=True)
+
+
 def napkin(d, args, rt):
     from skdgm import DeepLDA
     from skdgm.deep_lda import _global, _train
@@ -359,6 +549,9 @@ def main():
     p.add_argument("--blocks", type=int, default=4)
     p.add_argument("--batch-size", type=int, default=2_000)
     p.add_argument("--repeats", type=int, default=3)
+    p.add_argument("--runs", type=int, default=1,
+                   help="the speed part this many times on new clusters: each run's "
+                        "speed-up, their median and range")
     p.add_argument("--seeds", type=int, default=3)
     p.add_argument("--per-worker", type=int, default=500,
                    help="documents per worker per update in the napkin constants")
@@ -371,6 +564,9 @@ def main():
                    help="only the quality part (no cluster, no wall-clock figure)")
     p.add_argument("--overlap-only", action="store_true",
                    help="only the task stream of one fit on 2 workers (dask_fit_overlap.txt)")
+    p.add_argument("--profile", action="store_true",
+                   help="only where one pass's wall time goes on 1 and 2 workers "
+                        "(dask_fit_profile.txt)")
     args = p.parse_args()
     args.speed_k = tuple(args.speed_k)
     warnings.simplefilter("ignore", UserWarning)
@@ -382,11 +578,26 @@ def main():
     if args.overlap_only:
         overlap(str(home), d.train.shape[1], args)
         return
+    if args.profile:
+        profile(str(home), d.train.shape[1], args)
+        return
     if not args.skip_quality:
         quality(d, args)
     if args.quality_only:
         return
-    rt = speed(str(home), d.train.shape[1], args)
+    ratios = []
+    for run in range(args.runs):
+        if args.runs > 1:
+            print(f"# run {run + 1} of {args.runs} (new clusters)")
+        rt, ratio, ctrl = speed(str(home), d.train.shape[1], args)
+        ratios.append((ratio, ctrl))
+    if args.runs > 1:
+        fit, ctrl = [r for r, _ in ratios], [c for _, c in ratios]
+        print(f"## {args.runs} runs: 2-worker speed-up per run "
+              f"{', '.join(f'{r:.2f}x' for r in fit)}: median {statistics.median(fit):.2f}x, "
+              f"range {min(fit):.2f}-{max(fit):.2f}x (goal >= 1.5x: met in "
+              f"{sum(r >= 1.5 for r in fit)} of {len(fit)} runs); control per run "
+              f"{', '.join(f'{c:.2f}x' for c in ctrl)}\n", flush=True)
     napkin(d, args, rt)
 
 

@@ -27,6 +27,7 @@ distributed = pytest.importorskip("distributed")
 from _dask_fits import (assert_blocks_decide_the_answer,  # noqa: E402
                         assert_every_call_raises, assert_one_total_per_update,
                         assert_quality_matches, assert_the_client_never_holds,
+                        client_peak,
                         fit_killing_a_worker, fits_without_and_with_workers,
                         record_gathers, spy_on_rows,
                         process_cluster,  # noqa: F401
@@ -437,6 +438,42 @@ def test_the_client_never_holds_the_data(remote_cluster, cls, params, make, n):
     est = cls(**params)
     assert_the_client_never_holds(lambda: est.fit(Xd), Xd, remote_cluster)
     assert est.n_updates_ == n // params["batch_size"]
+
+
+@pytest.mark.parametrize("cls, params, make, n", [
+    pytest.param(GaussianBernoulliRBM, dict(n_components=8, n_iter=2, batch_size=500,
+                                            cd_steps=1, early_stopping=True, random_state=0),
+                 _make_gaussian_block, 16_000, id="grbm"),
+    pytest.param(DBMCAST, dict(n_components=(8, 4), n_iter=2, batch_size=1000, n_chains=50,
+                               pretrain=False, early_stopping=True, random_state=0),
+                 _make_binary_block, 16_000, id="dbm"),
+])
+def test_with_early_stopping_the_client_holds_the_held_out_slice(remote_cluster, cls, params,
+                                                                 make, n):
+    # Early stopping gathers its held-out slice (validation_fraction, 10 % of the
+    # rows) to the client once and scores it there after every pass. Over the same
+    # fit without it, the client's peak may grow by the slice and what scoring it
+    # holds at once (the float64 temporaries of the GRBM's free energy, of the DBM's
+    # mean-field bound and its AIS runs): at most 3 slices in float64 (the DBM's
+    # bound works on the slice in float64). Gathering the data brings
+    # 10 slices: the measurement of Xd.compute() through the same client must break
+    # the bound. 96 MB of data: the quarter holds with the slice too.
+    d, rows = 750, 1_000
+    Xd = da.map_blocks(make, n_rows=rows, d=d, chunks=((rows,) * (n // rows), (d,)),
+                       dtype=np.float64)
+    plain = client_peak(lambda: cls(**dict(params, early_stopping=False)).fit(Xd),
+                        remote_cluster)
+    est = cls(**params)
+    peak = client_peak(lambda: est.fit(Xd), remote_cluster)
+    held = int(np.ceil(0.1 * n)) * d * 8
+    gathered = client_peak(Xd.compute, remote_cluster)
+    print(f"client peak {plain / 1e6:.1f} MB without early stopping, {peak / 1e6:.1f} MB "
+          f"with; held-out slice {held / 1e6:.1f} MB in float64; the data gathered "
+          f"{gathered / 1e6:.1f} MB")
+    assert len(est.validation_scores_) == est.n_iter_ == 2
+    assert peak - plain <= 3 * held, (peak, plain, held)
+    assert gathered > 3 * held, (gathered, held)
+    assert peak < Xd.nbytes / 4, (peak, Xd.nbytes)
 
 
 # --------------------------------------------------------- fault tolerance
