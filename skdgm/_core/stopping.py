@@ -44,7 +44,8 @@ from .blocks import RowBlocks
 __all__ = ["AUTO_CAP_SLACK", "AUTO_VALIDATION_MIN_ROWS", "BurnInStop",
            "EARLY_STOPPING_CONSTRAINTS", "EARLY_STOPPING_READS", "EarlyStopping", "Plateau",
            "TREND_Z", "Trend", "auto_cap", "auto_passes", "fixed_reason", "held_out_rows",
-           "held_out_split", "say_stopped", "training_subset", "update_budget"]
+           "held_out_split", "say_stopped", "training_subset", "update_budget",
+           "updates_per_pass"]
 
 #: ``early_stopping="auto"`` holds out a validation slice only from this many rows
 #: on: below it (e.g. the 1,797 digits) every row is worth more as training data, and
@@ -67,10 +68,12 @@ def auto_passes(n_samples, batch_size, n_updates, min_passes=1):
     At least ``min_passes``; a pass is ``ceil(n_samples / batch_size)`` updates.
     The fixed part of the GRBM's and the DBM's ``n_iter="auto"`` rules.
     """
-    return max(int(min_passes), -(-int(n_updates) // _updates_per_pass(n_samples, batch_size)))
+    return max(int(min_passes), -(-int(n_updates) // updates_per_pass(n_samples, batch_size)))
 
 
-def _updates_per_pass(n_samples, batch_size):
+def updates_per_pass(n_samples, batch_size):
+    """The minibatch updates of one pass over ``n_samples`` rows (at least one):
+    ``ceil(n_samples / batch_size)``, the cut of :func:`skdgm._core.base.iter_minibatches`."""
     return max(1, -(-int(n_samples) // max(1, int(batch_size))))
 
 

@@ -15,14 +15,14 @@ from sklearn.utils._param_validation import Interval, StrOptions
 
 from .._core.base import N_JOBS_CONSTRAINT
 from .._core.random import RANDOM_STATE_CONSTRAINT
-from .._core.stopping import BurnInStop, update_budget
+from .._core.stopping import BurnInStop, update_budget, updates_per_pass
 from ._train import INFERENCE
 
 __all__ = ["AUTO_BURN_ROW_VISITS", "AUTO_CAP_FACTOR", "AUTO_STREAMING_UPDATES", "AutoStopping",
            "AUTO_PATIENCE", "AUTO_TOL", "PAPER_PRESETS", "PLATEAU_INFERENCE",
            "auto_plateau_plan", "auto_width_for_inference", "resolve_burn_in",
            "resolve_n_components", "resolve_n_iter", "resolve_run_length", "resolve_sizes",
-           "steps_per_pass", "PARAMETER_CONSTRAINTS"]
+           "PARAMETER_CONSTRAINTS"]
 
 #: Below this many training rows the automatic width is the enumerable one.
 SMALL_N = 5000
@@ -188,20 +188,13 @@ class AutoStopping:
             ctx["thin"] = max(1, self._auto_plan[1] // self.n_posterior_samples)
 
 
-def steps_per_pass(n_samples, batch_size):
-    """The minibatch updates of one streaming pass over ``n_samples`` rows
-    (:func:`skdgm._core.base.iter_minibatches`: ``ceil(n / batch_size)``)."""
-    n = max(1, int(n_samples))
-    return math.ceil(n / max(1, min(int(batch_size), n)))
-
-
-def resolve_burn_in(n_iter, *, streaming_steps=False, fit=True, steps_per_pass=1):
+def resolve_burn_in(n_iter, *, streaming_steps=False, fit=True, per_pass=1):
     """Burn-in for ``burn_in="auto"``: the first 40 % of the final phase's passes.
 
     With ``streaming_steps`` (the DSGHMC options) the burn-in counts minibatch
     steps, the unit in which their engine collects samples: ``partial_fit``
     (``fit=False``) burns in 40 steps, the setting their benchmarks used; ``fit``
-    (``n_iter`` passes of ``steps_per_pass`` steps) 40 passes' worth of steps, but at
+    (``n_iter`` passes of ``per_pass`` steps) 40 passes' worth of steps, but at
     most two thirds of the run's steps (the share 40 has of the 60 passes the pass
     rule gives from 4,000 rows), so that the few passes of the update-counted
     ``n_iter="auto"`` still collect ``n_posterior_samples`` from the last third of
@@ -212,15 +205,15 @@ def resolve_burn_in(n_iter, *, streaming_steps=False, fit=True, steps_per_pass=1
     --------
     >>> resolve_burn_in(60), resolve_burn_in(60, streaming_steps=True)
     (24, 40)
-    >>> resolve_burn_in(27, streaming_steps=True, steps_per_pass=100)
+    >>> resolve_burn_in(27, streaming_steps=True, per_pass=100)
     1800
-    >>> resolve_burn_in(1, streaming_steps=True, steps_per_pass=10_000)
+    >>> resolve_burn_in(1, streaming_steps=True, per_pass=10_000)
     6666
     >>> resolve_burn_in(1, streaming_steps=True, fit=False)
     40
     """
     if streaming_steps:
-        return 40 if not fit else min(40 * steps_per_pass, 2 * n_iter * steps_per_pass // 3)
+        return 40 if not fit else min(40 * per_pass, 2 * n_iter * per_pass // 3)
     return int(0.4 * n_iter)
 
 
@@ -290,9 +283,9 @@ def resolve_run_length(n_iter, burn_in, n_samples, inference="gibbs", batch_size
     if burn_in != "auto":
         return n_iter, int(burn_in)
     steps = INFERENCE[inference].streaming and inference != "online_vb"
-    per_pass = steps_per_pass(n_samples, batch_size) if steps and fit else 1
+    per_pass = updates_per_pass(n_samples, batch_size) if steps and fit else 1
     return n_iter, resolve_burn_in(n_iter, streaming_steps=steps, fit=fit,
-                                   steps_per_pass=per_pass)
+                                   per_pass=per_pass)
 
 
 # BayesianSBN's parameter constraints (scikit-learn's ``_parameter_constraints``),

@@ -28,6 +28,7 @@ from .._core.exact import MAX_EXACT_UNITS
 from .._core.interop import InferenceDataMixin
 from .._core.posterior import check_missing, check_n_sweeps
 from .._core.random import as_generator, check_seed_sequence, seed_for, spawn_generators
+from .._core.stopping import updates_per_pass
 from . import _bounds, _defaults, _gibbs, _model, _train
 from ._evaluate import call_seed, check_method, log_marginal, map_chunks
 from ._impute import impute_over_samples
@@ -382,7 +383,7 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
         self._n_iter_resolved, self.burn_in_ = _defaults.resolve_run_length(
             self.n_iter, self.burn_in, n, self.inference, self.batch_size, fit=fit)
         # DSGHMC collects in steps and spreads fit's samples over its known length
-        self._run_steps = (self._n_iter_resolved * _defaults.steps_per_pass(n, self.batch_size)
+        self._run_steps = (self._n_iter_resolved * updates_per_pass(n, self.batch_size)
                            if fit else 0)
         self._seed_seq = seed_for(self.random_state)
         rng = as_generator(self._seed_seq.spawn(1)[0])
