@@ -43,9 +43,11 @@ def header(extra=None):
     script = os.path.relpath(os.path.abspath(sys.argv[0]), HERE.parent)
     print(f"# command: python {' '.join([script] + sys.argv[1:])}")
     # The results file being written (the shell empties it before the script starts)
-    # is not a change to the code that made it.
+    # and a paper run's committed checkpoint being rewritten are not changes to the
+    # code that made them.
     dirty = _run(["git", "status", "--porcelain", "--untracked-files=no", "--",
-                  ":(top)", ":(top,exclude)benchmarks/results"])
+                  ":(top)", ":(top,exclude)benchmarks/results",
+                  ":(top,exclude)benchmarks/checkpoints"])
     print(f"# commit: {_run(['git', 'rev-parse', '--short', 'HEAD'])}"
           f"{' (dirty)' if dirty and dirty != 'unknown' else ''}")
     print(f"# date: {time.strftime('%Y-%m-%d %H:%M:%S %Z')}")

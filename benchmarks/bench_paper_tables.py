@@ -12,8 +12,13 @@ learning curve and the final figures).
 ``--checkpoint-every`` training CPU-seconds (default 600) the estimator and the run's
 progress (training CPU, steps, the minibatch order and its generator, the learning
 curve) are pickled with joblib into ``--checkpoint-dir`` (default
-``/work/paper_runs/<row>/``, outside the git tree), written to a temporary file and
-renamed, so a kill never leaves a half-written checkpoint. ``--resume`` continues from
+``benchmarks/checkpoints/<row>/``, inside the git tree), written to a temporary file and
+renamed, so a kill never leaves a half-written checkpoint. On a machine that does not
+outlive its session (this project's), only what is committed survives: commit the
+checkpoint of an unfinished run (``git add -f benchmarks/checkpoints/<row>``) before the
+session ends, and ``git rm`` it once the row has its results file. A checkpoint is a
+few MB for the SBN rows; GRBM's 4,096 units make 54 MB, too much for the history, so
+that row must finish within one session. ``--resume`` continues from
 the last one: the same chunks in the same order, so a resumed run ends where an
 uninterrupted one does (``tests/test_paper_tables.py`` checks this). At each
 checkpoint a learning-curve point is taken (a cheap test figure against training
@@ -64,7 +69,7 @@ Usage (one row; the others alike; ``B`` as in ``benchmarks/README.md``)::
 
     SKDGM_DATA=/path/to/data nohup env OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 19 \\
         python benchmarks/bench_paper_tables.py --row deep_lda_tlasgr \\
-        > /work/paper_runs/deep_lda_tlasgr.log 2>&1 &
+        > deep_lda_tlasgr.log 2>&1 &
     # after an interruption, the same command with --resume; how far each run is:
     python benchmarks/bench_paper_tables.py --status > benchmarks/results/paper_runs_status.txt
     SKDGM_DATA=/path/to/data B benchmarks/bench_paper_tables.py --row fa_mnist
@@ -94,7 +99,9 @@ from _common import RESULTS, add_data_home_arg, data_home, header, shown  # noqa
 COLUMNS = ["estimator", "dataset", "config", "metric", "ours", "ours_se", "paper",
            "paper_source", "train_cpu_hours", "command", "commit"]
 CSV = RESULTS / "paper_tables.csv"
-DEFAULT_CHECKPOINTS = Path("/work/paper_runs")
+# Inside the tree (and ignored by git until added with -f): the only place a run's
+# state can outlive a machine that is replaced between sessions.
+DEFAULT_CHECKPOINTS = Path(__file__).resolve().parent / "checkpoints"
 MAX_BUDGET_HOURS = 3.0    # the cap on training per row
 # Flags that say how this process runs, not what the run is: left out of the command
 # recorded in the CSV and of the settings a resume must match.
@@ -756,7 +763,7 @@ def parse_args(argv=None):
     ap.add_argument("--n-test", type=int, default=0, help="test rows (0: all)")
     ap.add_argument("--order-seed", type=int, default=0, help="minibatch order generator")
     ap.add_argument("--checkpoint-dir", default=None,
-                    help=f"default {DEFAULT_CHECKPOINTS}/<row>/")
+                    help="default benchmarks/checkpoints/<row>/")
     ap.add_argument("--checkpoint-every", type=float, default=600.0,
                     help="training CPU-seconds between checkpoints")
     ap.add_argument("--checkpoint-steps", type=int, default=None,
@@ -826,7 +833,7 @@ def status(root):
 def main(argv=None):
     args = parse_args(argv)
     if args.status:
-        header(["checkpoints: the --checkpoint-dir root (default: the project's paper_runs)"])
+        header(["checkpoints: the --checkpoint-dir root (default: benchmarks/checkpoints)"])
         return status(args.checkpoint_dir or DEFAULT_CHECKPOINTS)
     args.home = data_home(args.data_home)
     header([f"data: {shown(args.home)}"])

@@ -19,6 +19,7 @@ file that has been fixed fails here until it is taken off the list.
 import ast
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -162,3 +163,31 @@ def test_header_problems_finds_each_defect(text, expected):
 ])
 def test_csv_problems_finds_each_defect(text, expected):
     assert csv_problems(text) == expected
+
+
+def test_header_marks_code_changes_dirty_but_not_results_or_checkpoints(tmp_path):
+    # A paper run's checkpoint is committed so that it outlives the machine, and is then
+    # rewritten every few minutes; that must not mark the run's own results file dirty,
+    # while any change to code still must.
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    bench = tmp_path / "benchmarks"
+    (bench / "checkpoints" / "row").mkdir(parents=True)
+    (bench / "results").mkdir()
+    (bench / "_common.py").write_text((BENCH / "_common.py").read_text())
+    for name in ("checkpoints/row/state.joblib", "results/r.txt", "bench_x.py"):
+        (bench / name).write_text("0\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    subprocess.run([*git, "-C", str(tmp_path), "add", "-A"], check=True)
+    subprocess.run([*git, "-C", str(tmp_path), "commit", "-qm", "x"], check=True)
+
+    def commit_line():
+        code = ("import sys; sys.argv = ['bench_x.py']; import _common; _common.header()")
+        out = subprocess.run([sys.executable, "-c", code], cwd=bench, capture_output=True,
+                             text=True, check=True).stdout
+        return next(line for line in out.splitlines() if line.startswith("# commit:"))
+
+    (bench / "checkpoints" / "row" / "state.joblib").write_text("1\n")
+    (bench / "results" / "r.txt").write_text("1\n")
+    assert "(dirty)" not in commit_line()
+    (bench / "bench_x.py").write_text("1\n")
+    assert "(dirty)" in commit_line()
