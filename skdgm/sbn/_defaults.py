@@ -18,9 +18,10 @@ from .._core.random import RANDOM_STATE_CONSTRAINT
 from .._core.stopping import BurnInStop, update_budget, updates_per_pass
 from ._train import INFERENCE
 
-__all__ = ["AUTO_BURN_ROW_VISITS", "AUTO_CAP_FACTOR", "AUTO_STREAMING_UPDATES", "AutoStopping",
-           "AUTO_PATIENCE", "AUTO_TOL", "PAPER_PRESETS", "PLATEAU_INFERENCE",
-           "auto_plateau_plan", "auto_width_for_inference", "resolve_burn_in",
+__all__ = ["AUTO_BURN_ROW_VISITS", "AUTO_CAP_FACTOR", "AUTO_INFERENCE_ROWS",
+           "AUTO_STREAMING_UPDATES", "AutoStopping", "AUTO_PATIENCE", "AUTO_TOL",
+           "PAPER_PRESETS", "PLATEAU_INFERENCE", "auto_plateau_plan",
+           "auto_width_for_inference", "resolve_burn_in", "resolve_inference",
            "resolve_n_components", "resolve_n_iter", "resolve_run_length", "resolve_sizes",
            "PARAMETER_CONSTRAINTS"]
 
@@ -49,6 +50,41 @@ PAPER_PRESETS = {
     "sbn_online_vb": dict(n_components=(200,), inference="online_vb", n_iter=20,
                           batch_size=5000, n_local_iter=4, prior="tpbn"),
 }
+
+
+#: ``inference="auto"`` (the default since issue 25): batch Gibbs below this many
+#: training rows, DSGHMC-NAIS from here on. Gibbs's ``n_iter="auto"`` burns in at most
+#: AUTO_BURN_ROW_VISITS row visits, which binds from 20,834 rows (fewer burn-in passes
+#: the more rows: 40 at 50,000, 24 at 100,000) while its width stays at
+#: GIBBS_MAX_AUTO_UNITS; DSGHMC's cost follows its updates, not the rows. Measured at
+#: the defaults on binarised MNIST, 100 test rows: 10,000 rows, Gibbs -110.83 in 243.5
+#: CPU-s, DSGHMC-NAIS -112.49 in 554 (``defaults_convergence_sbn_4x.txt``,
+#: ``..._dsghmc_nais_10k_steps.txt``); 50,000 rows: ``..._sbn_50k.txt``,
+#: ``..._dsghmc_nais_50k.txt``; 100,000 rows: Gibbs -113.29 in 1,098, DSGHMC-NAIS -104.72 in 1,146
+#: (``..._sbn_100k.txt``, ``..._dsghmc_nais_100k.txt``).
+AUTO_INFERENCE_ROWS = 20_000
+#: What ``inference="auto"`` resolves to, below and from AUTO_INFERENCE_ROWS rows.
+AUTO_INFERENCE = ("gibbs", "dsghmc_nais")
+
+
+def resolve_inference(inference, n_samples):
+    """``inference`` with ``"auto"`` resolved for ``n_samples`` training rows.
+
+    ``"auto"``: ``"gibbs"`` below :data:`AUTO_INFERENCE_ROWS` rows, ``"dsghmc_nais"``
+    from there on (a row count that is not known yet, as in a dask array of unknown
+    chunk sizes, counts as large). Any other value is returned as it is.
+
+    Examples
+    --------
+    >>> [resolve_inference("auto", n) for n in (1_797, 19_999, 20_000, 100_000)]
+    ['gibbs', 'gibbs', 'dsghmc_nais', 'dsghmc_nais']
+    >>> resolve_inference("vb", 100_000)
+    'vb'
+    """
+    if inference != "auto":
+        return inference
+    small = n_samples is not None and n_samples < AUTO_INFERENCE_ROWS
+    return AUTO_INFERENCE[0] if small else AUTO_INFERENCE[1]
 
 
 def resolve_n_components(n_samples, n_features, max_exact_units):
@@ -159,13 +195,27 @@ class AutoStopping:
     :func:`auto_plateau_plan`), then the fixed rule's collection.
     """
 
+    def _resolve_inference(self, X):
+        """Store ``inference_`` for this fit's rows; say it when ``"auto"`` chose."""
+        n = X.shape[0] if hasattr(X, "shape") else len(X)
+        n = None if n is None or n != n else int(n)       # dask: nan when unknown
+        self.inference_ = resolve_inference(self.inference, n)
+        if self.verbose and self.inference == "auto":
+            print(f"[{type(self).__name__}] inference='auto': {self.inference_!r} for {n} "
+                  f"rows (batch Gibbs below {AUTO_INFERENCE_ROWS:,})", flush=True)
+
+    def _chosen_inference(self):
+        """The inference this fit runs (``inference_``; ``inference`` before a fit)."""
+        return self.__dict__.get("inference_", self.inference)
+
     def _stopper(self, X):
         self._auto_plan = None
+        inference = self._chosen_inference()
         if (self.n_iter != "auto" or self.burn_in != "auto"
-                or self.inference not in PLATEAU_INFERENCE):
+                or inference not in PLATEAU_INFERENCE):
             return None
-        min_burn, max_burn, collect = auto_plateau_plan(X.shape[0], self.inference)
-        key = "log_joint" if self.inference == "gibbs" else "bound"
+        min_burn, max_burn, collect = auto_plateau_plan(X.shape[0], inference)
+        key = "log_joint" if inference == "gibbs" else "bound"
         stopper = BurnInStop(tol=AUTO_TOL, patience=AUTO_PATIENCE, min_burn=min_burn,
                              max_burn=max_burn, collect=lambda burn: collect,
                              figure=lambda est: est.history_[key][-1])
@@ -294,7 +344,7 @@ def resolve_run_length(n_iter, burn_in, n_samples, inference="gibbs", batch_size
 PARAMETER_CONSTRAINTS = {
     "n_components": ["array-like", Interval(numbers.Integral, 1, None, closed="left"),
                      StrOptions({"auto"})],
-    "inference": [StrOptions(set(INFERENCE))],
+    "inference": [StrOptions(set(INFERENCE) | {"auto"})],
     "prior": [StrOptions({"tpbn", "student_t", "normal"}), None],
     "autoregressive": ["boolean"],
     "n_iter": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
