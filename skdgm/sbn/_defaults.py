@@ -54,15 +54,17 @@ PAPER_PRESETS = {
 
 #: ``inference="auto"`` (the default since issue 25): batch Gibbs below this many
 #: training rows, DSGHMC-NAIS from here on. Gibbs's ``n_iter="auto"`` burns in at most
-#: AUTO_BURN_ROW_VISITS row visits, which binds from 20,834 rows (fewer burn-in passes
-#: the more rows: 40 at 50,000, 24 at 100,000) while its width stays at
-#: GIBBS_MAX_AUTO_UNITS; DSGHMC's cost follows its updates, not the rows. Measured at
-#: the defaults on binarised MNIST, 100 test rows: 10,000 rows, Gibbs -110.83 in 243.5
-#: CPU-s, DSGHMC-NAIS -112.49 in 554 (``defaults_convergence_sbn_4x.txt``,
-#: ``..._dsghmc_nais_10k_steps.txt``); 50,000 rows: ``..._sbn_50k.txt``,
-#: ``..._dsghmc_nais_50k.txt``; 100,000 rows: Gibbs -113.29 in 1,098, DSGHMC-NAIS -104.72 in 1,146
-#: (``..._sbn_100k.txt``, ``..._dsghmc_nais_100k.txt``).
-AUTO_INFERENCE_ROWS = 20_000
+#: AUTO_BURN_ROW_VISITS row visits (binding from 20,834 rows) and then collects 36
+#: passes, so its cost grows by 36 row visits a row: 819 CPU-s at 50,000 rows, within
+#: issue 25's 15 CPU-minutes (``defaults_convergence_sbn_50k.txt``: 76 passes, about
+#: 216 CPU-us a row visit), past 900 CPU-s from about 60,000 rows (2,000,000 + 36 n
+#: row visits). DSGHMC's cost follows its minibatch updates (3,000 from 50,000 rows
+#: on), not the rows, and at 100,000 rows it read 8.6 nats above Gibbs at 1.04 times
+#: its CPU (-104.72 in 1,146 CPU-s against -113.29 in 1,098,
+#: ``defaults_convergence_sbn_dsghmc_nais_100k.txt``, ``..._sbn_100k.txt``). At 10,000
+#: rows Gibbs is both better and cheaper (-110.83 in 243.5 CPU-s against -112.49 in
+#: 554, ``..._sbn_4x.txt``, ``..._dsghmc_nais_10k_steps.txt``).
+AUTO_INFERENCE_ROWS = 60_000
 #: What ``inference="auto"`` resolves to, below and from AUTO_INFERENCE_ROWS rows.
 AUTO_INFERENCE = ("gibbs", "dsghmc_nais")
 
@@ -76,7 +78,7 @@ def resolve_inference(inference, n_samples):
 
     Examples
     --------
-    >>> [resolve_inference("auto", n) for n in (1_797, 19_999, 20_000, 100_000)]
+    >>> [resolve_inference("auto", n) for n in (1_797, 59_999, 60_000, 100_000)]
     ['gibbs', 'gibbs', 'dsghmc_nais', 'dsghmc_nais']
     >>> resolve_inference("vb", 100_000)
     'vb'

@@ -74,17 +74,17 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
         (``inference="gibbs"``) trains it, whose pass costs ``O(N D K^2)``;
         stored in ``n_components_``. The paper's
         settings are presets in the user guide.
-    inference : {"auto", "gibbs", "vb", "online_vb", "dsghmc_gibbs", "dsghmc_nais"}, \
-            default="auto"
+    inference : {"auto", "gibbs", "vb", "online_vb", "dsghmc_gibbs", "dsghmc_nais"}, default="auto"
         Pólya-Gamma Gibbs sampling (Eq. 10-14), batch mean-field VB (Eq. 15-17), or
         online VB over minibatches (what ``partial_fit`` runs); or the doubly
         stochastic SGHMC of Du, Zhu and Zhang (2018) with gradients from collapsed
         Gibbs samples (``"dsghmc_gibbs"``) or from a neural adaptive importance
         sampler (``"dsghmc_nais"``), both streaming (see the DSGHMC user guide).
         ``"auto"`` (``fit`` only; ``partial_fit`` needs a streaming option): batch
-        ``"gibbs"`` below 20,000 training rows, ``"dsghmc_nais"`` from there on,
-        whose cost follows its minibatch updates rather than the rows (measured
-        on binarised MNIST in the user guide, "Choosing an inference"); the
+        ``"gibbs"`` below 60,000 training rows, ``"dsghmc_nais"`` from there on,
+        whose cost follows its minibatch updates rather than the rows, where
+        batch Gibbs's default fit would pass 15 CPU-minutes (measured on
+        binarised MNIST: the SBN user guide, "Defaults at scale"); the
         choice is stored in ``inference_`` (the default was ``"gibbs"`` at every
         size before issue 25: see the changelog).
     prior : {"tpbn", "student_t", "normal"} or None, default=None
