@@ -61,8 +61,8 @@ PAPER_PRESETS = {
 #: row visits). DSGHMC's cost follows its minibatch updates (3,000 from 50,000 rows
 #: on), not the rows: at 50,000 rows DSGHMC-NAIS read 7.5 nats above Gibbs but took
 #: 1,121.5 CPU-s, above the budget (``defaults_convergence_sbn_dsghmc_nais_50k.txt``,
-#: -108.74 against -116.26 on the same test rows); at 100,000 rows it read 8.6 nats above Gibbs at 1.04 times
-#: its CPU (-104.72 in 1,146 CPU-s against -113.29 in 1,098,
+#: -108.74 against -116.26 on the same test rows); at 100,000 rows it read 8.6 nats
+#: above Gibbs at 1.04 times its CPU (-104.72 in 1,146 CPU-s against -113.29 in 1,098,
 #: ``defaults_convergence_sbn_dsghmc_nais_100k.txt``, ``..._sbn_100k.txt``). At 10,000
 #: rows Gibbs is both better and cheaper (-110.83 in 243.5 CPU-s against -112.49 in
 #: 554, ``..._sbn_4x.txt``, ``..._dsghmc_nais_10k_steps.txt``).
