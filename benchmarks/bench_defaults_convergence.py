@@ -65,8 +65,10 @@ Results: ``benchmarks/results/defaults_convergence_{deep_lda,dbm,sbn,grbm}.txt``
 ``--only BayesianSBN --long-resume``, appended;
 ``defaults_convergence_sbn_online_vb_100k_auto.txt`` for ``--only BayesianSBN --rows
 100000 --skip-long --share-lock /work/cpu.lock --hold-max 400 --set inference=online_vb``,
-online VB's update-counted ``"auto"``). CPU seconds of this process, one BLAS
-thread.
+online VB's update-counted ``"auto"``; ``defaults_convergence_sbn_50k.txt`` and
+``defaults_convergence_sbn_dsghmc_nais_50k.txt`` for ``--only BayesianSBN --rows 50000
+--skip-long --share-lock /work/cpu.lock``, the second with ``--set
+inference=dsghmc_nais``). CPU seconds of this process, one BLAS thread.
 """
 
 import argparse

@@ -71,8 +71,10 @@ def test_verbose_prints_a_finite_quality_figure_and_time_left(capsys):
     Xtr, _ = _digits(n_train=100, n_test=10)
     BayesianSBN(random_state=0, n_iter=3, verbose=1).fit(Xtr)
     lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("[")]
-    assert len(lines) == 4 and lines[-1] == "[BayesianSBN] stopped: fixed n_iter=3"
-    for ln in lines[:-1]:
+    # the first line names what inference="auto" chose (issue 25)
+    assert len(lines) == 5 and lines[-1] == "[BayesianSBN] stopped: fixed n_iter=3"
+    assert lines[0].startswith("[BayesianSBN] inference='auto': 'gibbs' for 100 rows")
+    for ln in lines[1:-1]:
         lj = float(re.search(r"log_joint = (-?[0-9.]+)", ln).group(1))
         left = float(re.search(r"time_left = ([0-9.]+)", ln).group(1))
         assert np.isfinite(lj) and lj < 0 and left >= 0

@@ -209,7 +209,9 @@ def test_grid_over_learning_rate_with_gibbs_warns():
     from sklearn.model_selection import GridSearchCV
 
     X = data("BayesianSBN", n=30)
-    grid = GridSearchCV(make("BayesianSBN"), {"learning_rate": [0.01, 0.1]}, cv=2)
+    # explicit: the default "auto" may run DSGHMC, which reads learning_rate
+    grid = GridSearchCV(make("BayesianSBN", inference="gibbs"), {"learning_rate": [0.01, 0.1]},
+                        cv=2)
     with pytest.warns(UserWarning, match="learning_rate=0.1 has no effect with "
                                          "inference='gibbs'"):
         grid.fit(X)

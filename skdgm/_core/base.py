@@ -742,6 +742,9 @@ class BaseGenerativeModel(TransformerMixin, BaseEstimator):
 
 def _fmt(v):
     if isinstance(v, (float, np.floating)):
+        # four decimals would print a small rate (DSGHMC's step size, lr / N) as 0.0000
+        if 0 < abs(v) < 1e-3:
+            return f"{v:.3g}"
         return f"{v:.4f}" if abs(v) < 1e5 else f"{v:.4e}"
     return str(v)
 

@@ -18,9 +18,10 @@ from .._core.random import RANDOM_STATE_CONSTRAINT
 from .._core.stopping import BurnInStop, update_budget, updates_per_pass
 from ._train import INFERENCE
 
-__all__ = ["AUTO_BURN_ROW_VISITS", "AUTO_CAP_FACTOR", "AUTO_STREAMING_UPDATES", "AutoStopping",
-           "AUTO_PATIENCE", "AUTO_TOL", "PAPER_PRESETS", "PLATEAU_INFERENCE",
-           "auto_plateau_plan", "auto_width_for_inference", "resolve_burn_in",
+__all__ = ["AUTO_BURN_ROW_VISITS", "AUTO_CAP_FACTOR", "AUTO_INFERENCE_ROWS",
+           "AUTO_STREAMING_UPDATES", "AutoStopping", "AUTO_PATIENCE", "AUTO_TOL",
+           "PAPER_PRESETS", "PLATEAU_INFERENCE", "auto_plateau_plan",
+           "auto_width_for_inference", "resolve_burn_in", "resolve_inference",
            "resolve_n_components", "resolve_n_iter", "resolve_run_length", "resolve_sizes",
            "PARAMETER_CONSTRAINTS"]
 
@@ -49,6 +50,45 @@ PAPER_PRESETS = {
     "sbn_online_vb": dict(n_components=(200,), inference="online_vb", n_iter=20,
                           batch_size=5000, n_local_iter=4, prior="tpbn"),
 }
+
+
+#: ``inference="auto"`` (the default since issue 25): batch Gibbs below this many
+#: training rows, DSGHMC-NAIS from here on. Gibbs's ``n_iter="auto"`` burns in at most
+#: AUTO_BURN_ROW_VISITS row visits (binding from 20,834 rows) and then collects 36
+#: passes, so its cost grows by 36 row visits a row: 819 CPU-s at 50,000 rows, within
+#: issue 25's 15 CPU-minutes (``defaults_convergence_sbn_50k.txt``: 76 passes, about
+#: 216 CPU-us a row visit), past 900 CPU-s from about 60,000 rows (2,000,000 + 36 n
+#: row visits). DSGHMC's cost follows its minibatch updates (3,000 from 50,000 rows
+#: on), not the rows: at 50,000 rows DSGHMC-NAIS read 7.5 nats above Gibbs but took
+#: 1,121.5 CPU-s, above the budget (``defaults_convergence_sbn_dsghmc_nais_50k.txt``,
+#: -108.74 against -116.26 on the same test rows); at 100,000 rows it read 8.6 nats
+#: above Gibbs at 1.04 times its CPU (-104.72 in 1,146 CPU-s against -113.29 in 1,098,
+#: ``defaults_convergence_sbn_dsghmc_nais_100k.txt``, ``..._sbn_100k.txt``). At 10,000
+#: rows Gibbs is both better and cheaper (-110.83 in 243.5 CPU-s against -112.49 in
+#: 554, ``..._sbn_4x.txt``, ``..._dsghmc_nais_10k_steps.txt``).
+AUTO_INFERENCE_ROWS = 60_000
+#: What ``inference="auto"`` resolves to, below and from AUTO_INFERENCE_ROWS rows.
+AUTO_INFERENCE = ("gibbs", "dsghmc_nais")
+
+
+def resolve_inference(inference, n_samples):
+    """``inference`` with ``"auto"`` resolved for ``n_samples`` training rows.
+
+    ``"auto"``: ``"gibbs"`` below :data:`AUTO_INFERENCE_ROWS` rows, ``"dsghmc_nais"``
+    from there on (a row count that is not known yet, as in a dask array of unknown
+    chunk sizes, counts as large). Any other value is returned as it is.
+
+    Examples
+    --------
+    >>> [resolve_inference("auto", n) for n in (1_797, 59_999, 60_000, 100_000)]
+    ['gibbs', 'gibbs', 'dsghmc_nais', 'dsghmc_nais']
+    >>> resolve_inference("vb", 100_000)
+    'vb'
+    """
+    if inference != "auto":
+        return inference
+    small = n_samples is not None and n_samples < AUTO_INFERENCE_ROWS
+    return AUTO_INFERENCE[0] if small else AUTO_INFERENCE[1]
 
 
 def resolve_n_components(n_samples, n_features, max_exact_units):
@@ -159,13 +199,27 @@ class AutoStopping:
     :func:`auto_plateau_plan`), then the fixed rule's collection.
     """
 
+    def _resolve_inference(self, X):
+        """Store ``inference_`` for this fit's rows; say it when ``"auto"`` chose."""
+        n = X.shape[0] if hasattr(X, "shape") else len(X)
+        n = None if n is None or n != n else int(n)       # dask: nan when unknown
+        self.inference_ = resolve_inference(self.inference, n)
+        if self.verbose and self.inference == "auto":
+            print(f"[{type(self).__name__}] inference='auto': {self.inference_!r} for {n} "
+                  f"rows (batch Gibbs below {AUTO_INFERENCE_ROWS:,})", flush=True)
+
+    def _chosen_inference(self):
+        """The inference this fit runs (``inference_``; ``inference`` before a fit)."""
+        return self.__dict__.get("inference_", self.inference)
+
     def _stopper(self, X):
         self._auto_plan = None
+        inference = self._chosen_inference()
         if (self.n_iter != "auto" or self.burn_in != "auto"
-                or self.inference not in PLATEAU_INFERENCE):
+                or inference not in PLATEAU_INFERENCE):
             return None
-        min_burn, max_burn, collect = auto_plateau_plan(X.shape[0], self.inference)
-        key = "log_joint" if self.inference == "gibbs" else "bound"
+        min_burn, max_burn, collect = auto_plateau_plan(X.shape[0], inference)
+        key = "log_joint" if inference == "gibbs" else "bound"
         stopper = BurnInStop(tol=AUTO_TOL, patience=AUTO_PATIENCE, min_burn=min_burn,
                              max_burn=max_burn, collect=lambda burn: collect,
                              figure=lambda est: est.history_[key][-1])
@@ -294,7 +348,7 @@ def resolve_run_length(n_iter, burn_in, n_samples, inference="gibbs", batch_size
 PARAMETER_CONSTRAINTS = {
     "n_components": ["array-like", Interval(numbers.Integral, 1, None, closed="left"),
                      StrOptions({"auto"})],
-    "inference": [StrOptions(set(INFERENCE))],
+    "inference": [StrOptions(set(INFERENCE) | {"auto"})],
     "prior": [StrOptions({"tpbn", "student_t", "normal"}), None],
     "autoregressive": ["boolean"],
     "n_iter": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],

@@ -74,12 +74,19 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
         (``inference="gibbs"``) trains it, whose pass costs ``O(N D K^2)``;
         stored in ``n_components_``. The paper's
         settings are presets in the user guide.
-    inference : {"gibbs", "vb", "online_vb", "dsghmc_gibbs", "dsghmc_nais"}, default="gibbs"
+    inference : {"auto", "gibbs", "vb", "online_vb", "dsghmc_gibbs", "dsghmc_nais"}, default="auto"
         Pólya-Gamma Gibbs sampling (Eq. 10-14), batch mean-field VB (Eq. 15-17), or
         online VB over minibatches (what ``partial_fit`` runs); or the doubly
         stochastic SGHMC of Du, Zhu and Zhang (2018) with gradients from collapsed
         Gibbs samples (``"dsghmc_gibbs"``) or from a neural adaptive importance
         sampler (``"dsghmc_nais"``), both streaming (see the DSGHMC user guide).
+        ``"auto"`` (``fit`` only; ``partial_fit`` needs a streaming option): batch
+        ``"gibbs"`` below 60,000 training rows, ``"dsghmc_nais"`` from there on,
+        whose cost follows its minibatch updates rather than the rows, where
+        batch Gibbs's default fit would pass 15 CPU-minutes (measured on
+        binarised MNIST: the SBN user guide, "Defaults at scale"); the
+        choice is stored in ``inference_`` (the default was ``"gibbs"`` at every
+        size before issue 25: see the changelog).
     prior : {"tpbn", "student_t", "normal"} or None, default=None
         Prior on the weights (Eq. 9; ``a = b = 1/2`` is the horseshoe); the biases get
         ``N(0, bias_var)``. See ``prior_params``. ``None``: ``"tpbn"`` for the part-1
@@ -218,6 +225,9 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
         ``log_px_is`` and ``ess_ratio`` for ``"dsghmc_nais"``) and ``stage`` (0 = global),
         one entry per pass over the data; the latest 10,000 entries are kept, so an
         endless stream of ``partial_fit`` calls runs in constant memory.
+    inference_ : str
+        The inference the last ``fit`` ran (``inference`` with ``"auto"`` resolved
+        for the training rows; see ``inference``).
     n_components_ : tuple of int
         The hidden sizes used (``n_components`` with ``"auto"`` resolved).
     burn_in_ : int
@@ -241,7 +251,7 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
                          for k in DEFAULT_PRIOR_PARAMS},
     }
 
-    def __init__(self, n_components="auto", *, inference="gibbs", prior=None,
+    def __init__(self, n_components="auto", *, inference="auto", prior=None,
                  autoregressive=False, n_iter="auto", batch_size=100, burn_in="auto",
                  n_posterior_samples=10, pretrain=True, prior_params=None,
                  learning_offset=10.0, learning_decay=0.7, n_local_iter=4,
@@ -309,9 +319,9 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
         if n_samples is None and isinstance(self.n_components, str):
             return (), {}
         sizes = _defaults.resolve_sizes(self.n_components, self.autoregressive, n_samples,
-                                        n_features, MAX_EXACT_UNITS, self.inference)
-        return sizes, resolve_prior_params(
-            getattr(_INFERENCE[self.inference], "default_prior_params", {}), self.prior_params)
+                                        n_features, MAX_EXACT_UNITS, self._chosen_inference())
+        return sizes, resolve_prior_params(getattr(
+            _INFERENCE[self._chosen_inference()], "default_prior_params", {}), self.prior_params)
 
     def _options(self):
         return {"n_local_iter": self.n_local_iter, "learning_offset": self.learning_offset,
@@ -329,9 +339,8 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
 
     def _prior_kind(self):
         """``prior``, or the inference method's default when it is ``None``."""
-        if self.prior is not None:
-            return self.prior
-        return getattr(_INFERENCE[self.inference], "default_prior", "tpbn")
+        return self.prior if self.prior is not None else getattr(
+            _INFERENCE[self._chosen_inference()], "default_prior", "tpbn")
 
     def _prior_states(self, params, pp):
         return _train.model_prior_states(self._prior_kind(), params, pp)
@@ -339,7 +348,7 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
     def _new_engine(self, params, pp, prior_states=None):
         if prior_states is None:
             prior_states = self._prior_states(params, pp)
-        return _INFERENCE[self.inference](params, prior_states, self._prior_kind(), pp,
+        return _INFERENCE[self._chosen_inference()](params, prior_states, self._prior_kind(), pp,
                                           self._options())
 
     def _log_pass(self, stage, metrics):
@@ -365,6 +374,7 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
     # partial_fit = one streaming step on its minibatch (_partial_step).
     def _validate_training_data(self, X, *, reset):
         if reset:
+            self._resolve_inference(X)
             self._check_settings()
         if is_dask_array(X):    # online VB: checked and trained where its blocks live
             return _train.dask_blocks(self, X, reset=reset)
@@ -381,7 +391,7 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
         sizes, pp = self._check_settings(n, D)
         self.n_components_ = sizes
         self._n_iter_resolved, self.burn_in_ = _defaults.resolve_run_length(
-            self.n_iter, self.burn_in, n, self.inference, self.batch_size, fit=fit)
+            self.n_iter, self.burn_in, n, self._chosen_inference(), self.batch_size, fit=fit)
         # DSGHMC collects in steps and spreads fit's samples over its known length
         self._run_steps = (self._n_iter_resolved * updates_per_pass(n, self.batch_size)
                            if fit else 0)

@@ -49,6 +49,10 @@ INFERENCE_READS = {"inference": {
     "dsghmc_gibbs": _DSGHMC_READS | {"gibbs_sweeps"},
     "dsghmc_nais": _DSGHMC_READS | {"recognition_learning_rate", "n_is_samples"},
 }}
+# "auto" runs one of two options by the rows (_defaults.resolve_inference): each
+# parameter either reads can matter
+INFERENCE_READS["inference"]["auto"] = (INFERENCE_READS["inference"]["gibbs"]
+                                        | INFERENCE_READS["inference"]["dsghmc_nais"])
 
 
 def model_prior_states(kind, params, prior_params):
@@ -70,12 +74,14 @@ def dask_blocks(estimator, X, *, reset):
     in float64 as in memory.
     """
     name = type(estimator).__name__
-    if not INFERENCE[estimator.inference].streaming:
+    inference = estimator._chosen_inference()
+    if not INFERENCE[inference].streaming:
+        chose = f", which chose {inference!r} for these rows" if inference != estimator.inference else ""
         raise ValueError(
-            f"{name}(inference={estimator.inference!r}) cannot train on a dask array: "
+            f"{name}(inference={estimator.inference!r}{chose}) cannot train on a dask array: "
             f"use inference='online_vb', 'dsghmc_gibbs' or 'dsghmc_nais', whose "
             f"per-row steps run where the blocks live (or pass an in-memory array)")
-    if estimator.autoregressive and estimator.inference == "online_vb":
+    if estimator.autoregressive and inference == "online_vb":
         raise ValueError(
             f"{name}(autoregressive=True, inference='online_vb') cannot train on a dask "
             f"array: the visible layer's own units are its regressors, so the global "

@@ -53,7 +53,7 @@ class WarmStart:
             rule has no "more passes"), or rows or features other than the chain's.
         """
         chain = self.__dict__.get("_chain")
-        if not self.warm_start or chain is None or chain["inference"] != self.inference:
+        if not self.warm_start or chain is None or chain["inference"] != self._chosen_inference():
             return False
         if self.n_iter == "auto":
             raise ValueError("warm_start=True continues a fitted chain for n_iter more "
@@ -86,7 +86,7 @@ class WarmStart:
         ctx = {"engine": engine, "rng": rng, "samples": [], "t": 0, "n_passes": n_passes,
                "thin": fixed_thin(n_passes, self.burn_in_, self.n_posterior_samples),
                "fit": fit, "n_rows": n_rows}
-        if fit and self.warm_start and self.inference in WARM_INFERENCE:
+        if fit and self.warm_start and self._chosen_inference() in WARM_INFERENCE:
             ctx.update(keep_all=True, thin=1)
         self.__dict__.pop("_chain", None)
         return ctx
@@ -97,7 +97,7 @@ class WarmStart:
             return ctx["samples"]
         # the generator before the end-of-call draws (VB draws its samples from q
         # here), so that a continuation's passes use the uninterrupted fit's numbers
-        self._chain = {"inference": self.inference, "t": ctx["t"],
+        self._chain = {"inference": self._chosen_inference(), "t": ctx["t"],
                        "shape": (ctx["n_rows"], self.n_features_in_),
                        "rng": copy.deepcopy(ctx["rng"]), "draws": ctx["samples"]}
         return thinned(ctx["samples"],
