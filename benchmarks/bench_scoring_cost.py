@@ -39,7 +39,10 @@ reported (issue 25's fourth session: single sub-second timings on this shared ho
 moved by up to 2x). For DBMCAST the fast bound (default), the fast bound with every
 start swept in every row (the rule before the screen of issue 25's fourth session),
 the fast bound from the doubled start alone, and the tight bound (one round), with
-the differences per row.
+the differences per row; and ``score_samples`` as it was at ``--before`` (default
+28f205d, before issue 25's session-37 speed-up: its input check and its
+``_scoring``/``_model`` modules read from git and run in this process) next to the
+current one, side by side in the same rounds.
 
 Usage::
 
@@ -213,9 +216,50 @@ def forward_calls(X, weights, biases, last_softplus=False):
             for label, b in (("all rows at once", None), ("1,000-row blocks", 1000))}
 
 
-def dbm(home, passes, reps):
+def module_at(commit, path, name, replace=()):
+    """The module ``path`` as it was at ``commit`` (from git), imported as ``name``."""
+    import subprocess
+    import types
+
+    src = subprocess.run(["git", "-C", os.path.dirname(os.path.abspath(__file__)), "show",
+                          f"{commit}:{path}"], capture_output=True, text=True, check=True).stdout
+    for a, b in replace:
+        src = src.replace(a, b)
+    mod = types.ModuleType(name)
+    mod.__package__ = name.rpartition(".")[0]
+    sys.modules[name] = mod
+    exec(compile(src, f"{commit}:{path}", "exec"), mod.__dict__)
+    return mod
+
+
+def score_samples_at(commit):
+    """``DBMCAST.score_samples(X)`` (dense ``X``, default bound) with the code of ``commit``.
+
+    Its input check (``validate_data`` then the 0/1 test of ``_core.base.check_binary``)
+    and its bound (``_scoring.fast_bound`` on ``_model``), both read from git.
+    """
+    from sklearn.utils.validation import validate_data
+
+    import skdgm.dbm  # noqa: F401  (the package the old modules import from)
+
+    module_at(commit, "skdgm/dbm/_model.py", "skdgm.dbm._model_before")
+    scoring = module_at(commit, "skdgm/dbm/_scoring.py", "skdgm.dbm._scoring_before",
+                        [("from ._model import", "from ._model_before import")])
+    base = module_at(commit, "skdgm/_core/base.py", "skdgm._core._base_before")
+
+    def score_samples(est, X):
+        X = validate_data(est, X, reset=False, dtype=(np.float64, np.float32))
+        base.check_binary(X, what="DBMCAST")
+        return scoring.fast_bound(X, est.coefs_, est.intercepts_, est._starts()) - est.log_partition_
+
+    return score_samples
+
+
+def dbm(home, passes, reps, before):
     from skdgm import DBMCAST
     from skdgm.dbm._scoring import fast_bound
+
+    old_score = score_samples_at(before)
 
     Xtr, Xte = mnist(home)
     n = len(Xte)
@@ -231,6 +275,7 @@ def dbm(home, passes, reps):
         calls = forward_calls(Xte, est.coefs_, est.intercepts_[1:])
         calls.update({
             "fast (default)": lambda: est.score_samples(Xte),
+            f"fast (default) at {before}": lambda: old_score(est, Xte),
             "fast, every start swept (before)": lambda: fast_bound(
                 Xte, est.coefs_, est.intercepts_, margin=np.inf) - est.log_partition_,
             "fast, mean_field_starts='doubled'": lambda: doubled.score_samples(Xte)})
@@ -246,6 +291,8 @@ def dbm(home, passes, reps):
             d = tight - out[label]
             print(f"  tight - {label}: mean {d.mean():.5f} nats, median {np.median(d):.5f}, "
                   f"max {d.max():.4f}, min {d.min():.2e}", flush=True)
+        d = np.abs(out[f"fast (default) at {before}"] - out["fast (default)"])
+        print(f"  |default at {before} - default|: max {d.max():.2e} nats", flush=True)
         d = out["fast, every start swept (before)"] - out["fast (default)"]
         print(f"  every start swept - default: max {d.max():.2e} nats, rows above 1e-9: "
               f"{np.sum(d > 1e-9)} of {n}", flush=True)
@@ -309,8 +356,8 @@ def dbm_screen(home, passes):
         b32 = [x.astype(np.float32) for x in b]
         VW = V @ W[0]
         VW32 = VW.astype(np.float32)
-        d = S._bound_at(S._swept("doubled", VW32, c32, b32, S.FAST_SWEEPS), V, VW, W, b)
-        z = {k: S._bound_at(S._swept("zeros", VW32, c32, b32, k), V, VW, W, b) - d
+        d = S._bound_at(S._swept("doubled", VW32, c32, b32, S.FAST_SWEEPS), VW, W, b)
+        z = {k: S._bound_at(S._swept("zeros", VW32, c32, b32, k), VW, W, b) - d
              for k in range(S.FAST_SWEEPS + 1)}
         cols = "; ".join(f"k={k} [{v.min():.2f}, {np.median(v):.2f}, {v.max():.3f}]"
                          for k, v in z.items())
@@ -330,6 +377,8 @@ def main():
                     help="training passes of the DBMCAST models scored")
     ap.add_argument("--reps", type=int, default=7,
                     help="interleaved timing rounds of the DBMCAST and GRBM calls (medians)")
+    ap.add_argument("--before", default="28f205d",
+                    help="commit whose DBMCAST score_samples is timed next to the current one")
     ap.add_argument("--n-ref", type=int, default=20,
                     help="test images scored by the long reference AIS")
     ap.add_argument("--models-dir", type=Path, default=None,
@@ -341,7 +390,7 @@ def main():
     warnings.simplefilter("ignore")
     for what in args.only:
         {"sbn_exact": lambda: sbn_exact(home), "sbn_mnist": lambda: sbn_mnist(home, args.n_ref, args.models_dir),
-         "dbm": lambda: dbm(home, args.dbm_passes, args.reps), "grbm": lambda: grbm(home, args.reps),
+         "dbm": lambda: dbm(home, args.dbm_passes, args.reps, args.before), "grbm": lambda: grbm(home, args.reps),
          "dbm_screen": lambda: dbm_screen(home, args.dbm_passes)}[what]()
 
 

@@ -96,6 +96,58 @@ def test_fast_bound_is_eq3_at_its_q(start, n_iter):
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-9)
 
 
+def test_visible_bias_given_or_left_out():
+    # fast_bound compares its starts without v's bias term and adds it once: the
+    # term passed in gives the value computed in place, 0.0 leaves out exactly it
+    coefs, intercepts = _random_dbm((9, 6, 5, 4, 3), seed=5)
+    V = (np.random.default_rng(6).random((25, 9)) < 0.4).astype(float)
+    odd = [M.sigmoid(np.random.default_rng(7).normal(size=(25, k))) for k in (6, 4)]
+    full = M.log_marginal_odd(odd, coefs, intercepts, visible=V)
+    vb = V @ intercepts[0]
+    np.testing.assert_array_equal(
+        M.log_marginal_odd(odd, coefs, intercepts, visible=V, visible_bias=vb), full)
+    np.testing.assert_allclose(
+        M.log_marginal_odd(odd, coefs, intercepts, visible=V, visible_bias=0.0) + vb, full,
+        rtol=1e-13, atol=1e-12)
+    assert np.ptp(vb) > 1.0           # the term differs by row: leaving it out shows
+
+
+@pytest.mark.parametrize("sizes", [(9, 6, 5), (9, 6, 5, 4, 3)])
+@pytest.mark.parametrize("scale", [0.3, 1.5])
+def test_zeros_ceiling_bounds_the_screens_value(sizes, scale):
+    # The screen's float32 value of the "zeros" start after one sweep never exceeds
+    # the product-free ceiling; a tight case (weak weights) and a loose one
+    coefs, intercepts = _random_dbm(sizes, seed=8, scale=scale)
+    V = (np.random.default_rng(9).random((200, 9)) < 0.4).astype(float)
+    c32 = [w.astype(np.float32) for w in coefs]
+    b32 = [b.astype(np.float32) for b in intercepts]
+    VW32 = (V @ coefs[0]).astype(np.float32)
+    mus = _scoring._swept("zeros", VW32, c32, b32, 1)
+    rough = _scoring._bound_at(mus, VW32, c32, b32)
+    ceiling = _scoring._zeros_ceiling(mus, VW32, c32, b32,
+                                      _scoring._even_grams(coefs, len(intercepts)))
+    assert np.all(ceiling >= rough - 1e-4)
+    assert np.median(ceiling - rough) < (1.0 if scale < 1 else 30.0)
+
+
+@pytest.mark.parametrize("margin", [0.0, 1.0, 5.0])
+def test_ceiling_changes_no_row(monkeypatch, margin):
+    # The ceiling only spares the screen's products: the rows it drops are rows the
+    # screen drops. On a model with strong weights it drops some (not all) rows;
+    # an infinite slack (the ceiling never drops a row) gives the same values.
+    coefs, intercepts = _random_dbm((30, 16, 24), seed=10, scale=1.5)
+    V = (np.random.default_rng(11).random((300, 30)) < 0.4).astype(float)
+    calls = []
+    real = _scoring._zeros_ceiling
+    monkeypatch.setattr(_scoring, "_zeros_ceiling", lambda *a: calls.append(r := real(*a)) or r)
+    got = _scoring.fast_bound(V, coefs, intercepts, margin=margin)
+    monkeypatch.setattr(_scoring, "CEILING_SLACK", np.inf)
+    np.testing.assert_array_equal(_scoring.fast_bound(V, coefs, intercepts, margin=margin), got)
+    doubled = _scoring.fast_bound(V, coefs, intercepts, ("doubled",))
+    dropped = calls[0] + 0.05 < doubled - V @ intercepts[0] - margin
+    assert 0 < dropped.sum() < len(V)
+
+
 def test_zeros_start_first_half_sweep_is_the_plain_sweep():
     # the "zeros" start's first odd half is computed from one row (its even layers
     # are sigma(b) in every row): the same means as sweeping the stacked start

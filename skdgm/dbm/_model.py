@@ -403,7 +403,7 @@ def lower_bound_unnormalised(mus, coefs, intercepts, *, first_product=None):
 
 
 def log_marginal_odd(odd_states, coefs, intercepts, beta=1.0, base_intercepts=None,
-                     visible=None, *, first_product=None):
+                     visible=None, *, first_product=None, visible_bias=None):
     """``log sum_{even} f_beta(x)``: the odd layers' unnormalised log marginal.
 
     Parameters
@@ -415,7 +415,11 @@ def log_marginal_odd(odd_states, coefs, intercepts, beta=1.0, base_intercepts=No
     visible : ndarray of shape (n_rows, n_0), optional
         Clamp ``v`` instead of summing it out (for ``log P*(v)``).
     first_product : ndarray of shape (n_rows, n_1), optional
-        ``visible @ coefs[0]`` when the caller has it.
+        ``visible @ coefs[0]`` when the caller has it (``v`` is then clamped;
+        ``visible`` may be left out when ``visible_bias`` is given).
+    visible_bias : float or ndarray of shape (n_rows,), optional
+        ``visible @ intercepts[0]`` when the caller has it; ``0.0`` leaves the term
+        out (a caller comparing several ``Q`` of the same rows adds it once).
 
     Returns
     -------
@@ -434,12 +438,15 @@ def log_marginal_odd(odd_states, coefs, intercepts, beta=1.0, base_intercepts=No
     base = intercepts if base_intercepts is None else base_intercepts
     out = np.zeros(n_rows)
     for l in odd_layers(n_layers):
-        bias = beta_c * intercepts[l] + (1.0 - beta_c) * base[l]
-        out += np.sum(layers[l] * bias, axis=1)
+        if untempered:
+            out += layers[l] @ intercepts[l]     # no (n_rows, n_l) temporary
+        else:
+            out += np.sum(layers[l] * (beta_c * intercepts[l] + (1.0 - beta_c) * base[l]),
+                          axis=1)
     for l in even_layers(n_layers):
-        if l == 0 and visible is not None:
+        if l == 0 and (visible is not None or first_product is not None):
             # v is given: its bias term and its coupling to h^1 (beta = 1 here).
-            out += visible @ intercepts[0]
+            out += visible @ intercepts[0] if visible_bias is None else visible_bias
             vw = visible @ coefs[0] if first_product is None else first_product
             out += np.einsum("ij,ij->i", vw, layers[1])
             continue
