@@ -318,6 +318,18 @@ def gamma_theta(shape, counts, rate, rng, floor):
     return np.maximum(out / rate[:, None], floor)
 
 
+def scale_rates(lengths, shape_sums, theta_sums, rng, a0, b0, e0, f0, clip):
+    """NumPy twin of :func:`._local_fast.scale_rates`: ``rates`` (one row per layer)
+    and ``1 / rates[0]``."""
+    p2 = rng.beta(a0 + lengths, b0 + shape_sums[0])
+    np.clip(p2, clip, 1.0 - clip, out=p2)
+    rates = np.empty((len(shape_sums), p2.size))
+    rates[0] = (1.0 - p2) / p2
+    for l in range(1, len(shape_sums)):
+        rates[l] = rng.standard_gamma(e0 + shape_sums[l]) / (f0 + theta_sums[l])
+    return rates, 1.0 / rates[0]
+
+
 _KERNELS = {
     "cython": (_local_fast.partition_counts, _local_fast.partition_dense, _local_fast.crt,
                _local_fast.zero_truncated_poisson, _local_fast.gamma_theta,
@@ -494,18 +506,6 @@ def _upward(lay, theta, phis, r, rng, kern, A, W, layer1=True, tables=None, shap
         else:
             top = crt_(A[l], shape_l, rng, column_sums=True)
     return top, shapes
-
-
-def scale_rates(lengths, shape_sums, theta_sums, rng, a0, b0, e0, f0, clip):
-    """NumPy twin of :func:`._local_fast.scale_rates`: ``rates`` (one row per layer)
-    and ``1 / rates[0]``."""
-    p2 = rng.beta(a0 + lengths, b0 + shape_sums[0])
-    np.clip(p2, clip, 1.0 - clip, out=p2)
-    rates = np.empty((len(shape_sums), p2.size))
-    rates[0] = (1.0 - p2) / p2
-    for l in range(1, len(shape_sums)):
-        rates[l] = rng.standard_gamma(e0 + shape_sums[l]) / (f0 + theta_sums[l])
-    return rates, 1.0 / rates[0]
 
 
 def _scales(A0, shapes, theta, rng, a0, b0, e0, f0, lengths=None, scale_rates_=scale_rates,
