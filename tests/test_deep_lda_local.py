@@ -353,7 +353,7 @@ def test_scale_rates_kernel_matches_twin_and_the_formulas(Ks):
     ref = np.random.default_rng(9)
     want_rq, want_q = _scales_as_formulas(lengths, shapes, theta, ref, *hyper)
     next_draw = ref.random()
-    r_total = np.full((1, 1), r.sum())
+    r_total = _local._row_totals(r, n)
     for fn in (_local_fast.scale_rates, _local.scale_rates):
         for total in (None, r_total):
             rng = np.random.default_rng(9)

@@ -519,15 +519,16 @@ def _scales(A0, shapes, theta, rng, a0, b0, e0, f0, lengths=None, scale_rates_=s
     kernel set's :func:`scale_rates`). Returns the rates of the ``theta^(l)``
     conditionals, ``c^(l+1) + q^(l)`` per layer (``c^(1) = (1 - p^(2)) / p^(2)``),
     and ``q^(L+1)``. ``lengths``, optional, is ``A0.sum(axis=1)`` known beforehand
-    (with the Poisson link, the documents' lengths); ``r_total``, optional, a
-    ``(1, 1)`` array holding ``r.sum()``, the prior shapes' row sum of a one-layer
-    model (the same sum for every document), spares summing ``r`` over each row.
+    (with the Poisson link, the documents' lengths); ``r_total``, optional, is
+    ``r.sum()`` as a read-only ``(1, n_docs)`` array (:func:`_row_totals`), the
+    prior shapes' row sums of a one-layer model: it spares summing ``r`` over each
+    row at every sweep.
     """
     n, L = A0.shape[0], len(shapes)
     if lengths is None:
         lengths = A0.sum(axis=1)
     if L == 1 and r_total is not None:
-        sums = tsums = np.broadcast_to(r_total, (1, n))
+        sums = tsums = r_total
     else:
         sums = np.array([s.sum(axis=1) for s in shapes]).reshape(L, n)
         tsums = np.array([sums[0]] + [theta[l].sum(axis=1) for l in range(1, L)])
@@ -540,6 +541,12 @@ def _scales(A0, shapes, theta, rng, a0, b0, e0, f0, lengths=None, scale_rates_=s
         rate_q.append(rates[l] + q)
         q = np.log1p(q / rates[l])
     return rate_q, q
+
+
+def _row_totals(r, n):
+    """``r.sum()`` for each of ``n`` documents, a ``(1, n)`` view with zero strides:
+    the sum of each row of ``r`` broadcast over them (the same pairwise sum)."""
+    return np.broadcast_to(np.full((1, 1), np.asarray(r).sum()), (1, n))
 
 
 def _downward_theta(theta, phis, r, A, rate_q, rng, gamma_, lowest=0):
@@ -703,7 +710,7 @@ class LocalChain:
         # layer 1's prior shapes Phi^(2) theta^(2) (or r), formed once per change
         # of theta^(2): read by the layer-1 step, the CRT and the collected sums
         self.prior0 = _prior_shape(0, self.theta, phis, r, n)
-        self.r_total = np.full((1, 1), r.sum())
+        self.r_total = _row_totals(r, n)
         self.rate_q = None
 
     def reset_sums(self):
@@ -730,7 +737,7 @@ class LocalChain:
         if self.collapsed is not None and self.collapsed.shared:
             self.collapsed.total = self.collapsed.kern[3](lay.phi_words, r)
         self.prior0 = _prior_shape(0, self.theta, phis, r, lay.n)
-        self.r_total = np.full((1, 1), r.sum())
+        self.r_total = _row_totals(r, lay.n)
 
     def run(self, rng, n_burn, n_collect, collect_topics=None):
         """``n_burn`` sweeps, then ``n_collect`` whose statistics are added to the sums."""
