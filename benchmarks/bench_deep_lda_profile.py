@@ -70,7 +70,7 @@ def main():
         kern[0], _timed(lambda *a: f"partition K={a[1].shape[1]}", kern[1]),
         _timed("crt", kern[2]), kern[3], _timed("gamma_theta", kern[4]),
         _timed(lambda *a: f"partition K={a[3].shape[1]} (layer 1)", kern[5]),
-        kern[6], _timed("entry_dots (layer-1 prior sums)", kern[7]))
+        kern[6], _timed("entry_dots (layer-1 prior sums)", kern[7]), kern[8])
     ck = _collapsed.KERNELS["cython"]
     _collapsed.KERNELS["timed"] = (
         _timed("layer-1 start (assign)", ck[0]), _timed("layer-1 collapsed sweep", ck[1]),

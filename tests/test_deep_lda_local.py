@@ -323,3 +323,53 @@ def test_em_steps_kernel_matches_twin_and_is_the_mixture_em(K):
     with pytest.raises(ValueError, match="inconsistent"):
         _local_fast.em_steps(lay.indptr, lay.loc, lay.data.astype(float), lay.phi_words,
                              np.zeros((lay.n, K + 1)), 1, 1e-300)
+
+
+def _scales_as_formulas(lengths, shapes, theta, rng, a0, b0, e0, f0):
+    # Lemma 3.1's draws written out with NumPy's samplers (the code before the
+    # scale_rates kernel, issue 26): rates c^(l+1) + q^(l) per layer and q^(L+1)
+    p2 = np.clip(rng.beta(a0 + lengths, b0 + shapes[0].sum(axis=1)), 1e-12, 1 - 1e-12)
+    rates = [(1.0 - p2) / p2]
+    for l in range(1, len(shapes)):
+        rates.append(rng.standard_gamma(e0 + shapes[l].sum(axis=1)) / (f0 + theta[l].sum(axis=1)))
+    q = [np.ones(len(lengths))]
+    for l in range(len(shapes)):
+        q.append(np.log1p(q[l] / rates[l]))
+    return [rates[l] + q[l] for l in range(len(shapes))], q[-1]
+
+
+@pytest.mark.parametrize("Ks", [(1,), (7,), (128,), (13, 5, 3)])
+def test_scale_rates_kernel_matches_twin_and_the_formulas(Ks):
+    n, hyper = 37, (0.01, 0.01, 1.0, 1.0)
+    g = np.random.default_rng(5)
+    lengths = g.integers(0, 40, size=n)
+    lengths[:3] = 0                                  # empty documents
+    theta = [g.gamma(0.3, size=(n, K)) + 1e-100 for K in Ks]
+    r = g.gamma(0.5, size=Ks[-1])
+    shapes = [theta[l + 1] @ g.dirichlet(np.ones(Ks[l]), size=Ks[l + 1])
+              for l in range(len(Ks) - 1)] + [np.broadcast_to(r, (n, Ks[-1]))]
+    A0 = np.zeros((n, Ks[0]), dtype=np.int64)
+    A0[:, 0] = lengths
+    ref = np.random.default_rng(9)
+    want_rq, want_q = _scales_as_formulas(lengths, shapes, theta, ref, *hyper)
+    next_draw = ref.random()
+    r_total = _local._row_totals(r, n)
+    for fn in (_local_fast.scale_rates, _local.scale_rates):
+        for total in (None, r_total):
+            rng = np.random.default_rng(9)
+            rq, q = _local._scales(A0, shapes, theta, rng, *hyper, scale_rates_=fn,
+                                   r_total=total)
+            assert len(rq) == len(Ks)
+            for x, y in zip(rq, want_rq):
+                np.testing.assert_array_equal(x, y)
+            np.testing.assert_array_equal(q, want_q)
+            # the same draws, no more: the stream goes on where NumPy's left it
+            assert rng.random() == next_draw
+    # the sampled p^(2) stays inside (0, 1) for an empty document: finite rates
+    assert np.all(np.isfinite(want_rq[0])) and np.all(want_rq[0] > 1.0)
+
+
+def test_scale_rates_rejects_inconsistent_shapes():
+    with pytest.raises(ValueError, match="scale_rates"):
+        _local_fast.scale_rates(np.zeros(3, dtype=np.int64), np.ones((1, 4)), np.ones((1, 3)),
+                                np.random.default_rng(0), 0.01, 0.01, 1.0, 1.0, 1e-12)

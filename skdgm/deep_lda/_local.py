@@ -38,6 +38,7 @@ __all__ = [
     "partition_sparse",
     "partition_dense",
     "crt",
+    "scale_rates",
     "zero_truncated_poisson",
     "gamma_theta",
     "add_rows",
@@ -317,12 +318,25 @@ def gamma_theta(shape, counts, rate, rng, floor):
     return np.maximum(out / rate[:, None], floor)
 
 
+def scale_rates(lengths, shape_sums, theta_sums, rng, a0, b0, e0, f0, clip):
+    """NumPy twin of :func:`._local_fast.scale_rates`: ``rates`` (one row per layer)
+    and ``1 / rates[0]``."""
+    p2 = rng.beta(a0 + lengths, b0 + shape_sums[0])
+    np.clip(p2, clip, 1.0 - clip, out=p2)
+    rates = np.empty((len(shape_sums), p2.size))
+    rates[0] = (1.0 - p2) / p2
+    for l in range(1, len(shape_sums)):
+        rates[l] = rng.standard_gamma(e0 + shape_sums[l]) / (f0 + theta_sums[l])
+    return rates, 1.0 / rates[0]
+
+
 _KERNELS = {
     "cython": (_local_fast.partition_counts, _local_fast.partition_dense, _local_fast.crt,
                _local_fast.zero_truncated_poisson, _local_fast.gamma_theta,
-               _local_fast.partition_sparse, _local_fast.row_sums, _local_fast.entry_dots),
+               _local_fast.partition_sparse, _local_fast.row_sums, _local_fast.entry_dots,
+               _local_fast.scale_rates),
     "numpy": (partition_counts, partition_dense, crt, zero_truncated_poisson, gamma_theta,
-              partition_sparse, row_sums, entry_dots),
+              partition_sparse, row_sums, entry_dots, scale_rates),
 }
 
 
@@ -494,29 +508,45 @@ def _upward(lay, theta, phis, r, rng, kern, A, W, layer1=True, tables=None, shap
     return top, shapes
 
 
-def _scales(A0, shapes, theta, rng, a0, b0, e0, f0, lengths=None):
+def _scales(A0, shapes, theta, rng, a0, b0, e0, f0, lengths=None, scale_rates_=scale_rates,
+            r_total=None):
     """Downward auxiliaries: ``p_j^(2)``, ``c_j^(l)`` and ``q_j^(l)`` (Lemma 3.1).
 
     ``p^(2) ~ Beta(a0 + x^(1)_{..j}, b0 + sum_k shape_kj)`` (``theta^(1)``
     marginalised), ``c^(l+1) ~ Gam(e0 + sum_k shape_kj, 1/(f0 + theta^(l)_{.j}))``;
     ``q^(1) = 1``, ``q^(l+1) = ln(1 + q^(l) / c^(l+1))``. None of these depends
-    on ``Phi`` (its columns sum to one). Returns the per-layer rates ``c^(l+1)``
-    (``rates[0] = (1 - p^(2)) / p^(2)``) and ``q``. ``lengths``, optional,
-    is ``A0.sum(axis=1)`` known beforehand (with the Poisson link, the
-    documents' lengths).
+    on ``Phi`` (its columns sum to one). The draws are ``scale_rates_``'s (the
+    kernel set's :func:`scale_rates`). Returns the rates of the ``theta^(l)``
+    conditionals, ``c^(l+1) + q^(l)`` per layer (``c^(1) = (1 - p^(2)) / p^(2)``),
+    and ``q^(L+1)``. ``lengths``, optional, is ``A0.sum(axis=1)`` known beforehand
+    (with the Poisson link, the documents' lengths); ``r_total``, optional, is
+    ``r.sum()`` as a read-only ``(1, n_docs)`` array (:func:`_row_totals`), the
+    prior shapes' row sums of a one-layer model: it spares summing ``r`` over each
+    row at every sweep.
     """
+    n, L = A0.shape[0], len(shapes)
     if lengths is None:
         lengths = A0.sum(axis=1)
-    p2 = rng.beta(a0 + lengths, b0 + shapes[0].sum(axis=1))
-    np.clip(p2, _P_CLIP, 1.0 - _P_CLIP, out=p2)
-    rates = [(1.0 - p2) / p2]
-    for l in range(1, len(shapes)):
-        rates.append(rng.standard_gamma(e0 + shapes[l].sum(axis=1))
-                     / (f0 + theta[l].sum(axis=1)))
-    q = [np.ones(A0.shape[0])]
-    for l in range(len(shapes)):
-        q.append(np.log1p(q[l] / rates[l]))
-    return rates, q
+    if L == 1 and r_total is not None:
+        sums = tsums = r_total
+    else:
+        sums = np.array([s.sum(axis=1) for s in shapes]).reshape(L, n)
+        tsums = np.array([sums[0]] + [theta[l].sum(axis=1) for l in range(1, L)])
+    rates, inv = scale_rates_(np.ascontiguousarray(lengths, dtype=np.int64), sums, tsums, rng,
+                              a0, b0, e0, f0, _P_CLIP)
+    # q^(1) = 1: the first ratio q^(1) / c^(1) is the kernel's 1 / rates[0]
+    rate_q = [rates[0] + 1.0]
+    q = np.log1p(inv)
+    for l in range(1, L):
+        rate_q.append(rates[l] + q)
+        q = np.log1p(q / rates[l])
+    return rate_q, q
+
+
+def _row_totals(r, n):
+    """``r.sum()`` for each of ``n`` documents, a ``(1, n)`` view with zero strides:
+    the sum of each row of ``r`` broadcast over them (the same pairwise sum)."""
+    return np.broadcast_to(np.full((1, 1), np.asarray(r).sum()), (1, n))
 
 
 def _downward_theta(theta, phis, r, A, rate_q, rng, gamma_, lowest=0):
@@ -680,6 +710,7 @@ class LocalChain:
         # layer 1's prior shapes Phi^(2) theta^(2) (or r), formed once per change
         # of theta^(2): read by the layer-1 step, the CRT and the collected sums
         self.prior0 = _prior_shape(0, self.theta, phis, r, n)
+        self.r_total = _row_totals(r, n)
         self.rate_q = None
 
     def reset_sums(self):
@@ -706,6 +737,7 @@ class LocalChain:
         if self.collapsed is not None and self.collapsed.shared:
             self.collapsed.total = self.collapsed.kern[3](lay.phi_words, r)
         self.prior0 = _prior_shape(0, self.theta, phis, r, lay.n)
+        self.r_total = _row_totals(r, lay.n)
 
     def run(self, rng, n_burn, n_collect, collect_topics=None):
         """``n_burn`` sweeps, then ``n_collect`` whose statistics are added to the sums."""
@@ -728,8 +760,9 @@ class LocalChain:
             top, shapes = _upward(lay, theta, phis, r, rng, kern, A, W,
                                   layer1=collapsed is None, tables=self.tables,
                                   shape0=self.prior0)
-            rates, q = _scales(A[0], shapes, theta, rng, a0, b0, e0, f0, self.lengths)
-            rate_q = self.rate_q = [rates[l] + q[l] for l in range(L)]
+            rate_q, q_top = _scales(A[0], shapes, theta, rng, a0, b0, e0, f0, self.lengths,
+                                    kern[8], self.r_total)
+            self.rate_q = rate_q
             theta = self.theta = _downward_theta(theta, phis, r, A, rate_q, rng, kern[4],
                                                  lowest=low)
             if L > 1:
@@ -737,7 +770,7 @@ class LocalChain:
             if collect:
                 self.n_collected += 1
                 self.top_sum += top
-                self.q_sum += q[L].sum()
+                self.q_sum += q_top.sum()
                 if collapsed is not None:
                     # theta^(1)'s conditional means, not a draw (Rao-Blackwell)
                     collapsed.collect(self.prior0, rate_q[0], self.theta_sum[0],
@@ -845,7 +878,7 @@ def gibbs_upward(task, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
     W = [np.zeros((lay.words.size if l == 0 else p.shape[0], p.shape[1]), dtype=np.int64)
          for l, p in enumerate(phis)]
     top, shapes = _upward(lay, theta, phis, r, rng, kern, A, W)
-    rates, q = _scales(A[0], shapes, theta, rng, a0, b0, e0, f0)
+    rate_q, q_top = _scales(A[0], shapes, theta, rng, a0, b0, e0, f0, scale_rates_=kern[8])
     counts = [w.astype(np.float64) for w in W]
     dense = np.zeros((lay.V, lay.Ks[0]))
     dense[lay.words] = counts[0]
@@ -853,8 +886,8 @@ def gibbs_upward(task, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
     return {
         "topic_counts": counts,
         "top_tables": top.astype(np.float64),
-        "q_top": float(q[L].sum()),
-        "carry": {"theta": theta, "A": A, "rate": [rates[l] + q[l] for l in range(L)]},
+        "q_top": float(q_top.sum()),
+        "carry": {"theta": theta, "A": A, "rate": rate_q},
     }
 
 

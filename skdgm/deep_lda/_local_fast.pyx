@@ -9,7 +9,7 @@ draw through numpy's own bit generator under its lock.
 from libc.math cimport exp, expm1, log, log1p, pow
 from numpy.random cimport bitgen_t
 from numpy.random.c_distributions cimport (random_standard_uniform, random_poisson,
-                                           random_standard_gamma,
+                                           random_standard_gamma, random_beta,
                                            random_standard_exponential)
 
 import numpy as np
@@ -694,3 +694,47 @@ def em_steps(const int64[::1] indptr, const int64[::1] loc, const double[::1] x,
                         acc[k] += w * lp[k]
                 for k in range(K):
                     tp[k] *= acc[k]
+
+
+def scale_rates(const int64[::1] lengths, const double[:, :] shape_sums,
+                const double[:, :] theta_sums, rng, double a0, double b0, double e0,
+                double f0, double clip):
+    """The rates of the downward step's scales (Lemma 3.1), one call per sweep.
+
+    ``rates[0, j] = (1 - p_j) / p_j`` with ``p_j = clip(Beta(a0 + lengths[j], b0 +
+    shape_sums[0, j]))`` (``p_j^(2)``, ``theta^(1)`` marginalised) and, for
+    ``l >= 1``, ``rates[l, j] = Gam(e0 + shape_sums[l, j]) / (f0 + theta_sums[l, j])``
+    (``c_j^(l+1)``); also ``1 / rates[0]``, the first ``q`` ratio. The beta draws
+    (every document's), then each layer's gammas, through numpy's own
+    ``random_beta`` and ``random_standard_gamma``: the draws ``Generator.beta``
+    and ``Generator.standard_gamma`` make on the same arrays, so the NumPy twin
+    :func:`skdgm.deep_lda._local.scale_rates` gives the same numbers. The sums may
+    have any strides (a top layer's ``r`` broadcast over the documents); row 0 of
+    ``theta_sums`` is not read. Formed here rather than by a dozen NumPy calls a
+    sweep, whose GIL-held overhead made two training threads wait on each other
+    (issue 26).
+    """
+    cdef Py_ssize_t n = lengths.shape[0], L = shape_sums.shape[0], j, l
+    cdef double p, lo = clip, hi = 1.0 - clip
+    if shape_sums.shape[1] != n or theta_sums.shape[0] != L or theta_sums.shape[1] != n:
+        raise ValueError("scale_rates: inconsistent shapes")
+    rates_a = np.empty((L, n), dtype=np.float64)
+    inv_a = np.empty(n, dtype=np.float64)
+    cdef double[:, ::1] rates = rates_a
+    cdef double[::1] inv = inv_a
+    cdef bitgen_t* bg = bitgen_of(rng)
+    with rng.bit_generator.lock, nogil:
+        for j in range(n):
+            p = random_beta(bg, a0 + <double>lengths[j], b0 + shape_sums[0, j])
+            # np.clip's order: the lower bound, then the upper
+            if p < lo:
+                p = lo
+            if p > hi:
+                p = hi
+            rates[0, j] = (1.0 - p) / p
+            inv[j] = 1.0 / rates[0, j]
+        for l in range(1, L):
+            for j in range(n):
+                rates[l, j] = (random_standard_gamma(bg, e0 + shape_sums[l, j])
+                               / (f0 + theta_sums[l, j]))
+    return rates_a, inv_a
