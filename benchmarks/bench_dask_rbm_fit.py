@@ -46,8 +46,10 @@ the paths (0 means bit for bit); then the difference with its AIS error and, for
 scale, the in-memory seed-to-seed spread::
 
     SKDGM_DATA=... OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
-        python benchmarks/bench_dask_rbm_fit.py --dbm-mnist --blocks 4 --seeds 0 1 \\
+        python benchmarks/bench_dask_rbm_fit.py --dbm-mnist --blocks 4 --seeds 0 \\
         > benchmarks/results/dask_dbm_mnist.txt
+    (and ``--seeds 1 > benchmarks/results/dask_dbm_mnist_seed1.txt``: about 7 minutes
+    of a two-core host per seed)
 """
 
 import argparse
