@@ -30,6 +30,26 @@ passes, why training stopped, the best pass kept, fit CPU-s and the test rows' m
 
     SKDGM_DATA=... OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
         python benchmarks/bench_dask_rbm_fit.py --mnist memory --blocks 4
+
+``--dbm-mnist``: DBMCAST on the 10,000 binarised MNIST rows and 2,000 test rows of
+``bench_defaults_convergence.py`` (the same loader, seed 0), one run for both paths:
+in memory, and as a dask array of ``--blocks`` row blocks fitted with a
+``distributed`` client on a ``LocalCluster`` of 2 worker processes (one thread
+each), the same seed and settings: the defaults with ``n_iter=--dbm-passes`` (24:
+the fixed rule's 2,400 updates at this size) and ``early_stopping=False``, so that
+neither path's stop depends on its CPU clock (the default's cap is in CPU-s, and
+the client's process does not see the workers' CPU). Printed per seed and path:
+fit wall and CPU-s, the test rows' mean bound, its ``log Z`` (the same AIS
+estimator, 1,000 temperatures, 100 runs, seeded from ``random_state``) with its
+standard error, the mean ``log p(v)`` and the largest parameter difference between
+the paths (0 means bit for bit); then the difference with its AIS error and, for
+scale, the in-memory seed-to-seed spread::
+
+    SKDGM_DATA=... OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
+        python benchmarks/bench_dask_rbm_fit.py --dbm-mnist --blocks 4 --seeds 0 \\
+        > benchmarks/results/dask_dbm_mnist.txt
+    (and ``--seeds 1 > benchmarks/results/dask_dbm_mnist_seed1.txt``: about 7 minutes
+    of a two-core host per seed)
 """
 
 import argparse
@@ -71,9 +91,13 @@ def main():
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--test-rows", type=int, default=2_000)
     parser.add_argument("--seed", type=int, default=0, help="--mnist: random_state")
+    parser.add_argument("--dbm-mnist", action="store_true")
+    parser.add_argument("--dbm-passes", type=int, default=24)
     args = parser.parse_args()
     if args.mnist is not None:
         return mnist_defaults(args)
+    if args.dbm_mnist:
+        return dbm_mnist_pair(args)
     header([f"seeds {args.seeds}, {args.n_iter} passes, {args.blocks} row blocks, no client"])
 
     import dask.array as da
@@ -137,6 +161,63 @@ def mnist_defaults(args):
     print(f"stopped: {est.stopping_reason_}")
     print(f"test mean log p(v) on {args.test_rows} rows: {value:.2f} "
           f"(score {per_k:.1f} CPU-s per 1,000 rows)", flush=True)
+
+
+def dbm_mnist_pair(args):
+    """DBMCAST on binarised MNIST: in memory against a 2-worker cluster (``--dbm-mnist``)."""
+    import dask.array as da
+    import distributed
+
+    from bench_defaults_convergence import load
+    from _common import data_home
+
+    from skdgm import DBMCAST
+
+    X, test, desc = load("DBMCAST", data_home(), args.rows, args.test_rows)
+    rows = -(-X.shape[0] // args.blocks)
+    header([desc, f"DBMCAST(n_iter={args.dbm_passes}, early_stopping=False, "
+                  f"random_state=seed), defaults otherwise; seeds {args.seeds}; in memory vs "
+                  f"a dask array of {args.blocks} row blocks of {rows} rows on a LocalCluster "
+                  f"of 2 worker processes (1 thread each)"])
+    Xd = da.from_array(X, chunks=(rows, X.shape[1]))
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None)
+    out = {}
+    try:
+        for seed in args.seeds:
+            for path in ("memory", "dask"):
+                est = DBMCAST(n_iter=args.dbm_passes, early_stopping=False, random_state=seed)
+                t, c = time.perf_counter(), time.process_time()
+                if path == "dask":
+                    with distributed.Client(cluster):
+                        est.fit(Xd)
+                else:
+                    est.fit(X)
+                wall, cpu = time.perf_counter() - t, time.process_time() - c
+                c = time.process_time()
+                log_z, log_z_se = est.log_partition_, est.log_partition_std_
+                logp = est.score_samples(test)
+                score_cpu = time.process_time() - c
+                out[seed, path] = est, float(np.mean(logp)), log_z, log_z_se
+                print(f"seed {seed}  {path:6s}  fit {wall:7.1f} s wall, {cpu:6.1f} CPU-s in "
+                      f"this process; {est.n_iter_} passes, {est.n_updates_} updates; "
+                      f"log Z {log_z:.3f} +/- {log_z_se:.3f}; test mean log p(v) "
+                      f"{np.mean(logp):.3f} (bound {np.mean(logp) + log_z:.3f}); scoring "
+                      f"{score_cpu:.1f} CPU-s", flush=True)
+            (m, lm, zm, sm), (d, ld, zd, sd) = out[seed, "memory"], out[seed, "dask"]
+            diff = max(float(np.max(np.abs(np.asarray(a, np.float64) - b)))
+                       for a, b in zip(m.coefs_ + m.intercepts_, d.coefs_ + d.intercepts_))
+            print(f"seed {seed}  dask - memory: {ld - lm:+.3f} nats (AIS error of the "
+                  f"difference {np.hypot(sm, sd):.3f}); bound {ld + zd - lm - zm:+.3f}, "
+                  f"log Z {zd - zm:+.3f}; largest parameter difference {diff:.3g}",
+                  flush=True)
+    finally:
+        cluster.close()
+    mem = np.array([out[s, "memory"][1] for s in args.seeds])
+    dsk = np.array([out[s, "dask"][1] for s in args.seeds])
+    print(f"mean test log p(v): memory {mem.mean():.3f}, dask {dsk.mean():.3f}, "
+          f"dask - memory {dsk.mean() - mem.mean():+.3f} (issue 28's target: within 1 nat); "
+          f"in-memory seed range {mem.max() - mem.min():.3f}")
 
 
 if __name__ == "__main__":
