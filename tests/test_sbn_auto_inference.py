@@ -115,3 +115,23 @@ def test_verbose_step_size_is_readable(capsys):
     np.testing.assert_allclose(shown, est.history_["step_size"][0], rtol=1e-2)
     assert _fmt(0.01 / 50_000) == "2e-07" and _fmt(-3.14159e-4) == "-0.000314"
     assert _fmt(0.5) == "0.5000" and _fmt(0.0) == "0.0000" and _fmt(2e5) == "2.0000e+05"
+
+
+@pytest.mark.parametrize("make", [lambda X: X.tolist(), lambda X: _ArrayOnly(X)])
+def test_auto_reads_the_rows_of_any_array_like(make):
+    # "auto" is resolved before validate_data: lists and objects that are arrays only
+    # through __array__ (scikit-learn's _NotAnArray) must count their rows too
+    X = (np.random.default_rng(0).random((40, 5)) < 0.5).astype(float)
+    est = BayesianSBN(n_components=(2,), n_iter=2, burn_in=1, random_state=0).fit(make(X))
+    assert est.inference_ == "gibbs"
+    ref = BayesianSBN(n_components=(2,), n_iter=2, burn_in=1, random_state=0,
+                      inference="gibbs").fit(X)
+    np.testing.assert_array_equal(est.transform(X), ref.transform(X))
+
+
+class _ArrayOnly:
+    def __init__(self, X):
+        self._X = X
+
+    def __array__(self, dtype=None, copy=None):
+        return self._X if dtype is None else self._X.astype(dtype)

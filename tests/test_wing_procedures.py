@@ -104,6 +104,7 @@ def test_sbn_impute_over_one_sample_is_one_chain():
 def test_sbn_pretrain_stages_matches_the_estimator():
     X = _binary(30)
     est = BayesianSBN(n_components=(3, 2), n_iter=2, random_state=0, pretrain=True)
+    est._resolve_inference(X)          # what fit does first ("auto": gibbs at 30 rows)
     sizes, pp, rng = est._fresh_start(X, True)
     logged = []
     params, states, hidden = sbn_train.pretrain_stages(

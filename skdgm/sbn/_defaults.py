@@ -12,6 +12,7 @@ import numbers
 
 import numpy as np
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.validation import _num_samples
 
 from .._core.base import N_JOBS_CONSTRAINT
 from .._core.random import RANDOM_STATE_CONSTRAINT
@@ -89,6 +90,21 @@ def resolve_inference(inference, n_samples):
         return inference
     small = n_samples is not None and n_samples < AUTO_INFERENCE_ROWS
     return AUTO_INFERENCE[0] if small else AUTO_INFERENCE[1]
+
+
+def _rows_before_validation(X):
+    """``X``'s row count, read before ``validate_data`` runs (``"auto"`` must be
+    resolved first: the chosen inference decides whether a dask array stays on its
+    workers); ``None`` when it is not known yet (a dask array of unknown chunk sizes)
+    or ``X`` is not array-like (validation then rejects it with its own message)."""
+    shape = getattr(X, "shape", None)
+    if shape is not None and len(shape):
+        n = shape[0]
+        return None if n is None or n != n else int(n)        # dask: nan when unknown
+    try:
+        return _num_samples(X)      # lists, and objects with only __array__
+    except TypeError:
+        return None
 
 
 def resolve_n_components(n_samples, n_features, max_exact_units):
@@ -201,8 +217,7 @@ class AutoStopping:
 
     def _resolve_inference(self, X):
         """Store ``inference_`` for this fit's rows; say it when ``"auto"`` chose."""
-        n = X.shape[0] if hasattr(X, "shape") else len(X)
-        n = None if n is None or n != n else int(n)       # dask: nan when unknown
+        n = _rows_before_validation(X)
         self.inference_ = resolve_inference(self.inference, n)
         if self.verbose and self.inference == "auto":
             print(f"[{type(self).__name__}] inference='auto': {self.inference_!r} for {n} "
