@@ -17,7 +17,7 @@ renamed, so a kill never leaves a half-written checkpoint. On a machine that doe
 outlive its session (this project's), only what is committed survives: commit the
 checkpoint of an unfinished run (``git add -f benchmarks/checkpoints/<row>``) before the
 session ends, and ``git rm`` it once the row has its results file. A checkpoint is about
-10 MB for the SBN rows; GRBM's 4,096 units make 54 MB, too much for the history, so
+10-18 MB for the SBN rows; GRBM's 4,096 units make 54 MB, too much for the history, so
 that row must finish within one session. ``--resume`` continues from
 the last one: the same chunks in the same order, so a resumed run ends where an
 uninterrupted one does (``tests/test_paper_tables.py`` checks this). At each
