@@ -322,6 +322,41 @@ def test_importance_sampling_log_marginal_matches_enumeration():
     assert np.all(se < 0.05)
 
 
+def test_importance_sampling_blocks_rows_and_bounds_memory():
+    """Rows are scored in blocks whose arrays stay under ``max_elements`` entries: the
+    estimate still matches enumeration, a call that fits one block draws as before,
+    and the peak memory follows the bound, not the number of rows."""
+    import tracemalloc
+
+    rng = np.random.default_rng(8)
+    sizes = (3, 2)
+    p = _tiny(rng, sizes)
+    X = sample_ancestral(p, 5, rng)[0]
+    phi = init_recognition(6, sizes, rng, scale=0.3)
+    exact = log_marginal_exact(p, X)
+    lp, se = log_marginal_is(p, phi, X, 20000, np.random.default_rng(0), chunk=3000,
+                             max_elements=3000 * 11 * 2)          # blocks of 2 rows
+    assert np.all(np.abs(lp - exact) < 4 * se + 1e-3)
+    whole = log_marginal_is(p, phi, X, 20000, np.random.default_rng(0), chunk=3000)
+    one_block = log_marginal_is(p, phi, X, 20000, np.random.default_rng(0), chunk=3000,
+                                max_elements=3000 * 11 * 5)
+    np.testing.assert_array_equal(whole[0], one_block[0])
+    assert not np.array_equal(whole[0], lp)                     # the blocks drew anew
+
+    Xbig = np.tile(X, (400, 1))                                 # 2,000 rows
+    peaks = []
+    for bound in (2 ** 16, 2 ** 40):
+        tracemalloc.start()
+        log_marginal_is(p, phi, Xbig, 500, np.random.default_rng(0), chunk=500,
+                        max_elements=bound)
+        peaks.append(tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+    # unbounded: 500 x 2,000 x 11 float64 entries per array (8.8 MB each)
+    assert peaks[0] < 4e6 < 8.8e6 < peaks[1]
+    empty = log_marginal_is(p, phi, X[:0], 10, np.random.default_rng(0))
+    assert empty[0].shape == empty[1].shape == (0,)
+
+
 # --- recognition network training --------------------------------------------------
 
 def test_recognition_ess_rises_during_training():
