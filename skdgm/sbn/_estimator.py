@@ -668,7 +668,7 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
             transitions), the route :meth:`log_likelihood_bounds` checks.
             ``"is"`` (``inference="dsghmc_nais"`` only): importance sampling with
             the trained recognition network as proposal, ``n_is_samples`` per point
-            (Du et al. appendix B.1).
+            (Du et al. appendix B.1), rows in blocks of bounded memory.
         return_std : bool, default=False
             Also return each row's Monte-Carlo standard error: 0 when exact; for
             ``"stratified"`` the delta-method error of the importance draws
