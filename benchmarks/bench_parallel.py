@@ -60,6 +60,11 @@ threads' last ends (load imbalance), the threads' summed CPU in the tasks
 (``time.thread_time``) against ``n_jobs=1``'s, and the serial time outside
 ``run_chains``; then one update's chunks (tokens, wall, CPU).
 
+``--no-look-ahead`` runs any of these modes with DeepLDA's training laying out no
+minibatch ahead (``_train.look_ahead`` returns ``None``: every chunk is laid out by
+the task that samples it, as before issue 26's ``MinibatchPipeline``), for a
+side-by-side comparison on the same commit; the results are the same either way.
+
 Usage::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \\
@@ -73,6 +78,8 @@ Usage::
         python benchmarks/bench_parallel.py --updates > benchmarks/results/parallel_updates.txt
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
         python benchmarks/bench_parallel.py --profile > benchmarks/results/parallel_profile.txt
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_parallel.py \\
+        --only deep_lda --rows training --no-look-ahead > benchmarks/results/parallel_x.txt
 """
 
 import argparse
@@ -271,6 +278,10 @@ def deep_lda_rows(args):
     compare_lda_training("DeepLDA(128).fit", "4,000 docs, batch 2,000, 1 pass",
             lambda nj: DeepLDA(128, batch_size=2000, n_iter=1, random_state=0,
                                n_jobs=nj).fit(X[:4000]), args.repeats)
+    # five updates a pass: four of them laid out ahead (MinibatchPipeline)
+    compare_lda_training("DeepLDA(128).fit", f"{n_big:,} docs, batch 2,000, 1 pass",
+            lambda nj: DeepLDA(128, batch_size=2000, n_iter=1, random_state=0,
+                               n_jobs=nj).fit(X[:n_big]), args.repeats)
 
 
 def _grbm_model(args):
@@ -846,7 +857,13 @@ def main():
                          "queue, CPU outside the GIL-free kernels, wait channels)")
     ap.add_argument("--rows", nargs="*", choices=["small", "training", "eval"], default=None,
                     help="only these kinds of rows (row_kind; default: every row)")
+    ap.add_argument("--no-look-ahead", action="store_true",
+                    help="DeepLDA's training lays out no minibatch ahead (the chunks' "
+                         "tasks lay themselves out, as before MinibatchPipeline)")
     args = ap.parse_args()
+    if args.no_look_ahead:
+        from skdgm.deep_lda import _train
+        _train.look_ahead = lambda n_jobs, **kwargs: None
     _BACKEND["name"] = args.backend
     ROWS["kinds"] = args.rows
     if args.gil:
