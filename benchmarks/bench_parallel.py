@@ -60,6 +60,15 @@ threads' last ends (load imbalance), the threads' summed CPU in the tasks
 (``time.thread_time``) against ``n_jobs=1``'s, and the serial time outside
 ``run_chains``; then one update's chunks (tokens, wall, CPU).
 
+``--look-ahead`` instead times DeepLDA ``fit`` at ``n_jobs=2`` with issue 26's
+``MinibatchPipeline`` on and off, alternating in one process (wall clock and the
+calling thread's CPU).
+
+``--no-look-ahead`` runs any of these modes with DeepLDA's training laying out no
+minibatch ahead (``_train.look_ahead`` returns ``None``: every chunk is laid out by
+the task that samples it, as before issue 26's ``MinibatchPipeline``), for a
+side-by-side comparison on the same commit; the results are the same either way.
+
 Usage::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \\
@@ -73,6 +82,10 @@ Usage::
         python benchmarks/bench_parallel.py --updates > benchmarks/results/parallel_updates.txt
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
         python benchmarks/bench_parallel.py --profile > benchmarks/results/parallel_profile.txt
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_parallel.py \\
+        --only deep_lda --rows training --no-look-ahead > benchmarks/results/parallel_x.txt
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
+        python benchmarks/bench_parallel.py --look-ahead --repeats 15 > benchmarks/results/parallel_y.txt
 """
 
 import argparse
@@ -271,6 +284,10 @@ def deep_lda_rows(args):
     compare_lda_training("DeepLDA(128).fit", "4,000 docs, batch 2,000, 1 pass",
             lambda nj: DeepLDA(128, batch_size=2000, n_iter=1, random_state=0,
                                n_jobs=nj).fit(X[:4000]), args.repeats)
+    # five updates a pass: four of them laid out ahead (MinibatchPipeline)
+    compare_lda_training("DeepLDA(128).fit", f"{n_big:,} docs, batch 2,000, 1 pass",
+            lambda nj: DeepLDA(128, batch_size=2000, n_iter=1, random_state=0,
+                               n_jobs=nj).fit(X[:n_big]), args.repeats)
 
 
 def _grbm_model(args):
@@ -400,6 +417,42 @@ def timeline(args):
         func, tasks, seeds, kw = _spied_call(ais, lambda: model.log_partition())
         dissect(f"GaussianBernoulliRBM(64).log_partition, AIS groups of runs {tasks}",
                 func, tasks, seeds, [("as sent", kw, n) for n in (2, 4, 8)], args.repeats)
+
+
+def look_ahead_ab(args):
+    """``--look-ahead``: DeepLDA ``fit`` at batch 2,000 (4,000 and 10,000 documents)
+    at ``n_jobs=2``, with ``MinibatchPipeline`` on and off alternately in one
+    process: medians of ``--repeats`` calls of the wall clock and of the calling
+    thread's CPU (``time.thread_time``, not profiled: the serial share), and the
+    topics checked identical."""
+    from skdgm.deep_lda import _train
+
+    X = load_20news(args.data_home)[0].tocsr()
+    real = _train.look_ahead
+    settings = {"on": real, "off": lambda n_jobs, **kwargs: None}
+    print(f"n_jobs=2, medians of {args.repeats} alternating calls per setting\n")
+    print(f"{'call':<46} {'look-ahead':>10} {'wall ms':>9} {'caller CPU ms':>14}  results")
+    for n_docs in (4000, 10000):
+        def fit():
+            return DeepLDA(128, batch_size=2000, n_iter=1, random_state=0,
+                           n_jobs=2).fit(X[:n_docs]).components_
+        wall, cpu, out = {k: [] for k in settings}, {k: [] for k in settings}, {}
+        try:
+            for rep in range(args.repeats + 1):
+                for key in (("on", "off") if rep % 2 == 0 else ("off", "on")):
+                    _train.look_ahead = settings[key]
+                    w, c = time.perf_counter(), time.thread_time()
+                    out[key] = fit()
+                    if rep > 0:                     # the first round is untimed
+                        cpu[key].append(time.thread_time() - c)
+                        wall[key].append(time.perf_counter() - w)
+        finally:
+            _train.look_ahead = real
+        same = "identical" if _same(out["on"], out["off"]) else "DIFFERENT"
+        for key in settings:
+            print(f"{f'DeepLDA(128).fit {n_docs:,} docs, batch 2,000':<46} {key:>10} "
+                  f"{1e3 * np.median(wall[key]):9.1f} {1e3 * np.median(cpu[key]):14.1f}  {same}",
+                  flush=True)
 
 
 def _training_calls(X):
@@ -846,11 +899,22 @@ def main():
                          "queue, CPU outside the GIL-free kernels, wait channels)")
     ap.add_argument("--rows", nargs="*", choices=["small", "training", "eval"], default=None,
                     help="only these kinds of rows (row_kind; default: every row)")
+    ap.add_argument("--look-ahead", action="store_true",
+                    help="DeepLDA fit with MinibatchPipeline on and off, alternating "
+                         "(wall and calling thread's CPU) instead")
+    ap.add_argument("--no-look-ahead", action="store_true",
+                    help="DeepLDA's training lays out no minibatch ahead (the chunks' "
+                         "tasks lay themselves out, as before MinibatchPipeline)")
     args = ap.parse_args()
+    if args.no_look_ahead:
+        from skdgm.deep_lda import _train
+        _train.look_ahead = lambda n_jobs, **kwargs: None
     _BACKEND["name"] = args.backend
     ROWS["kinds"] = args.rows
     if args.gil:
         return _with_load(gil, args)
+    if args.look_ahead:
+        return _with_load(look_ahead_ab, args)
     if args.profile:
         PROFILE.update(on=True, rows=_near_miss)
         header([f"cores: {os.cpu_count()}"])

@@ -816,6 +816,78 @@ def test_training_over_several_updates_is_identical_for_every_backend(fan_out,
         assert m.n_updates_ == ref.n_updates_ == 9
 
 
+def test_minibatch_pipeline_lays_out_the_next_minibatch_in_pass_order():
+    """The pipeline gives the rows ``minibatches`` gives, in order, and reads the
+    order stream as it does; each minibatch after the first whose update signalled
+    (``after_local``) comes laid out: the layouts and costs the chunks' tasks would
+    build from those rows. A minibatch whose update never signalled comes plain."""
+    from functools import partial
+
+    from skdgm.deep_lda import _local, _train
+    X, _ = _pgbn_corpus(3, K=(3,), n_docs=130)
+    want = list(_train.minibatches(X, 30, np.random.default_rng(4)))
+    rng = np.random.default_rng(4)
+    lay_out = partial(_train.lay_out_chunks, chunk_docs=10, link="poisson", Ks=[3],
+                      n_sweeps=4)
+    got = []
+    for i, batch in enumerate(_train.MinibatchPipeline(X, 30, rng, lay_out)):
+        got.append(batch)
+        if i == 4:                  # the last: nothing left to lay out
+            assert batch.after_local is None
+        elif i != 2:                # the third update "never signals"
+            batch.after_local()
+    order = np.random.default_rng(4)
+    order.permutation(130)                  # the pass's one draw
+    assert rng.bit_generator.state == order.bit_generator.state
+    assert len(got) == len(want) == 5
+    phis, r = [np.full((X.shape[1], 3), 1.0 / X.shape[1])], np.ones(3)
+    for i, (batch, rows) in enumerate(zip(got, want)):
+        assert (batch.X != rows).nnz == 0 and batch.shape == rows.shape
+        if i in (0, 3):
+            assert batch.parts is None
+            continue
+        chunks = _train.chunk_layout(rows.shape[0], 10)
+        assert len(batch.parts) == len(chunks) == 3
+        assert batch.cost == _train.chunk_costs(rows, chunks, [3], 4)
+        for part, sl in zip(batch.parts, chunks):
+            ref = _local._Layout(rows[sl], phis, r, "poisson")
+            part.bind(phis)
+            for key in ("indptr", "indices", "data", "rows", "perm", "wdocs", "words",
+                        "wptr", "data_t", "loc", "phi_words"):
+                np.testing.assert_array_equal(getattr(part, key), getattr(ref, key))
+            assert (part.n, part.V, part.Ks, part.link) == (ref.n, ref.V, ref.Ks, ref.link)
+
+
+def test_fit_lays_out_minibatches_ahead_on_thread_workers_only(fan_out, monkeypatch):
+    """With thread workers every minibatch of a pass after the first is laid out
+    during the update before it, and the fit is the ``n_jobs=1`` fit bit for bit;
+    with one worker or process workers nothing is laid out ahead."""
+    from joblib import parallel_config
+
+    from skdgm.deep_lda import _train
+    laid = []
+    real = _train.lay_out_chunks
+
+    def spy(X, **kwargs):
+        laid.append(X.shape[0])
+        return real(X, **kwargs)
+
+    monkeypatch.setattr(_train, "lay_out_chunks", spy)
+    X, _ = _pgbn_corpus(7, K=(3,), n_docs=300)
+    params = dict(n_components=(3, 2), n_iter=2, batch_size=75, local_burn_in=2,
+                  local_samples=2, random_state=2)
+    ref = DeepLDA(**params, n_jobs=1).fit(X)
+    assert laid == []
+    for backend, n_laid in ((None, 6), ("threading", 6), ("loky", 0)):
+        laid.clear()
+        with parallel_config(backend=backend) if backend else contextlib.nullcontext():
+            m = DeepLDA(**params, n_jobs=2).fit(X)
+        assert laid == [75] * n_laid
+        for a, c in zip(ref.topics_ + [ref.r_], m.topics_ + [m.r_]):
+            np.testing.assert_array_equal(a, c)
+        assert m._rng.bit_generator.state == ref._rng.bit_generator.state
+
+
 def test_chunk_layout_balances_two_workers_from_1600_documents():
     """The chunks depend on the number of documents only: chunks of 400 below
     1,600 documents, at least eight (of near-equal size) from there on."""

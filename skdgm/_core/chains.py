@@ -57,7 +57,8 @@ from joblib.parallel import get_active_backend
 
 from .random import as_generator, spawn_seeds
 
-__all__ = ["chain_pool", "run_chains", "map_threads", "cost_batches", "even_chunks",
+__all__ = ["chain_pool", "run_chains", "thread_workers", "map_threads", "cost_batches",
+           "even_chunks",
            "shared_array",
            "share_arguments",
            "BATCHES_PER_WORKER", "MIN_PARALLEL_COST", "MIN_THREAD_COST", "SHARE_MIN_BYTES"]
@@ -367,6 +368,16 @@ def _n_workers(n_jobs):
     except Exception:  # noqa: BLE001 - a backend without a fixed size: assume two
         n = 2
     return max(1, int(n)) if n and n > 0 else 2
+
+
+def thread_workers(n_jobs=None, prefer=None):
+    """How many thread workers :func:`run_chains` would fan a call's tasks out to under
+    ``n_jobs`` and the active ``joblib.parallel_config`` (0 when it would run them
+    in-process, or on process or other workers), whatever the tasks' cost."""
+    if n_jobs == 1 or _IN_THREAD_TASK.get() or _workers_kind(prefer) != "threads":
+        return 0
+    n = _n_workers(n_jobs)
+    return n if n > 1 else 0
 
 
 def run_chains(func, tasks, *, random_state=None, seeds=None, n_jobs=None, cost=None,

@@ -402,7 +402,7 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
         total = X.shape[0] if self.total_samples is None else self.total_samples
         log = PassLog()
         batches = ([X] if self.sampler == "gibbs" else
-                   _train.minibatches(X, self.batch_size, order_rng))
+                   self._minibatches(X, order_rng))
         for batch in batches:
             self._update(batch, total, log)
         self._keep_sample(pass_end=True)

@@ -375,10 +375,39 @@ class _Layout:
     """
 
     def __init__(self, X, phis, r, link):
+        self._lay_out(X, phis[0].shape[0], link)
+        self.bind(phis)
+
+    @classmethod
+    def of_rows(cls, X, n_features, link):
+        """The chunk's layout before any global parameters are known: what depends
+        on its documents alone, to be :meth:`bind`-ed to the topics later.
+
+        A training update lays out its next minibatch's chunks this way on a
+        helper thread while its own global step runs (:class:`~._train.MinibatchPipeline`,
+        issue 26); the arrays are the ones ``_Layout(X, phis, r, link)`` builds.
+        """
+        lay = cls.__new__(cls)
+        lay._lay_out(X, n_features, link)
+        lay.phi_words = None
+        return lay
+
+    def bind(self, phis):
+        """Attach the global topics ``phis`` (the rows of ``Phi^(1)`` of the chunk's
+        words, the upper layers); the envelope sums are formed at the next sweep.
+        Returns the layout."""
+        self.Ks = [p.shape[1] for p in phis]
+        self.phi_words = np.ascontiguousarray(phis[0][self.words])
+        # the envelope terms of the layer-1 partition that depend on Phi^(1)
+        # alone (kernels' row_sums), formed once for all sweeps by _upward
+        self.phi_sums = None
+        self.phis_upper = phis[1:]
+        return self
+
+    def _lay_out(self, X, n_features, link):
         self.indptr, self.indices, self.data = _as_int_csr(X)
         self.n = len(self.indptr) - 1
-        self.V = phis[0].shape[0]
-        self.Ks = [p.shape[1] for p in phis]
+        self.V = n_features
         self.link = link
         self.rows = np.repeat(np.arange(self.n), np.diff(self.indptr))
         # a stable sort by word keeps each word's documents in row order: the
@@ -394,11 +423,6 @@ class _Layout:
         self.wptr = np.zeros(self.words.size + 1, dtype=np.int64)
         np.cumsum(per_word[self.words], out=self.wptr[1:])
         self.data_t = self.data[self.perm]
-        self.phi_words = np.ascontiguousarray(phis[0][self.words])
-        # the envelope terms of the layer-1 partition that depend on Phi^(1)
-        # alone (kernels' row_sums), formed once for all sweeps by _upward
-        self.phi_sums = None
-        self.phis_upper = phis[1:]
         # each CSR entry's row in words / phi_words (a table lookup: a binary
         # search per entry cost more than a sweep's gamma draws)
         where = np.empty(self.V, dtype=np.int64)
@@ -577,7 +601,8 @@ def upward_downward(X, rng, *, phis, r, a0=0.01, b0=0.01, e0=1.0, f0=1.0,
     Parameters
     ----------
     X : sparse matrix of shape (n_docs, V)
-        Word counts (``link="poisson"``) or 0/1 occurrences (``"bernoulli"``).
+        Word counts (``link="poisson"``) or 0/1 occurrences (``"bernoulli"``),
+        or the same chunk laid out ahead by ``_Layout.of_rows`` (the same results).
     rng : numpy.random.Generator
         The only source of randomness.
     phis : list of ndarray
@@ -669,7 +694,9 @@ class LocalChain:
         self.link = link
         self.phis = phis = [np.ascontiguousarray(p, dtype=np.float64) for p in phis]
         self.r = r = np.asarray(r, dtype=np.float64)
-        self.lay = lay = _Layout(X, phis, r, link)
+        # a chunk laid out ahead (_Layout.of_rows) is only bound to the topics
+        self.lay = lay = (X.bind(phis) if isinstance(X, _Layout)
+                          else _Layout(X, phis, r, link))
         n, L, Ks = lay.n, len(phis), lay.Ks
         self.compact_words = compact_words
         # a collapsed chain with no theta to start from draws its tokens in turn
@@ -731,9 +758,7 @@ class LocalChain:
         lay = self.lay
         self.phis = phis = [np.ascontiguousarray(p, dtype=np.float64) for p in phis]
         self.r = r = np.asarray(r, dtype=np.float64)
-        lay.phi_words = np.ascontiguousarray(phis[0][lay.words])
-        lay.phis_upper = phis[1:]
-        lay.phi_sums = None
+        lay.bind(phis)
         if self.collapsed is not None and self.collapsed.shared:
             self.collapsed.total = self.collapsed.kern[3](lay.phi_words, r)
         self.prior0 = _prior_shape(0, self.theta, phis, r, lay.n)

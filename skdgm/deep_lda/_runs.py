@@ -38,6 +38,15 @@ class LocalRuns:
                                 thetas=thetas, keep_theta=keep_theta, side=side,
                                 **self._local_priors())
 
+    def _minibatches(self, X, order_rng=None):
+        """The minibatches of a training pass (:func:`._train.minibatches`), the next
+        one laid out during each update's global step when the local steps run on
+        thread workers (:class:`._train.MinibatchPipeline`)."""
+        ahead = _train.look_ahead(self.n_jobs, chunk_docs=CHUNK_DOCS, link=self.link,
+                                  Ks=[t.shape[1] for t in self.topics_],
+                                  n_sweeps=sum(self._sweeps()))
+        return _train.minibatches(X, self.batch_size, order_rng, look_ahead=ahead)
+
     def _impute(self, X, missing, seed_seq, n_sweeps):
         """``X`` filled with ``impute``'s estimates: one task per chunk for every sweep
         and kept sample."""

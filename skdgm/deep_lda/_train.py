@@ -11,6 +11,7 @@ hyper-parameters and explicit seeds or generators, never the estimator.
 """
 
 import math
+import threading
 from collections import deque
 from functools import partial
 
@@ -22,12 +23,12 @@ from sklearn.utils.validation import check_array, check_non_negative
 from .._core.base import (DIVERGENCE_BOUND, check_binary, check_counts, check_finite_params,
                           iter_minibatches)
 from .._core.blocks import RowBlocks, active_client
-from .._core.chains import even_chunks, run_chains
+from .._core.chains import even_chunks, run_chains, thread_workers
 from .._core.random import as_generator, seed_for
 from . import _global
 from ._generate import merge_histograms, merge_lengths
-from ._local import (MAX_TOTAL_COUNT, RowSlice, StandardNormals, local_task, merge_chunks,
-                     round_counts, samples_task)
+from ._local import (MAX_TOTAL_COUNT, RowSlice, StandardNormals, _Layout, local_task,
+                     merge_chunks, round_counts, samples_task)
 
 #: How the count-limit messages name ``MAX_TOTAL_COUNT``.
 COUNT_LIMIT = "2**63 - 1, the largest int64, the type its samplers count in"
@@ -37,7 +38,8 @@ __all__ = ["KeptSample", "add_lengths", "block_stats", "block_summary", "blocks_
            "chunk_layout",
            "combine_block_stats",
            "count_blocks", "divergence_parts", "global_update", "initial_state", "keep_sample",
-           "local_cost", "local_kwargs", "minibatches", "pass_metrics", "prepare_block",
+           "lay_out_chunks", "local_cost", "local_kwargs", "look_ahead", "Minibatch",
+           "MinibatchPipeline", "minibatches", "pass_metrics", "prepare_block",
            "run_local", "run_over_samples"]
 
 # Multiplicative EM steps that start each document's local chain near its
@@ -112,7 +114,9 @@ def run_local(X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics, a0, b0
 
     Parameters
     ----------
-    X : CSR matrix of shape (n_docs, V)
+    X : CSR matrix of shape (n_docs, V) or Minibatch
+        The documents, or a training :class:`Minibatch` (whose chunks may be laid
+        out already, and whose ``after_local`` runs once the local step is done).
     seed_seq : numpy.random.SeedSequence
     phis : list of ndarray
         The topics ``Phi^(l)`` of every layer.
@@ -143,12 +147,16 @@ def run_local(X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics, a0, b0
     results : list of dict
         One :func:`skdgm.deep_lda._local.upward_downward` result per chunk.
     """
+    batch = X if isinstance(X, Minibatch) else Minibatch(X)
+    X = batch.X
     chunks = chunk_layout(X.shape[0], chunk_docs)
-    parts = [RowSlice(X, sl) for sl in chunks]
+    if batch.parts is not None and len(batch.parts) == len(chunks):
+        parts, cost = batch.parts, batch.cost
+    else:
+        parts = [RowSlice(X, sl) for sl in chunks]
+        cost = chunk_costs(X, chunks, [p.shape[1] for p in phis], n_burn + n_collect)
     tasks = parts if thetas is None else list(zip(parts, thetas))
     seeds = seed_seq.spawn(len(tasks))
-    Ks = [p.shape[1] for p in phis]
-    cost = chunk_costs(X, chunks, Ks, n_burn + n_collect)
     if side is not None:
         # no stream of its own (it draws from the global generator): a spare seed
         tasks, seeds, cost = tasks + [side], seeds + [seeds[-1]], cost + [side.cost]
@@ -159,6 +167,8 @@ def run_local(X, seed_seq, phis, r, *, n_burn, n_collect, collect_topics, a0, b0
                        a0=a0, b0=b0, e0=e0, f0=f0, link=link))
     if side is not None:
         side.receive(results.pop())
+    if batch.after_local is not None:
+        batch.after_local()
     return results
 
 
@@ -380,16 +390,110 @@ def chain_mapper(seed_seq, n_jobs=None):
     return map_chunks
 
 
-def minibatches(X, batch_size, rng=None):
+def minibatches(X, batch_size, rng=None, look_ahead=None):
     """The minibatches of one pass over the documents of ``X``.
 
     With ``rng`` (``fit``) the documents are shuffled first, one permutation per
     pass; without (``partial_fit``) they come in stream order. Either way the
     minibatches are near-equal, at most ``batch_size`` documents
-    (:func:`~skdgm._core.base.iter_minibatches`).
+    (:func:`~skdgm._core.base.iter_minibatches`). With ``look_ahead`` (see
+    :func:`look_ahead`) and a CSR ``X``, they come as :class:`Minibatch` es of a
+    :class:`MinibatchPipeline`, the same rows.
     """
+    if look_ahead is not None and sp.issparse(X) and X.format == "csr":
+        yield from MinibatchPipeline(X, batch_size, rng, look_ahead)
+        return
     for idx in iter_minibatches(X.shape[0], batch_size, rng):
         yield X[idx]
+
+
+class Minibatch:
+    """One training minibatch: its rows ``X`` and, when laid out ahead, its
+    chunks' tasks ``parts`` (:meth:`skdgm.deep_lda._local._Layout.of_rows`) and
+    their ``cost``; ``after_local``, if set, is called by :func:`run_local` once
+    the local step has returned."""
+
+    __slots__ = ("X", "parts", "cost", "after_local")
+
+    def __init__(self, X, parts=None, cost=None):
+        self.X, self.parts, self.cost, self.after_local = X, parts, cost, None
+
+    @property
+    def shape(self):
+        return self.X.shape
+
+
+def lay_out_chunks(X, *, chunk_docs, link, Ks, n_sweeps):
+    """A minibatch's chunks (as :func:`run_local` cuts them) laid out for their
+    upward-downward sampling before the topics are known, and their costs."""
+    chunks = chunk_layout(X.shape[0], chunk_docs)
+    return ([_Layout.of_rows(X[sl], X.shape[1], link) for sl in chunks],
+            chunk_costs(X, chunks, Ks, n_sweeps))
+
+
+def look_ahead(n_jobs, **kwargs):
+    """:func:`lay_out_chunks` with ``kwargs`` for :func:`minibatches`, when a training
+    update's local step runs on thread workers (``n_jobs`` and the active
+    ``joblib.parallel_config``, as :func:`run_local` would); ``None`` otherwise:
+    with one worker there is no idle core to lay out on, and process workers
+    would receive the layouts pickled, several times the rows."""
+    if thread_workers(n_jobs, TRAIN_PREFER) < 2:
+        return None
+    return partial(lay_out_chunks, **kwargs)
+
+
+class MinibatchPipeline:
+    """The minibatches of a pass, each laid out while the update before it finishes.
+
+    An update's global step (``sg_update``, the join of the chunks' counts, the
+    checks) runs on the calling thread alone after its local step: the second
+    core idles. The next minibatch's rows, chunks and chunk layouts depend on the
+    documents only, so a helper thread cuts and lays them out
+    (:func:`lay_out_chunks`) from the moment the local step returns
+    (:attr:`Minibatch.after_local`), and the next update's workers start from
+    them (issue 26). The minibatches' indices are still drawn here, on the
+    calling thread, one at a time in pass order (the order stream is read in the
+    same order as by :func:`minibatches`), and the layouts are those the workers
+    would build: the same results. The first minibatch of a pass is not laid out
+    ahead (nothing runs beside it), nor is one whose update never signals.
+    """
+
+    def __init__(self, X, batch_size, rng, lay_out):
+        self.X, self.batch_size, self.rng, self.lay_out = X, batch_size, rng, lay_out
+
+    def _prepare(self, idx, box):
+        try:
+            rows = self.X[idx]
+            box["batch"] = Minibatch(rows, *self.lay_out(rows))
+        except BaseException as exc:  # noqa: BLE001 - re-raised on the calling thread
+            box["error"] = exc
+
+    def __iter__(self):
+        items = iter_minibatches(self.X.shape[0], self.batch_size, self.rng)
+        idx = next(items, None)
+        batch = None if idx is None else Minibatch(self.X[idx])
+        while batch is not None:
+            nxt = next(items, None)
+            box, helper = {}, []
+
+            def start(nxt=nxt, box=box, helper=helper):
+                if not helper:
+                    helper.append(threading.Thread(target=self._prepare, args=(nxt, box),
+                                                   daemon=True))
+                    helper[0].start()
+
+            if nxt is not None:
+                batch.after_local = start
+            try:
+                yield batch
+            finally:
+                for t in helper:
+                    t.join()
+            if nxt is None:
+                return
+            if "error" in box:
+                raise box["error"]
+            batch = box.get("batch") or Minibatch(self.X[nxt])
 
 
 def global_update(X, total, phis, r, sg_state, gibbs_state, *, sampler, eps, etas, gamma0,
