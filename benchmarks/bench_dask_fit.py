@@ -53,6 +53,10 @@ Usage (about 10 minutes on a quiet host, 20 on a loaded one; the speed part alon
     SKDGM_DATA=../shared/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
         python benchmarks/bench_dask_fit.py --skip-quality --runs 3 \\
         > benchmarks/results/dask_fit_speed_idle6.txt
+
+The idle runs (``dask_fit_speed_idle*.txt``) run under ``/work/bin/idle.sh`` (the
+host's background runs paused); ``dask_fit_speed_idle8.txt`` is the first with
+one task per worker thread and update (:meth:`skdgm._core.blocks.RowBlocks.map_rows`).
 """
 
 import argparse
@@ -256,6 +260,11 @@ def round_trip(cluster, n=50):
     return statistics.median(out)
 
 
+#: The key prefix of the local-step tasks (one per worker thread and update since
+#: issue 28's one-task-a-slot change; one per block, ``_on_rows``, before it).
+BLOCK_TASK = "block_stats"
+
+
 def _busy(intervals):
     """Merged ``(start, stop)`` intervals."""
     out = []
@@ -307,7 +316,7 @@ def overlap(home, V, args):
     per_worker = {}
     n_tasks = 0
     for rec in ts.data:
-        if "_on_rows" not in str(rec["key"]):
+        if not str(rec["key"]).startswith(BLOCK_TASK):
             continue
         n_tasks += 1
         for ss in rec["startstops"]:
@@ -392,7 +401,7 @@ def _phases(log, stream):
         if i + 1 < len(log):
             out["client_outside"] += log[i + 1]["enter"] - u["exit"]
         mine = [t for t in tasks if u["enter"] <= t[0] <= u["results"]]
-        blk = [t for t in mine if t[2] == "_on_rows"]
+        blk = [t for t in mine if t[2] == BLOCK_TASK]
         par = [t for t in mine if t[2] == "_identity"]
         out["submit"] += u["submitted"] - u["enter"]
         out["client_cpu_waiting"] += u["wait_cpu"]
