@@ -53,6 +53,16 @@ Usage (about 10 minutes on a quiet host, 20 on a loaded one; the speed part alon
     SKDGM_DATA=../shared/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
         python benchmarks/bench_dask_fit.py --skip-quality --runs 3 \\
         > benchmarks/results/dask_fit_speed_idle6.txt
+
+``--profile`` also counts, per update, the tasks by kind, the client's gather
+calls (and how many fetched straight from the workers) and the pickled bytes of
+the parameters (``dask_fit_profile_slots.txt``, after the one-task-a-thread change:
+``flock /work/cpu.lock /work/bin/idle.sh env ... python benchmarks/bench_dask_fit.py
+--profile > benchmarks/results/dask_fit_profile_slots.txt``).
+
+The idle runs (``dask_fit_speed_idle*.txt``) run under ``/work/bin/idle.sh`` (the
+host's background runs paused); ``dask_fit_speed_idle8.txt`` is the first with
+one task per worker thread and update (:meth:`skdgm._core.blocks.RowBlocks.map_rows`).
 """
 
 import argparse
@@ -256,6 +266,11 @@ def round_trip(cluster, n=50):
     return statistics.median(out)
 
 
+#: The key prefix of the local-step tasks (one per worker thread and update since
+#: issue 28's one-task-a-slot change; one per block, ``_on_rows``, before it).
+BLOCK_TASK = "block_stats"
+
+
 def _busy(intervals):
     """Merged ``(start, stop)`` intervals."""
     out = []
@@ -307,7 +322,7 @@ def overlap(home, V, args):
     per_worker = {}
     n_tasks = 0
     for rec in ts.data:
-        if "_on_rows" not in str(rec["key"]):
+        if not str(rec["key"]).startswith(BLOCK_TASK):
             continue
         n_tasks += 1
         for ss in rec["startstops"]:
@@ -337,6 +352,7 @@ def _timed_map_rows(log):
 
     def share(self, *a, **k):
         log[-1]["share_in"] = time.time()
+        log[-1]["shared_bytes"] = len(pickle.dumps(a[0], protocol=5))
         return real_share(self, *a, **k)
 
     def gather(self, futs, combine):
@@ -348,6 +364,8 @@ def _timed_map_rows(log):
             out = real(*a, **k)
             log[-1]["results"] = time.time()
             log[-1]["wait_cpu"] = log[-1].get("wait_cpu", 0.0) + time.process_time() - c
+            log[-1]["gathers"] = log[-1].get("gathers", 0) + 1
+            log[-1]["direct"] = log[-1].get("direct", 0) + bool(k.get("direct"))
             return out
 
         self.client.gather = spy
@@ -392,7 +410,7 @@ def _phases(log, stream):
         if i + 1 < len(log):
             out["client_outside"] += log[i + 1]["enter"] - u["exit"]
         mine = [t for t in tasks if u["enter"] <= t[0] <= u["results"]]
-        blk = [t for t in mine if t[2] == "_on_rows"]
+        blk = [t for t in mine if t[2] == BLOCK_TASK]
         par = [t for t in mine if t[2] == "_identity"]
         out["submit"] += u["submitted"] - u["enter"]
         out["client_cpu_waiting"] += u["wait_cpu"]
@@ -419,6 +437,26 @@ def _phases(log, stream):
     return n, out
 
 
+def _traffic(log, stream):
+    """What the client sent and fetched per update, from the task stream and the
+    client's log: tasks by kind, gather calls (and how many fetched straight from
+    the workers, ``direct``), and the pickled bytes of an update's parameters."""
+    import pickle
+
+    kinds = {}
+    for rec in stream:
+        kind = str(rec["key"]).split("-skdgm-rows-")[0]
+        kinds[kind] = kinds.get(kind, 0) + 1
+    n = max(1, sum("results" in u for u in log))
+    out = {f"{k} tasks": v / n for k, v in sorted(kinds.items())
+           if k in (BLOCK_TASK, "_identity", "_on_rows", "add_block_stats",
+                    "_combine_picked")}
+    out["gathers"] = sum(u.get("gathers", 0) for u in log) / n
+    out["of which direct"] = sum(u.get("direct", 0) for u in log) / n
+    out["parameters MB"] = log[-1].get("shared_bytes", 0) / 1e6
+    return out
+
+
 def profile(home, V, args):
     """Where a 2-worker pass loses against half the 1-worker pass (``--profile``)."""
     import distributed
@@ -430,6 +468,7 @@ def profile(home, V, args):
           f"{args.repeats} fits each, alternated; seconds summed over the updates of one fit, "
           f"median over the fits")
     rows = {1: [], 2: []}
+    counts = {1: [], 2: []}
     Xd, params, clusters = _speed_clusters(home, V, args)
     try:
         for rep in range(args.repeats):
@@ -449,6 +488,7 @@ def profile(home, V, args):
                 ph.update(wall=wall, client_cpu=cpu, updates=n, setup=log[0]["enter"] - t0,
                           after=t0 + wall - log[-1]["exit"])
                 rows[w].append(ph)
+                counts[w].append(_traffic(log, ts.data))
                 print(f"  repeat {rep}  {w} worker(s)  fit {wall:6.2f} s  " + "  ".join(
                     f"{k} {v:.2f}" for k, v in ph.items() if k not in ("wall", "updates")),
                     flush=True)
@@ -480,6 +520,9 @@ def profile(home, V, args):
         a, b = med[1][k], med[2][k]
         print(f"{label:64s} {a:9.2f} {b:9.2f} {a / 2:7.2f}")
     lost = med[2]["wall"] - med[1]["wall"] / 2
+    print("\nper update (first fit of each; the same in every fit): " + "; ".join(
+        f"{w} worker(s): " + ", ".join(f"{k} {v:.2f}" for k, v in counts[w][0].items())
+        for w in counts))
     print(f"\n2 workers lose {lost:.2f} s against half the 1-worker fit "
           f"({med[1]['wall'] / med[2]['wall']:.2f}x instead of 2x); the block tasks' span "
           f"is {med[2]['blocks_span'] - med[1]['blocks_span'] / 2:+.2f} s from half of 1 "

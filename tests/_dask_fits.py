@@ -191,11 +191,13 @@ def record_gathers(monkeypatch):
 
 def assert_one_total_per_update(gathered, task, combine, n_updates):
     """Every gather of ``task``'s results (at least one per update; a monitor may
-    sum the same way) brought back one future, the tree's total (``combine``), not
-    one per block."""
+    sum the same way) brought back one future, the tree's total: ``combine``'s, or
+    ``task``'s own when all of a minibatch's blocks live on one thread slot (whose
+    one task sums them where they live); never one per block."""
     updates = [keys for keys in gathered if any(task in k or combine in k for k in keys)]
     assert len(updates) >= n_updates, (len(updates), n_updates)
-    assert all(len(keys) == 1 and keys[0].startswith(combine) for keys in updates), updates
+    assert all(len(keys) == 1 for keys in updates), updates
+    assert any(keys[0].startswith(combine) for keys in updates), updates
 
 
 

@@ -82,6 +82,13 @@ def test_blocks_decide_the_answer_not_workers_or_client(thread_cluster):
         thread_cluster, lambda: DeepLDA(**CHEAP).fit(Xd),
         lambda: DeepLDA(**CHEAP).fit(Xd[:180]).partial_fit(Xd[180:]))
     assert all(_same(local[0], f[0]) and _same(local[1], f[1]) for f in (two, one))
+    # three workers, and two of two threads each (four slots): each slot's task
+    # sums its own blocks first, the tree above them the rest, in the same order
+    for n_workers, threads in ((3, 1), (2, 2)):
+        with distributed.LocalCluster(n_workers=n_workers, threads_per_worker=threads,
+                                      processes=False, dashboard_address=None) as cluster, \
+                distributed.Client(cluster):
+            assert _same(local[0], DeepLDA(**CHEAP).fit(Xd))
     # and a fit over other blocks is another (valid) chain
     other = DeepLDA(**CHEAP).fit(_dask(X, 90))
     assert not _same(local[0], other)
@@ -114,9 +121,10 @@ def test_the_tree_on_the_workers_or_on_the_client_gives_the_same_fit(thread_clus
         if above == 1:
             assert totals and all(len(keys) == 1 for keys in totals)
         else:
-            # the parts come back one by one, each as the client's tree reaches it
+            # the workers' parts come back one by one, each as the client's tree
+            # reaches it (a minibatch on both workers: two, one a worker)
             assert not totals
-            parts = [keys for keys in gathered if any("_on_rows" in k for k in keys)]
+            parts = [keys for keys in gathered if any(k.startswith("block_stats") for k in keys)]
             assert len(parts) > 12 and all(len(keys) == 1 for keys in parts)
     assert _same(fits[0], fits[1])
 
@@ -320,30 +328,34 @@ def test_the_parameters_go_out_once_per_update_and_reach_every_worker_by_copies(
         thread_cluster, monkeypatch):
     # a spy on the client: each update sends its parameters once (one task holds
     # them, placed with the first block), one copy task (fed by that task's
-    # future) is placed on the other worker, each block task reads the copy on
-    # its block's worker and never holds the arrays; all are released after
+    # future) is placed on the other worker, and one task per worker runs all of
+    # its blocks, reading the copy on its worker and never holding the arrays;
+    # all are released after
     X = np.arange(600.0).reshape(100, 6)
     big = np.ones(20_000)
     with distributed.Client(thread_cluster) as client:
         blocks = float_blocks(GaussianBernoulliRBM(), da.from_array(X, chunks=(30, 6)),
                               reset=True)
         homes = blocks._homes
-        assert len(set(homes)) == 2 and homes[0] == homes[2] != homes[1] == homes[3]
+        assert len(set(homes)) == 2 and homes[0] == homes[1] != homes[2] == homes[3]
         submitted = record_submits(monkeypatch)
         keys = []
         for update in range(3):     # rows 10-94 lie in 4 blocks of 30
             shared = (big + update,)
             sums = blocks[10:95].map(_rows_sum, shared, lambda parts: [None] * len(parts))
             np.testing.assert_array_equal(sum(sums), X[10:95].sum(axis=0) + 4 * (1 + update))
-            mine = submitted[-6:]           # this update's root, copy and 4 block tasks
-            assert len(submitted) == 6 * (update + 1)
+            mine = submitted[-4:]           # this update's root, copy and 2 worker tasks
+            assert len(submitted) == 4 * (update + 1)
             (_, root_args, root_kw, root), (_, copy_args, copy_kw, copy) = mine[:2]
             assert root_args == (shared,) and root_kw["workers"] == [homes[0]]
-            assert copy_args[0].key == root.key and copy_kw["workers"] == [homes[1]]
-            for b, (func, args, _, _) in enumerate(mine[2:]):
-                assert func is blocks_mod._on_rows and args[0] is _rows_sum
+            assert copy_args[0].key == root.key and copy_kw["workers"] == [homes[2]]
+            for first, (func, args, kw, _) in zip((0, 2), mine[2:]):
+                assert func is blocks_mod._on_slot and args[0] is _rows_sum
+                assert kw["workers"] == [homes[first]]
+                assert [leaf[0].key for leaf in args[2]] == [
+                    blocks._futures[b].key for b in (first, first + 1)]
                 assert not any(a is shared or a is shared[0] for a in args)
-                assert args[3].key == (root if homes[b] == homes[0] else copy).key
+                assert args[3].key == (root if first == 0 else copy).key
             keys += [root.key, copy.key]
         carrying = [args for _, args, _, _ in submitted
                     if any(isinstance(a, tuple) and a and a[0] is not big
@@ -461,6 +473,32 @@ def test_a_tree_reduction_is_the_flat_sum(thread_cluster, n_blocks):
             else:
                 np.testing.assert_allclose(tree[0], flat, rtol=1e-14)
         remote.release()
+
+
+@pytest.mark.parametrize("owners", [[0], [0, 0, 1, 1], [0, 0, 0, 1, 1], [0, 1, 0, 1, 0],
+                                    [0, 0, 0, 1, 1, 1, 2, 2], [2, 0, 1, 1, 0, 0, 2]])
+def test_a_tree_split_over_slots_combines_what_the_whole_tree_combines(owners):
+    # every slot sums its own subtrees and the rest of the tree sums theirs: the
+    # same operands, in the same order, as the tree over all the blocks
+    combine = lambda a, b: f"({a}{b})"      # noqa: E731 - records the order
+    plans, top = blocks_mod.split_tree(owners)
+    assert all(owners[i] == slot for slot, plan in plans.items()
+               for expr in plan for i in blocks_mod._expr_leaves(expr))
+    values = {slot: [blocks_mod._evaluate(e, str, combine) for e in plan]
+              for slot, plan in plans.items()}
+    total = blocks_mod._evaluate(top, lambda e: values[e.source][e.index], combine)
+    assert total == tree_reduce([str(i) for i in range(len(owners))], combine)
+    # contiguous runs: one value a slot, whatever is left of the tree above them
+    if owners == [0, 0, 1, 1]:
+        assert plans == {0: [(0, 1)], 1: [(2, 3)]}
+
+
+def test_blocks_go_to_thread_slots_in_contiguous_runs():
+    workers = {"tcp://b": {"nthreads": 1}, "tcp://a": {"nthreads": 2}}
+    slots, homes = blocks_mod.spread_blocks(workers, 7)
+    assert slots == [0, 0, 0, 1, 1, 2, 2]
+    assert homes == ["tcp://a"] * 5 + ["tcp://b"] * 2
+    assert blocks_mod.spread_blocks({}, 3) == ([0, 0, 0], [None] * 3)
 
 
 def test_tree_reduce_pairs_in_a_fixed_shape():

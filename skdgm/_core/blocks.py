@@ -5,10 +5,11 @@ parameters and a random stream, returning sums) and a global part (sums -> new
 parameters). :class:`RowBlocks` runs the per-row part block by block:
 
 * with an active ``dask.distributed`` client, the blocks are prepared (validated,
-  converted) once on the workers and persisted there; every minibatch submits one
-  task per block holding some of its rows, on that block's future, with the
-  global parameters sent once per update and copied to the blocks' workers by a
-  tree of tasks; only the tasks' sums come back
+  converted) once on the workers and persisted there, in contiguous runs, one a
+  worker thread; every minibatch submits one task per thread whose blocks hold
+  some of its rows, on those blocks' futures, with the global parameters sent
+  once per update and copied to the blocks' workers by a tree of tasks; each task
+  sums its own blocks' share of the tree and only those sums come back
   (the shape of Spark MLlib's online LDA: a local step per partition, the
   statistics aggregated, one global update on the driver);
 * without a client, each block's rows of the minibatch are computed locally with
@@ -116,10 +117,6 @@ def _derive_block(func, block, shared, extra):
     return func(block, shared, extra)
 
 
-def _on_rows(func, block, rows, shared, extra):
-    return func(block[rows], shared, extra)
-
-
 def _on_rows_carry(func, block, rows, shared, extra, state):
     return func(block[rows], shared, extra, state)
 
@@ -136,6 +133,126 @@ def _near(worker):
 
 def _total(results, combine):
     return results if combine is None else [tree_reduce(results, combine)]
+
+
+def spread_blocks(workers, n_blocks):
+    """Where ``n_blocks`` blocks live: ``(slots, homes)``, each block's thread slot
+    and worker.
+
+    ``workers`` is the scheduler's ``{address: info}`` (``info["nthreads"]``);
+    every thread of every worker (in address order) is a slot, and the blocks
+    are cut into contiguous runs of about equal length, one run per slot
+    (``slots[b] = b * S // n_blocks``). With no worker yet every block gets slot
+    0 and home ``None`` (the scheduler places them).
+    """
+    threads = [w for w in sorted(workers)
+               for _ in range(max(1, int(workers[w].get("nthreads") or 1)))]
+    if not threads:
+        return [0] * n_blocks, [None] * n_blocks
+    slots = [b * len(threads) // n_blocks for b in range(n_blocks)]
+    return slots, [threads[s] for s in slots]
+
+
+class _Export:
+    """A value the tree above the slots' tasks reads: item ``index`` of the result
+    list of ``source`` (a slot in :func:`split_tree`'s answer, then its task's
+    future; ``index=None``: the result itself)."""
+
+    __slots__ = ("source", "index")
+
+    def __init__(self, source, index):
+        self.source, self.index = source, index
+
+
+def split_tree(owners):
+    """:func:`tree_reduce`'s tree over ``len(owners)`` leaves, cut where owners differ.
+
+    ``owners[i]`` is the thread slot that holds leaf ``i``. Every largest subtree
+    whose leaves all share a slot is evaluated there, by that slot's one task;
+    the rest of the tree, above them, combines their values. Returns
+    ``(plans, top)``: ``plans[slot]`` the slot's subtrees in leaf order, each an
+    expression of leaf indices (an int, or a pair of expressions combined left
+    to right); ``top`` the tree above, nested pairs whose leaves are
+    :class:`_Export` ``(slot, k)``, the ``k``-th subtree of ``slot``'s plan. The operands of every
+    combine and their order are those of ``tree_reduce`` over the leaves, so the
+    total is bit for bit the same wherever each part of the tree runs.
+    """
+    mixed = object()
+
+    def join(x, y):
+        if x[0] is not mixed and x[0] == y[0]:
+            return (x[0], (x[1], y[1]))
+        return (mixed, (x, y))
+
+    plans = {}
+
+    def cut(node):
+        owner, body = node
+        if owner is mixed:
+            return (cut(body[0]), cut(body[1]))
+        plans.setdefault(owner, []).append(body)
+        return _Export(owner, len(plans[owner]) - 1)
+
+    top = cut(tree_reduce([(o, i) for i, o in enumerate(owners)], join))
+    return plans, top
+
+
+def _evaluate(expr, leaf, combine):
+    """An expression of :func:`split_tree` (leaf indices and pairs): ``leaf(i)`` at
+    the leaves, ``combine(left, right)`` at every pair, depth first."""
+    if isinstance(expr, tuple):
+        return combine(_evaluate(expr[0], leaf, combine), _evaluate(expr[1], leaf, combine))
+    return leaf(expr)
+
+
+def _on_slot(func, combine, leaves, shared, plan):
+    """One thread slot's share of a minibatch, as one task: ``func`` on each of its
+    blocks' rows (``leaves``: ``(block, rows, extra)``, by the local indices of
+    ``plan``), combined by ``plan``'s subtrees. The list of their values."""
+    def leaf(i):
+        block, rows, extra = leaves[i]
+        return func(block[rows], shared, extra)
+
+    return [_evaluate(expr, leaf, combine) for expr in plan]
+
+
+def _leaves(node):
+    """The :class:`_Export` leaves of a tree of pairs, left to right."""
+    if isinstance(node, _Export):
+        yield node
+    else:
+        for child in node:
+            yield from _leaves(child)
+
+
+def _expr_leaves(expr):
+    """The leaf indices of an expression of :func:`split_tree`, left to right."""
+    if isinstance(expr, tuple):
+        yield from _expr_leaves(expr[0])
+        yield from _expr_leaves(expr[1])
+    else:
+        yield expr
+
+
+def _name(func):
+    """A task's name: its function's (a ``partial``'s function's)."""
+    return (getattr(func, "__name__", None)
+            or getattr(getattr(func, "func", None), "__name__", "task"))
+
+
+def _relabel(expr, local):
+    """An expression of :func:`split_tree` with its leaf indices mapped by ``local``."""
+    if isinstance(expr, tuple):
+        return (_relabel(expr[0], local), _relabel(expr[1], local))
+    return local[expr]
+
+
+def _pick(value, index):
+    return value if index is None else value[index]
+
+
+def _combine_picked(combine, a, ia, b, ib):
+    return combine(_pick(a, ia), _pick(b, ib))
 
 
 #: In the key of every task :class:`RowBlocks` submits, so its messages can be told apart.
@@ -258,14 +375,16 @@ class RowBlocks:
         self._prepare, self._summarize = prepare, summarize
         self._parent = self._rows = None
         if client is not None:
-            # Spread the blocks round-robin over the workers present now: every
-            # update's tasks follow the blocks, so an even spread is what puts every
-            # worker to work on every update, whatever the scheduler's placement of
-            # root tasks would have made of the workers' load at this moment. A hint
+            # Spread the blocks over the workers' threads present now, in contiguous
+            # runs of about equal length: every update's tasks follow the blocks, so
+            # an even spread is what puts every thread to work on every update,
+            # whatever the scheduler's placement of root tasks would have made of the
+            # workers' load at this moment; contiguous, so that neighbouring blocks,
+            # the ones the tree of sums pairs first, are summed where they live (one
+            # task and one result per thread and update, :meth:`map_rows`). A hint
             # only: a block whose worker is gone is recomputed elsewhere.
-            workers = sorted(client.scheduler_info()["workers"])
-            self._homes = [workers[b % len(workers)] if workers else None
-                           for b in range(self.n_blocks)]
+            self._slots, self._homes = spread_blocks(
+                client.scheduler_info()["workers"], self.n_blocks)
             self._futures, raw_keys = [], []
             for b, block in enumerate(X.to_delayed().ravel()):
                 where = _near(self._homes[b])   # no worker yet: the scheduler waits for one
@@ -312,41 +431,61 @@ class RowBlocks:
             pending = pending[len(level):]
         return [copies[homes[b]] for b, _ in parts]
 
-    def _gather(self, futs, combine):
-        """The results of the block tasks ``futs`` (in block order) on the client; with
-        ``combine``, their total by :func:`tree_reduce` (on the workers above
-        :data:`TREE_ON_WORKERS_ABOVE` parts, on the client otherwise: the same tree).
+    def _gather(self, top, combine):
+        """The values of ``top`` on the client: with ``combine``, the total of the
+        tree ``top`` (nested pairs of :class:`_Export` of task futures, combined
+        left to right), otherwise the list ``top`` of exports itself.
 
-        On the client the tree's leaves are fetched one by one as it reaches them
-        (block order), not all at once when the last task is done: a pair is
-        fetched and combined while the later blocks' tasks still run, so only the
-        last pair's fetch and the tree's top are left once they end (about a
-        third of a 2-worker DeepLDA update's wait for its results,
-        ``dask_fit_profile.txt``). The same operands meet in the same order, so
-        the total is bit for bit the one of all the results combined at the end.
+        The tree runs on the workers (one task a pair, only the total comes back)
+        when it reads more than :data:`TREE_ON_WORKERS_ABOVE` exports, on the
+        client otherwise: the same operands in the same order either way. On the
+        client a task's results are fetched as the tree first reaches them
+        (depth first, i.e. block order), not all at once when the last task is
+        done: the first tasks' values are fetched and combined while the later
+        ones still run. Results come straight from the workers that hold them
+        (``direct``), not through the scheduler.
         """
-        on_workers = combine is not None and len(futs) > TREE_ON_WORKERS_ABOVE
-        if on_workers:
-            futs = [tree_reduce(futs, partial(self._submit, combine))]
-        if combine is None or on_workers:
-            results = self.client.gather(futs)
+        exports = list(_leaves(top)) if combine is not None else list(top)
+        if combine is not None and len(exports) > TREE_ON_WORKERS_ABOVE:
+            top = self._tree_on_workers(top, combine)
+            exports = [top]
+        fetched = {}
+
+        def value(export):
+            key = export.source.key
+            if key not in fetched:
+                if combine is None:     # nothing to overlap with: all in one gather
+                    futs = {e.source.key: e.source for e in exports}
+                    fetched.update(zip(futs, self.client.gather(list(futs.values()),
+                                                                direct=True)))
+                else:
+                    fetched[key] = self.client.gather([export.source], direct=True)[0]
+            return _pick(fetched[key], export.index)
+
+        if combine is None:
+            results = [value(e) for e in exports]
+        elif isinstance(top, _Export):
+            results = [value(top)]
         else:
-            results = [self._fetch(tree_reduce(
-                futs, lambda a, b: combine(self._fetch(a), self._fetch(b))))]
+            results = [_evaluate(top, value, combine)]
         forget_sent(self.client)
         return results
 
-    def _fetch(self, item):
-        """A future's result gathered to the client; anything else as it is."""
-        from distributed import Future
+    def _tree_on_workers(self, node, combine):
+        """The tree ``node`` above the exports as tasks (one a pair, each placed by
+        the scheduler next to its operands): the :class:`_Export` of its total."""
+        if isinstance(node, _Export):
+            return node
+        a = self._tree_on_workers(node[0], combine)
+        b = self._tree_on_workers(node[1], combine)
+        return _Export(self._submit(_combine_picked, combine, a.source, a.index,
+                                    b.source, b.index, name=_name(combine)), None)
 
-        return self.client.gather([item])[0] if isinstance(item, Future) else item
-
-    def _submit(self, func, *args, **kwargs):
-        """``client.submit`` under a fresh key that :func:`forget_sent` recognises."""
-        name = (getattr(func, "__name__", None)
-                or getattr(getattr(func, "func", None), "__name__", "task"))
-        return self.client.submit(func, *args, key=f"{name}{_TAG}{uuid.uuid4().hex}",
+    def _submit(self, func, *args, name=None, **kwargs):
+        """``client.submit`` under a fresh key that :func:`forget_sent` recognises,
+        named after ``func`` (or ``name``)."""
+        return self.client.submit(func, *args,
+                                  key=f"{name or _name(func)}{_TAG}{uuid.uuid4().hex}",
                                   **kwargs)
 
     @property
@@ -448,24 +587,35 @@ class RowBlocks:
         shared : object
             Read-only arguments of every task (the global parameters): with a
             client, sent once per call and copied by a tree to the workers of
-            the blocks (:meth:`_share`), each block task reading its worker's
-            copy; released when the results are in.
+            the blocks (:meth:`_share`), each task reading its worker's copy;
+            released when the results are in.
         extras : callable
             ``extras(parts) -> list``: one argument per block of
             ``parts = split(rows)`` (e.g. its random seeds), in the same order.
         combine : callable, optional
             ``combine(a, b)`` of two results (a picklable sum): the results are
-            then reduced by :func:`tree_reduce`; with a client and more than
-            :data:`TREE_ON_WORKERS_ABOVE` parts on the workers, so that only the
-            total comes back (Spark MLlib's ``treeAggregate``), otherwise on the
-            client. The tree's shape follows the block order alone, so the total
-            depends neither on the workers nor on where the tree ran.
+            then reduced by :func:`tree_reduce`, whose shape follows the block
+            order alone, so the total depends neither on the workers nor on
+            where the tree ran. With a client its subtrees held by one thread
+            slot are summed there (:func:`split_tree`), and the tree above them
+            runs on the client, or with more than :data:`TREE_ON_WORKERS_ABOVE`
+            values to combine on the workers, so that only the total comes back
+            (Spark MLlib's ``treeAggregate``).
 
         Returns
         -------
         results : list
             ``func``'s results in block order (never in arrival order); with
             ``combine``, a list holding their total.
+
+        Notes
+        -----
+        With a client, one task per thread slot (:func:`spread_blocks`) runs
+        ``func`` on all of the slot's blocks of the minibatch, one after the
+        other, and returns their subtrees' values: a minibatch costs the client
+        one task and one result per slot, not per block (the per-update round
+        trips were most of what a second worker did not halve,
+        ``dask_fit_profile_after.txt``).
         """
         parts = self.split(rows)
         extra = extras(parts)
@@ -473,9 +623,27 @@ class RowBlocks:
             return _total([func(self._local_rows(b, r), shared, e)
                            for (b, r), e in zip(parts, extra)], combine)
         shared_f = self._share(shared, parts)
-        futs = [self._submit(_on_rows, func, self._futures[b], r, sf, e)
-                for (b, r), e, sf in zip(parts, extra, shared_f)]
-        results = self._gather(futs, combine)
+        slots = getattr(self, "_slots", None) or [0] * self.n_blocks
+        owners = [slots[b] for b, _ in parts]
+        if combine is None:
+            plans = {}
+            for i, o in enumerate(owners):
+                plans.setdefault(o, []).append(i)
+            top = [_Export(o, plans[o].index(i)) for i, o in enumerate(owners)]
+        else:
+            plans, top = split_tree(owners)
+        tasks = {}
+        for o, plan in plans.items():
+            mine = [i for expr in plan for i in _expr_leaves(expr)]
+            local = {i: k for k, i in enumerate(mine)}
+            leaves = [(self._futures[parts[i][0]], parts[i][1], extra[i]) for i in mine]
+            tasks[o] = self._submit(_on_slot, func, combine, leaves, shared_f[mine[0]],
+                                    [_relabel(e, local) for e in plan], name=_name(func),
+                                    **_near(self._homes[parts[mine[0]][0]]
+                                            if getattr(self, "_homes", None) else None))
+        for e in (top if combine is None else _leaves(top)):
+            e.source = tasks[e.source]
+        results = self._gather(top, combine)
         # nothing the caller keeps depends on this update's parameters: the workers'
         # copies go now, not when the garbage collector finds the futures
         for f in {f.key: f for f in shared_f}.values():
@@ -511,7 +679,10 @@ class RowBlocks:
         shared_f = self._share(shared, parts)
         futs = [self._submit(_on_rows_carry, func, self._futures[b], r, sf, e, c)
                 for (b, r), e, c, sf in zip(parts, extra, carry, shared_f)]
-        results = self._gather([self._submit(_item, f, 0) for f in futs], combine)
+        # the states stay per block: one task per block, its result item 0 an export
+        leaves = [_Export(f, 0) for f in futs]
+        top = leaves if combine is None else tree_reduce(leaves, lambda a, b: (a, b))
+        results = self._gather(top, combine)
         return results, [self._submit(_item, f, 1) for f in futs]
 
     def take(self, rows):
