@@ -19,7 +19,8 @@ from .._core.random import RANDOM_STATE_CONSTRAINT
 from .._core.stopping import BurnInStop, update_budget, updates_per_pass
 from ._train import INFERENCE
 
-__all__ = ["AUTO_BURN_ROW_VISITS", "AUTO_CAP_FACTOR", "AUTO_INFERENCE_ROWS",
+__all__ = ["AUTO_BURN_ROW_VISITS", "AUTO_CAP_FACTOR", "AUTO_DSGHMC_UPDATES",
+           "AUTO_INFERENCE_ROWS",
            "AUTO_STREAMING_UPDATES", "AutoStopping", "AUTO_PATIENCE", "AUTO_TOL",
            "PAPER_PRESETS", "PLATEAU_INFERENCE", "auto_plateau_plan",
            "auto_width_for_inference", "resolve_burn_in", "resolve_inference",
@@ -67,7 +68,7 @@ PAPER_PRESETS = {
 #: ``defaults_convergence_sbn_dsghmc_nais_100k.txt``, ``..._sbn_100k.txt``). At 10,000
 #: rows Gibbs is both better and cheaper (-110.83 in 243.5 CPU-s against -112.49 in
 #: 554, ``..._sbn_4x.txt``, ``..._dsghmc_nais_10k_steps.txt``).
-AUTO_INFERENCE_ROWS = 60_000
+AUTO_INFERENCE_ROWS = 50_000
 #: What ``inference="auto"`` resolves to, below and from AUTO_INFERENCE_ROWS rows.
 AUTO_INFERENCE = ("gibbs", "dsghmc_nais")
 
@@ -81,7 +82,7 @@ def resolve_inference(inference, n_samples):
 
     Examples
     --------
-    >>> [resolve_inference("auto", n) for n in (1_797, 59_999, 60_000, 100_000)]
+    >>> [resolve_inference("auto", n) for n in (1_797, 49_999, 50_000, 100_000)]
     ['gibbs', 'gibbs', 'dsghmc_nais', 'dsghmc_nais']
     >>> resolve_inference("vb", 100_000)
     'vb'
@@ -145,11 +146,13 @@ def resolve_n_iter(n_samples, inference=None, batch_size=100):
     >>> [resolve_n_iter(n, "online_vb") for n in (1_000, 10_000, 100_000, 1_000_000)]
     [200, 27, 3, 1]
     >>> resolve_n_iter(100_000, "dsghmc_nais"), resolve_n_iter(100_000)  # batch: passes
-    (3, 60)
+    (2, 60)
     """
     n0 = int(min(200, max(60, math.ceil(240_000 / max(1, n_samples)))))
     if inference is None or not INFERENCE[inference].streaming:
         return n0
+    if inference in DSGHMC_INFERENCE:
+        return min(n0, max(1, AUTO_DSGHMC_UPDATES // updates_per_pass(n_samples, batch_size)))
     return min(n0, update_budget(n_samples, batch_size, AUTO_STREAMING_UPDATES))
 
 
@@ -164,6 +167,17 @@ def resolve_n_iter(n_samples, inference=None, batch_size=100):
 #: pass there costs 490 CPU-s at the automatic 200 units,
 #: ``defaults_convergence_sbn_online_vb_100k.txt``), one from 264,000 rows on.
 AUTO_STREAMING_UPDATES = 2400
+#: The DSGHMC options' ``n_iter="auto"`` in minibatch updates (issue 25): the most whole
+#: passes that make at most this many, at least one. A DSGHMC-NAIS update at the
+#: automatic 200 units costs about 0.37 CPU-s whatever the rows (3,000 updates took
+#: 1,121.5 CPU-s at 50,000 rows, ``defaults_convergence_sbn_dsghmc_nais_50k.txt``, and
+#: 1,145.8 at 100,000, ``..._100k.txt``), so 2,000 updates (4 passes at 50,000 rows, 2
+#: at 100,000) keep the default within issue 25's 15 CPU-minutes with room for the
+#: host's noise, where online VB's 2,400 updates rounded up to whole passes (3,000 at
+#: both sizes) did not.
+AUTO_DSGHMC_UPDATES = 2000
+#: The inferences whose ``n_iter="auto"`` counts :data:`AUTO_DSGHMC_UPDATES`.
+DSGHMC_INFERENCE = ("dsghmc_gibbs", "dsghmc_nais")
 
 
 #: The plateau of ``n_iter="auto"`` (Gibbs and VB, issue 25): burn-in (VB: training)
@@ -343,7 +357,7 @@ def resolve_run_length(n_iter, burn_in, n_samples, inference="gibbs", batch_size
     Examples
     --------
     >>> resolve_run_length("auto", "auto", 100_000, "dsghmc_nais")
-    (3, 2000)
+    (2, 1333)
     >>> resolve_run_length(4, 15, 1_000, "dsghmc_nais"), resolve_run_length(4, 1, 1_000)
     ((4, 15), (4, 1))
     """
