@@ -64,7 +64,9 @@ PAPER_PRESETS = {
 #: updates at any size, so its cost stops growing once the automatic width reaches
 #: its 200 units (50,000 rows). At 50,000 rows it reads higher than Gibbs within
 #: issue 25's 15 CPU-minutes (``defaults_convergence_sbn_auto_50k.txt`` against
-#: ``..._sbn_50k.txt``, the same test rows; RESULTS_50K); at 10,000 rows Gibbs is
+#: ``..._sbn_50k.txt``, the same test rows: -110.69 in 777.0 CPU-s against -116.26
+#: in 819.2, and the 10,000-row default's -116.53, ``..._sbn_10k_on_50k_test.txt``);
+#: at 10,000 rows Gibbs is
 #: both better and cheaper (-110.83 in 243.5 CPU-s against DSGHMC-NAIS's -112.49 in
 #: 554, ``..._sbn_4x.txt``, ``..._dsghmc_nais_10k_steps.txt``), so "auto" keeps it
 #: there. Between 10,000 and 50,000 rows neither was measured: the switch sits at
