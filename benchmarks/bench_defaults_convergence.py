@@ -17,6 +17,8 @@ Data (``--data-home`` / ``SKDGM_DATA``):
   of the fixed binarised MNIST; test: ``--test-rows`` (2,000; BayesianSBN 100, the same
   rows for both runs) of its test images (the DBM's variational bound, the SBN's
   log-likelihood, AIS above 16 units). Target: within 1 nat, fit <= 300 CPU-s.
+  The test rows are drawn after the training rows, so they differ between ``--rows``;
+  ``--test-rows-of n`` scores on those of a ``--rows n`` run instead.
 * GaussianBernoulliRBM: ``--rows`` MNIST training images, dequantised (``x + U(0, 1)``)
   and standardised per pixel with the training rows' mean and std (pixels whose
   grey-level std is at most 1 dropped, as in ``bench_defaults_scaling.py``); test
@@ -68,7 +70,11 @@ Results: ``benchmarks/results/defaults_convergence_{deep_lda,dbm,sbn,grbm}.txt``
 online VB's update-counted ``"auto"``; ``defaults_convergence_sbn_50k.txt`` and
 ``defaults_convergence_sbn_dsghmc_nais_50k.txt`` for ``--only BayesianSBN --rows 50000
 --skip-long --share-lock /work/cpu.lock``, the second with ``--set
-inference=dsghmc_nais``). CPU seconds of this process, one BLAS thread.
+inference=dsghmc_nais``; ``defaults_convergence_sbn_auto_50k.txt`` for the same
+command at the DSGHMC-NAIS default of ``inference="auto"``, and
+``defaults_convergence_sbn_10k_on_50k_test.txt`` for ``--only BayesianSBN --rows 10000
+--test-rows-of 50000 --skip-long --share-lock /work/cpu.lock``, the 10,000-row default
+on the 50,000-row lines' test rows). CPU seconds of this process, one BLAS thread.
 """
 
 import argparse
@@ -87,8 +93,13 @@ from _common import header, shown  # noqa: E402
 NAMES = ("DeepLDA", "DBMCAST", "BayesianSBN", "GaussianBernoulliRBM")
 
 
-def load(name, home, n_rows, n_test):
-    """``(X_train, test, description)``; ``test`` is what :func:`quality` reads."""
+def load(name, home, n_rows, n_test, test_as=None):
+    """``(X_train, test, description)``; ``test`` is what :func:`quality` reads.
+
+    ``test_as`` (binarised MNIST): the test rows a run of ``test_as`` training rows
+    draws (the training draw comes first from the same generator, so runs of other
+    sizes are scored on other test rows otherwise).
+    """
     from skdgm import datasets
 
     rng = np.random.default_rng(0)
@@ -109,9 +120,14 @@ def load(name, home, n_rows, n_test):
         te = datasets.fetch_binarized_mnist(data_home=home, subset="test",
                                             download_if_missing=False).data
         Xtr = np.asarray(tr, dtype=np.float64)[_draw(rng, tr.shape[0], n_rows)]
+        note = ""
+        if test_as is not None and test_as != n_rows:
+            rng = np.random.default_rng(0)
+            _draw(rng, tr.shape[0], test_as)
+            note = f" (those of a {test_as}-row run)"
         Xte = np.asarray(te, dtype=np.float64)[rng.choice(te.shape[0], n_test, replace=False)]
         return Xtr, Xte, (f"binarised MNIST, {n_rows} training rows{_copies(tr, n_rows)}, "
-                          f"{n_test} test rows")
+                          f"{n_test} test rows{note}")
     tr, _ = datasets.fetch_mnist(data_home=home, subset="train", download_if_missing=False,
                                  return_X_y=True)
     te, _ = datasets.fetch_mnist(data_home=home, subset="test", download_if_missing=False,
@@ -304,6 +320,9 @@ def main():
     ap.add_argument("--test-rows", type=int, default=None,
                     help="test rows (default 2,000; BayesianSBN 100, whose AIS score "
                          "costs about 0.7 CPU-s a row above 16 units)")
+    ap.add_argument("--test-rows-of", type=int, default=None, metavar="ROWS",
+                    help="DBMCAST, BayesianSBN: score on the test rows a --rows ROWS run "
+                         "draws (to compare sizes on the same test rows)")
     ap.add_argument("--skip-long", action="store_true", help="only the defaults")
     ap.add_argument("--long-from", metavar="FILE", default=None,
                     help="only the 4x run; the default's line is read from FILE "
@@ -337,7 +356,9 @@ def main():
     name = args.only
     n_rows = args.rows or (0 if name == "DeepLDA" else 10_000)
     n_test = args.test_rows or (100 if name == "BayesianSBN" else 2_000)
-    X, test, desc = load(name, home, n_rows, n_test)
+    if args.test_rows_of is not None and name not in ("DBMCAST", "BayesianSBN"):
+        ap.error("--test-rows-of: DBMCAST and BayesianSBN only (binarised MNIST)")
+    X, test, desc = load(name, home, n_rows, n_test, args.test_rows_of)
     header([f"data: {shown(home)}", f"# {name}: {desc}"])
     warnings.simplefilter("ignore")
     unit = "perplexity" if name == "DeepLDA" else "mean log p"

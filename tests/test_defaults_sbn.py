@@ -129,28 +129,36 @@ def test_online_vb_auto_fit_stops_after_its_update_budget(capsys):
 
 
 @pytest.mark.parametrize("inference", ["dsghmc_gibbs", "dsghmc_nais"])
-def test_dsghmc_auto_passes_level_off_in_updates(inference):
-    # issue 25: DSGHMC moves once per minibatch like online VB, so its "auto" counts the
-    # same 2,640 updates instead of 60 passes (60 x n / 100 updates, growing with the
-    # rows); fit's burn-in (minibatch steps, 40 passes' worth) is at most two thirds of
-    # the run's steps, partial_fit's stays 40 minibatch steps
-    from skdgm.sbn._defaults import resolve_n_iter, resolve_run_length
+def test_dsghmc_auto_run_is_2000_updates_at_any_size(inference):
+    # issue 25: DSGHMC moves once per minibatch, at a cost that does not depend on the
+    # rows, so its "auto" is 2,000 updates, the last pass cut short (4 passes at 50,000
+    # rows: about 750 CPU-s, where online VB's rounded-up 3,000 took 1,121.5; one pass
+    # at 1,000,000 would be 10,000 updates); fit's burn-in (minibatch steps, 40 passes'
+    # worth) is at most two thirds of the run's steps, partial_fit's stays 40 steps
+    from skdgm.sbn._defaults import (AUTO_DSGHMC_UPDATES, resolve_n_iter,
+                                     resolve_run_length, resolve_run_steps)
 
-    rows = (1_000, 10_000, 100_000, 1_000_000)
-    assert [resolve_n_iter(n, inference) for n in rows] == [200, 27, 3, 1]
+    assert AUTO_DSGHMC_UPDATES == 2000
+    rows = (1_000, 1_797, 10_000, 50_000, 100_000, 1_000_000)
+    assert [resolve_n_iter(n, inference) for n in rows] == [200, 112, 20, 4, 2, 1]
     assert [resolve_run_length("auto", "auto", n, inference=inference) for n in rows] == [
-        (200, 400), (27, 1800), (3, 2000), (1, 6666)]
+        (200, 400), (112, 720), (20, 1333), (4, 1333), (2, 1333), (1, 1333)]
     assert all(resolve_run_length("auto", "auto", n, inference=inference, fit=False)[1] == 40
                for n in rows)
-    for n in (4_401, 10_000, 100_000, 1_000_000, 10**7):
+    for n in (1_001, 4_401, 10_000, 50_000, 99_999, 100_001, 200_000, 10**7):
         per_pass = -(-n // 100)
         passes = resolve_n_iter(n, inference)
-        assert passes >= 1 and (passes - 1) * per_pass < 2640
-        assert passes == 1 or passes * per_pass >= 2640
-    # small data keep the pass rule and the 40-pass burn-in exactly (digits: 134 passes)
-    assert all(resolve_run_length("auto", "auto", n, inference=inference)
-               == (resolve_n_iter(n), 40 * -(-n // 100)) for n in range(1, 4401))
-    assert resolve_n_iter(100_000, inference, batch_size=1000) == 27
+        assert resolve_run_steps("auto", n, inference) == 2000
+        assert (passes - 1) * per_pass < 2000 <= passes * per_pass
+    # up to 1,000 rows the pass rule (200 passes of at most 10 updates) is the smaller
+    assert all(resolve_n_iter(n, inference) == resolve_n_iter(n) for n in range(1, 1001))
+    assert resolve_run_steps("auto", 450, inference) == 200 * 5
+    # an explicit n_iter runs whole passes, never cut
+    assert resolve_run_steps(3, 10**6, inference) == 30_000
+    # online VB keeps its own budget (2,400 updates rounded up to whole passes)
+    assert [resolve_n_iter(n, "online_vb") for n in (10_000, 50_000)] == [27, 6]
+    assert resolve_run_steps("auto", 50_000, "online_vb") == 3000
+    assert resolve_n_iter(100_000, inference, batch_size=1000) == 20
     # an explicit n_iter keeps a burn-in that leaves samples to collect
     assert resolve_run_length(20, "auto", 100_000, inference=inference) == (20, 13_333)
     # an int burn_in is minibatch steps, in fit as in partial_fit (not passes)
@@ -159,21 +167,25 @@ def test_dsghmc_auto_passes_level_off_in_updates(inference):
 
 
 def test_dsghmc_auto_fit_stops_after_its_update_budget(capsys):
-    # 60 rows in minibatches of one: 60 updates a pass, 2,640 updates are 44 passes
-    # (the pass rule would make 200); burn-in 1,760 steps (two thirds), then the 10 kept
-    # samples one every 880 // 10 = 88 steps (with the old 40-pass burn-in: only 4)
+    # 60 rows in minibatches of one: 60 updates a pass; 2,000 updates are 33 passes and
+    # 20 steps of a 34th (the pass rule would make 200); burn-in 1,333 steps (two
+    # thirds), then the 10 kept samples one every 667 // 10 = 66 steps
     X = (np.random.default_rng(0).random((60, 8)) < 0.3).astype(float)
     est = BayesianSBN(n_components=3, inference="dsghmc_nais", batch_size=1, prior="normal",
                       n_sghmc_steps=1, n_hidden_samples=2, pretrain=False, random_state=0,
                       verbose=1).fit(X)
-    assert est.n_iter_ == 44 and est._engine._n_steps == 44 * 60
-    assert est.burn_in_ == 1760 and len(est.posterior_samples_) == 10
-    assert est._engine.kept_steps == list(range(1760 + 88, 2641, 88))
-    last = est.posterior_samples_[-1]
-    assert all(np.array_equal(a, b) for a, b in zip(last.weights, est._engine.params.weights))
-    assert est.stopping_reason_ == "n_iter='auto' ran its fixed rule of 44 passes"
+    assert est.n_iter_ == 34 and est._engine._n_steps == 2000
+    assert est.burn_in_ == 1333 and len(est.posterior_samples_) == 10
+    assert est._engine.kept_steps == list(range(1333 + 66, 2001, 66)) == [
+        1399 + 66 * i for i in range(10)]
+    assert est.stopping_reason_ == "n_iter='auto' ran its fixed rule of 34 passes"
     out = capsys.readouterr().out.splitlines()
-    assert out[-1] == "[BayesianSBN] stopped: n_iter='auto' ran its fixed rule of 44 passes"
+    assert out[-1] == "[BayesianSBN] stopped: n_iter='auto' ran its fixed rule of 34 passes"
+    # an explicit n_iter=34 runs the 34th pass whole
+    whole = BayesianSBN(n_components=3, inference="dsghmc_nais", batch_size=1, n_iter=34,
+                        prior="normal", n_sghmc_steps=1, n_hidden_samples=2, pretrain=False,
+                        random_state=0).fit(X)
+    assert whole._engine._n_steps == 34 * 60
 
 
 def test_dsghmc_fit_of_one_pass_keeps_its_samples_thinned_in_steps():

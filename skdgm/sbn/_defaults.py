@@ -19,11 +19,13 @@ from .._core.random import RANDOM_STATE_CONSTRAINT
 from .._core.stopping import BurnInStop, update_budget, updates_per_pass
 from ._train import INFERENCE
 
-__all__ = ["AUTO_BURN_ROW_VISITS", "AUTO_CAP_FACTOR", "AUTO_INFERENCE_ROWS",
+__all__ = ["AUTO_BURN_ROW_VISITS", "AUTO_CAP_FACTOR", "AUTO_DSGHMC_UPDATES",
+           "AUTO_INFERENCE_ROWS",
            "AUTO_STREAMING_UPDATES", "AutoStopping", "AUTO_PATIENCE", "AUTO_TOL",
            "PAPER_PRESETS", "PLATEAU_INFERENCE", "auto_plateau_plan",
            "auto_width_for_inference", "resolve_burn_in", "resolve_inference",
-           "resolve_n_components", "resolve_n_iter", "resolve_run_length", "resolve_sizes",
+           "resolve_n_components", "resolve_n_iter", "resolve_run_length", "resolve_run_steps",
+           "resolve_sizes",
            "PARAMETER_CONSTRAINTS"]
 
 #: Below this many training rows the automatic width is the enumerable one.
@@ -56,18 +58,20 @@ PAPER_PRESETS = {
 #: ``inference="auto"`` (the default since issue 25): batch Gibbs below this many
 #: training rows, DSGHMC-NAIS from here on. Gibbs's ``n_iter="auto"`` burns in at most
 #: AUTO_BURN_ROW_VISITS row visits (binding from 20,834 rows) and then collects 36
-#: passes, so its cost grows by 36 row visits a row: 819 CPU-s at 50,000 rows, within
-#: issue 25's 15 CPU-minutes (``defaults_convergence_sbn_50k.txt``: 76 passes, about
-#: 216 CPU-us a row visit), past 900 CPU-s from about 60,000 rows (2,000,000 + 36 n
-#: row visits). DSGHMC's cost follows its minibatch updates (3,000 from 50,000 rows
-#: on), not the rows: at 50,000 rows DSGHMC-NAIS read 7.5 nats above Gibbs but took
-#: 1,121.5 CPU-s, above the budget (``defaults_convergence_sbn_dsghmc_nais_50k.txt``,
-#: -108.74 against -116.26 on the same test rows); at 100,000 rows it read 8.6 nats
-#: above Gibbs at 1.04 times its CPU (-104.72 in 1,146 CPU-s against -113.29 in 1,098,
-#: ``defaults_convergence_sbn_dsghmc_nais_100k.txt``, ``..._sbn_100k.txt``). At 10,000
-#: rows Gibbs is both better and cheaper (-110.83 in 243.5 CPU-s against -112.49 in
-#: 554, ``..._sbn_4x.txt``, ``..._dsghmc_nais_10k_steps.txt``).
-AUTO_INFERENCE_ROWS = 60_000
+#: passes, so its cost grows by 36 row visits a row (2,000,000 + 36 n; 243.5 CPU-s at
+#: 10,000 rows, 819.2 at 50,000: ``defaults_convergence_sbn_4x.txt``,
+#: ``..._sbn_50k.txt``). DSGHMC-NAIS's default is AUTO_DSGHMC_UPDATES minibatch
+#: updates at any size, so its cost stops growing once the automatic width reaches
+#: its 200 units (50,000 rows). At 50,000 rows it reads higher than Gibbs within
+#: issue 25's 15 CPU-minutes (``defaults_convergence_sbn_auto_50k.txt`` against
+#: ``..._sbn_50k.txt``, the same test rows: -110.69 in 777.0 CPU-s against -116.26
+#: in 819.2, and the 10,000-row default's -116.53, ``..._sbn_10k_on_50k_test.txt``);
+#: at 10,000 rows Gibbs is
+#: both better and cheaper (-110.83 in 243.5 CPU-s against DSGHMC-NAIS's -112.49 in
+#: 554, ``..._sbn_4x.txt``, ``..._dsghmc_nais_10k_steps.txt``), so "auto" keeps it
+#: there. Between 10,000 and 50,000 rows neither was measured: the switch sits at
+#: the smallest size where DSGHMC-NAIS was measured to win.
+AUTO_INFERENCE_ROWS = 50_000
 #: What ``inference="auto"`` resolves to, below and from AUTO_INFERENCE_ROWS rows.
 AUTO_INFERENCE = ("gibbs", "dsghmc_nais")
 
@@ -81,7 +85,7 @@ def resolve_inference(inference, n_samples):
 
     Examples
     --------
-    >>> [resolve_inference("auto", n) for n in (1_797, 59_999, 60_000, 100_000)]
+    >>> [resolve_inference("auto", n) for n in (1_797, 49_999, 50_000, 100_000)]
     ['gibbs', 'gibbs', 'dsghmc_nais', 'dsghmc_nais']
     >>> resolve_inference("vb", 100_000)
     'vb'
@@ -138,19 +142,46 @@ def resolve_n_iter(n_samples, inference=None, batch_size=100):
     most the fewest passes of ``ceil(n_samples / batch_size)`` updates that make
     ``1.1 *`` :data:`AUTO_STREAMING_UPDATES`
     (:func:`skdgm._core.stopping.update_budget`, the budget of the GRBM's and the
-    DBM's update-counted caps), at least one.
+    DBM's update-counted caps), at least one; the DSGHMC options the passes that
+    hold :data:`AUTO_DSGHMC_UPDATES` updates, the last cut short
+    (:func:`resolve_run_steps`).
 
     Examples
     --------
     >>> [resolve_n_iter(n, "online_vb") for n in (1_000, 10_000, 100_000, 1_000_000)]
     [200, 27, 3, 1]
     >>> resolve_n_iter(100_000, "dsghmc_nais"), resolve_n_iter(100_000)  # batch: passes
-    (3, 60)
+    (2, 60)
     """
     n0 = int(min(200, max(60, math.ceil(240_000 / max(1, n_samples)))))
     if inference is None or not INFERENCE[inference].streaming:
         return n0
+    if inference in DSGHMC_INFERENCE:     # the last pass cut short: resolve_run_steps
+        return min(n0, -(-AUTO_DSGHMC_UPDATES // updates_per_pass(n_samples, batch_size)))
     return min(n0, update_budget(n_samples, batch_size, AUTO_STREAMING_UPDATES))
+
+
+def resolve_run_steps(n_iter, n_samples, inference, batch_size=100):
+    """The minibatch updates of a streaming ``fit`` of ``n_iter`` passes (``"auto"`` resolved).
+
+    ``n_iter`` whole passes of ``ceil(n_samples / batch_size)`` updates, except for
+    the DSGHMC options' ``n_iter="auto"``: :data:`AUTO_DSGHMC_UPDATES` updates (fewer
+    only where the pass rule's 200 passes hold fewer), the last pass cut short, so
+    that the cost of a default fit stops growing with the rows (one pass at
+    1,000,000 rows would be 10,000 updates, about an hour).
+
+    Examples
+    --------
+    >>> [resolve_run_steps("auto", n, "dsghmc_nais") for n in (1_000, 50_000, 10**6)]
+    [2000, 2000, 2000]
+    >>> resolve_run_steps("auto", 500, "dsghmc_nais"), resolve_run_steps(3, 10**6, "dsghmc_nais")
+    (1000, 30000)
+    """
+    passes = resolve_n_iter(n_samples, inference, batch_size) if n_iter == "auto" else n_iter
+    steps = int(passes) * updates_per_pass(n_samples, batch_size)
+    if n_iter == "auto" and inference in DSGHMC_INFERENCE:
+        return min(steps, AUTO_DSGHMC_UPDATES)
+    return steps
 
 
 #: The streaming inferences' ``n_iter="auto"`` in minibatch updates (issue 25; online
@@ -164,6 +195,20 @@ def resolve_n_iter(n_samples, inference=None, batch_size=100):
 #: pass there costs 490 CPU-s at the automatic 200 units,
 #: ``defaults_convergence_sbn_online_vb_100k.txt``), one from 264,000 rows on.
 AUTO_STREAMING_UPDATES = 2400
+#: The DSGHMC options' ``n_iter="auto"`` of ``fit`` in minibatch updates (issue 25;
+#: fewer only where the pass rule's 200 passes hold fewer, up to 1,000 rows): the
+#: passes that make them, the last one cut short (:func:`resolve_run_steps`). A
+#: DSGHMC-NAIS update at the automatic 200 units costs about 0.37 CPU-s whatever the
+#: rows (3,000 updates took 1,121.5 CPU-s at 50,000 rows,
+#: ``defaults_convergence_sbn_dsghmc_nais_50k.txt``, and 1,145.8 at 100,000,
+#: ``..._100k.txt``), so 2,000 updates (4 passes at 50,000 rows, 2 at 100,000, a fifth
+#: of a pass at 1,000,000) keep a default fit within issue 25's 15 CPU-minutes at any
+#: size, with room for the host's noise; online VB's budget (AUTO_STREAMING_UPDATES
+#: rounded up to whole passes, 3,000 updates at both sizes) did not, and whole passes
+#: alone would grow with the rows (10,000 updates in one pass at 1,000,000 rows).
+AUTO_DSGHMC_UPDATES = 2000
+#: The inferences whose ``n_iter="auto"`` counts :data:`AUTO_DSGHMC_UPDATES`.
+DSGHMC_INFERENCE = ("dsghmc_gibbs", "dsghmc_nais")
 
 
 #: The plateau of ``n_iter="auto"`` (Gibbs and VB, issue 25): burn-in (VB: training)
@@ -257,7 +302,7 @@ class AutoStopping:
             ctx["thin"] = max(1, self._auto_plan[1] // self.n_posterior_samples)
 
 
-def resolve_burn_in(n_iter, *, streaming_steps=False, fit=True, per_pass=1):
+def resolve_burn_in(n_iter, *, streaming_steps=False, fit=True, per_pass=1, run_steps=0):
     """Burn-in for ``burn_in="auto"``: the first 40 % of the final phase's passes.
 
     With ``streaming_steps`` (the DSGHMC options) the burn-in counts minibatch
@@ -282,7 +327,8 @@ def resolve_burn_in(n_iter, *, streaming_steps=False, fit=True, per_pass=1):
     40
     """
     if streaming_steps:
-        return 40 if not fit else min(40 * per_pass, 2 * n_iter * per_pass // 3)
+        run_steps = run_steps or n_iter * per_pass
+        return 40 if not fit else min(40 * per_pass, 2 * run_steps // 3)
     return int(0.4 * n_iter)
 
 
@@ -343,18 +389,20 @@ def resolve_run_length(n_iter, burn_in, n_samples, inference="gibbs", batch_size
     Examples
     --------
     >>> resolve_run_length("auto", "auto", 100_000, "dsghmc_nais")
-    (3, 2000)
+    (2, 1333)
     >>> resolve_run_length(4, 15, 1_000, "dsghmc_nais"), resolve_run_length(4, 1, 1_000)
     ((4, 15), (4, 1))
     """
+    n_iter_arg = n_iter
     n_iter = (resolve_n_iter(n_samples, inference, batch_size) if n_iter == "auto"
               else int(n_iter))
     if burn_in != "auto":
         return n_iter, int(burn_in)
     steps = INFERENCE[inference].streaming and inference != "online_vb"
     per_pass = updates_per_pass(n_samples, batch_size) if steps and fit else 1
+    run_steps = resolve_run_steps(n_iter_arg, n_samples, inference, batch_size) if steps else 0
     return n_iter, resolve_burn_in(n_iter, streaming_steps=steps, fit=fit,
-                                   per_pass=per_pass)
+                                   per_pass=per_pass, run_steps=run_steps)
 
 
 # BayesianSBN's parameter constraints (scikit-learn's ``_parameter_constraints``),

@@ -28,7 +28,6 @@ from .._core.exact import MAX_EXACT_UNITS
 from .._core.interop import InferenceDataMixin
 from .._core.posterior import check_missing, check_n_sweeps
 from .._core.random import as_generator, check_seed_sequence, seed_for, spawn_generators
-from .._core.stopping import updates_per_pass
 from . import _bounds, _defaults, _gibbs, _model, _train
 from ._evaluate import call_seed, check_method, log_marginal, map_chunks
 from ._impute import impute_over_samples
@@ -81,10 +80,10 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
         Gibbs samples (``"dsghmc_gibbs"``) or from a neural adaptive importance
         sampler (``"dsghmc_nais"``), both streaming (see the DSGHMC user guide).
         ``"auto"`` (``fit`` only; ``partial_fit`` needs a streaming option): batch
-        ``"gibbs"`` below 60,000 training rows, ``"dsghmc_nais"`` from there on,
-        whose cost follows its minibatch updates rather than the rows, where
-        batch Gibbs's default fit would pass 15 CPU-minutes (measured on
-        binarised MNIST: the SBN user guide, "Defaults at scale"); the
+        ``"gibbs"`` below 50,000 training rows, ``"dsghmc_nais"`` from there on,
+        whose default fit of 2,000 minibatch updates costs the same at any size
+        (measured on binarised MNIST at 10,000 and 50,000 rows: the SBN user
+        guide, "Defaults at scale"); the
         choice is stored in ``inference_`` (the default was ``"gibbs"`` at every
         size before issue 25: see the changelog).
     prior : {"tpbn", "student_t", "normal"} or None, default=None
@@ -99,10 +98,13 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
         of minibatches (streaming methods), per pre-training stage and again for the
         global refinement. ``"auto"``: the fixed rule ``n0 = clip(240000 / n_samples,
         60, 200)`` for the batch methods' pre-training stages; the streaming
-        methods (online VB, DSGHMC) at most the whole passes that make 2,640 minibatch updates (``n0`` up
-        to 4,400 rows, 27 passes at 10,000 rows, 3 at 100,000, one from about
-        264,000), as they move once per minibatch (online VB's step ``rho_t``
-        decays with the updates, Sec. 3.2). For Gibbs
+        methods move once per minibatch, so they count updates: online VB at most
+        the whole passes that make 2,640 minibatch updates (``n0`` up to 4,400
+        rows, 27 passes at 10,000 rows, 3 at 100,000, one from about 264,000; its
+        step ``rho_t`` decays with the updates, Sec. 3.2), DSGHMC 2,000 updates
+        in ``fit`` (``n0`` passes up to 1,000 rows; 20 passes at 10,000 rows, 4 at
+        50,000, 2 at 100,000), the last pass cut short where the updates run
+        out (at 1,000,000 rows a fifth of one pass). For Gibbs
         (with ``burn_in="auto"``) and VB, until converged: burn-in (VB: training)
         lasts until the pass's training figure (the mean log joint of the rows and
         their sampled hidden units; VB's augmented bound) has not improved by a relative
@@ -393,8 +395,8 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
         self._n_iter_resolved, self.burn_in_ = _defaults.resolve_run_length(
             self.n_iter, self.burn_in, n, self._chosen_inference(), self.batch_size, fit=fit)
         # DSGHMC collects in steps and spreads fit's samples over its known length
-        self._run_steps = (self._n_iter_resolved * updates_per_pass(n, self.batch_size)
-                           if fit else 0)
+        self._run_steps = (_defaults.resolve_run_steps(
+            self.n_iter, n, self._chosen_inference(), self.batch_size) if fit else 0)
         self._seed_seq = seed_for(self.random_state)
         rng = as_generator(self._seed_seq.spawn(1)[0])
         self._start_history()
@@ -427,7 +429,7 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
 
     def _fit_pass(self, X, ctx):
         engine, rng = ctx["engine"], ctx["rng"]
-        self._log_pass(0, _train.engine_pass(engine, X, rng, self.batch_size))
+        self._log_pass(0, _train.engine_pass(engine, X, rng, self.batch_size, ctx))
         ctx["t"] += 1
         done = ctx["t"] - self.burn_in_
         if engine.keeps_samples and not engine.streaming and done > 0 and done % ctx["thin"] == 0:

@@ -98,12 +98,16 @@ def _minibatch(X, rows):
     return dense_rows(X, rows).astype(float, copy=False)
 
 
-def engine_pass(engine, X, rng, batch_size):
+def engine_pass(engine, X, rng, batch_size, ctx=None):
     """One pass over ``X``: a full iteration, or an epoch of minibatches (streaming).
 
     A streaming engine's minibatches are a fresh permutation of the rows drawn from
     ``rng``, each densified on its own (CSR input) and scaled to ``n_total = len(X)``
     (the online-VB and SGHMC estimates of the full-data statistics, Sec. 3.2).
+    ``ctx["steps_left"]`` (``fit``'s context; ``None``: no limit) counts down the
+    minibatch steps the run has left, and the pass stops when none are: the DSGHMC
+    options' ``n_iter="auto"`` cuts its last pass short
+    (:func:`._defaults.resolve_run_steps`).
 
     Returns
     -------
@@ -113,7 +117,12 @@ def engine_pass(engine, X, rng, batch_size):
     if not engine.streaming:
         return engine.step(X, rng)
     metrics = {}
+    ctx = {} if ctx is None else ctx
     for batch in iter_minibatches(X.shape[0], batch_size, rng):
+        if ctx.get("steps_left") is not None:
+            if ctx["steps_left"] <= 0:
+                break
+            ctx["steps_left"] -= 1
         metrics = engine.step(_minibatch(X, batch), rng, n_total=X.shape[0])
     return metrics
 

@@ -85,7 +85,9 @@ class WarmStart:
         n_passes = self._n_passes()
         ctx = {"engine": engine, "rng": rng, "samples": [], "t": 0, "n_passes": n_passes,
                "thin": fixed_thin(n_passes, self.burn_in_, self.n_posterior_samples),
-               "fit": fit, "n_rows": n_rows}
+               "fit": fit, "n_rows": n_rows,
+               # the streaming run's minibatch steps (DSGHMC's "auto" cuts its last pass)
+               "steps_left": getattr(self, "_run_steps", 0) or None if fit else None}
         if fit and self.warm_start and self._chosen_inference() in WARM_INFERENCE:
             ctx.update(keep_all=True, thin=1)
         self.__dict__.pop("_chain", None)
