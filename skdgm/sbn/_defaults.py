@@ -156,7 +156,7 @@ def resolve_n_iter(n_samples, inference=None, batch_size=100):
     n0 = int(min(200, max(60, math.ceil(240_000 / max(1, n_samples)))))
     if inference is None or not INFERENCE[inference].streaming:
         return n0
-    if inference in DSGHMC_INFERENCE:     # the last pass cut short: resolve_run_steps
+    if _counts_updates(inference):     # the last pass cut short: resolve_run_steps
         return min(n0, -(-AUTO_DSGHMC_UPDATES // updates_per_pass(n_samples, batch_size)))
     return min(n0, update_budget(n_samples, batch_size, AUTO_STREAMING_UPDATES))
 
@@ -179,7 +179,7 @@ def resolve_run_steps(n_iter, n_samples, inference, batch_size=100):
     """
     passes = resolve_n_iter(n_samples, inference, batch_size) if n_iter == "auto" else n_iter
     steps = int(passes) * updates_per_pass(n_samples, batch_size)
-    if n_iter == "auto" and inference in DSGHMC_INFERENCE:
+    if n_iter == "auto" and _counts_updates(inference):
         return min(steps, AUTO_DSGHMC_UPDATES)
     return steps
 
@@ -207,8 +207,11 @@ AUTO_STREAMING_UPDATES = 2400
 #: rounded up to whole passes, 3,000 updates at both sizes) did not, and whole passes
 #: alone would grow with the rows (10,000 updates in one pass at 1,000,000 rows).
 AUTO_DSGHMC_UPDATES = 2000
-#: The inferences whose ``n_iter="auto"`` counts :data:`AUTO_DSGHMC_UPDATES`.
-DSGHMC_INFERENCE = ("dsghmc_gibbs", "dsghmc_nais")
+
+
+def _counts_updates(inference):
+    """Whether ``inference``'s ``n_iter="auto"`` counts :data:`AUTO_DSGHMC_UPDATES` (its engine says)."""
+    return inference is not None and INFERENCE[inference].auto_counts_updates
 
 
 #: The plateau of ``n_iter="auto"`` (Gibbs and VB, issue 25): burn-in (VB: training)

@@ -584,6 +584,9 @@ class _DSGHMCEngine:
     """
 
     streaming = True
+    #: ``fit``'s ``n_iter="auto"`` is a count of updates, not of passes
+    #: (``_defaults.AUTO_DSGHMC_UPDATES``)
+    auto_counts_updates = True
     keeps_samples = True
     proposal = None
     #: The paper's prior (Sec. 3, appendix C), the default of these options.

@@ -19,7 +19,9 @@ factors, the prior's latent scales, the training data's hidden units) and offers
 ``refresh(options)``
     take new hyper-parameters between ``partial_fit`` calls (``set_params``).
 
-``streaming = True`` marks engines whose ``step`` takes minibatches (``partial_fit``).
+``streaming = True`` marks engines whose ``step`` takes minibatches (``partial_fit``);
+``auto_counts_updates = True`` those whose ``fit(n_iter="auto")`` runs a fixed number of
+updates rather than whole passes (:func:`skdgm.sbn._defaults.resolve_run_steps`).
 The DSGHMC engines (:mod:`skdgm.sbn._dsghmc`) follow the same protocol; the
 ``_train.INFERENCE`` table maps every ``inference`` option to its engine.
 Shared steps come from ``_core``: Bernoulli draws from :mod:`skdgm._core.mcmc`,
@@ -56,6 +58,7 @@ class GibbsEngine:
     """Pólya-Gamma Gibbs sampling (Sec. 3.1); ``step`` is one full iteration."""
 
     streaming = False
+    auto_counts_updates = False
     keeps_samples = True
 
     def __init__(self, params, prior_states, prior, prior_params, options):
@@ -109,6 +112,7 @@ class VBEngine:
     """
 
     streaming = False
+    auto_counts_updates = False
     keeps_samples = False
 
     def __init__(self, params, prior_states, prior, prior_params, options):
