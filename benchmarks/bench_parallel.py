@@ -60,6 +60,9 @@ threads' last ends (load imbalance), the threads' summed CPU in the tasks
 (``time.thread_time``) against ``n_jobs=1``'s, and the serial time outside
 ``run_chains``; then one update's chunks (tokens, wall, CPU).
 
+``--fit-docs N`` makes ``--updates``' ``fit`` row ``N`` documents (five updates at
+10,000).
+
 ``--look-ahead`` instead times DeepLDA ``fit`` at ``n_jobs=2`` with issue 26's
 ``MinibatchPipeline`` on and off, alternating in one process (wall clock and the
 calling thread's CPU).
@@ -90,6 +93,8 @@ Usage::
         python benchmarks/bench_parallel.py --serial > benchmarks/results/parallel_serial.txt
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
         python benchmarks/bench_parallel.py --updates > benchmarks/results/parallel_updates.txt
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_parallel.py \\
+        --updates --fit-docs 10000 > benchmarks/results/parallel_updates_10k.txt
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
         python benchmarks/bench_parallel.py --profile > benchmarks/results/parallel_profile.txt
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_parallel.py \\
@@ -467,10 +472,10 @@ def look_ahead_ab(args):
                   flush=True)
 
 
-def _training_calls(X):
+def _training_calls(X, n_fit=4000):
     """``(stream, fit)``: the two training rows of 2,000-document updates as functions
     of ``n_jobs`` returning the topics (``partial_fit`` 2 x 2,000 documents, ``fit``
-    of 4,000 documents at batch 2,000)."""
+    of ``n_fit`` documents at batch 2,000)."""
     def stream(nj):
         m = DeepLDA(128, total_samples=X.shape[0], batch_size=2000, random_state=0, n_jobs=nj)
         for i in range(0, 4000, 2000):
@@ -479,7 +484,7 @@ def _training_calls(X):
 
     def fit(nj):
         return DeepLDA(128, batch_size=2000, n_iter=1, random_state=0,
-                       n_jobs=nj).fit(X[:4000]).components_
+                       n_jobs=nj).fit(X[:n_fit]).components_
 
     return stream, fit
 
@@ -510,14 +515,14 @@ def updates(args):
         spans.append((t, time.perf_counter()))
         return out
 
-    stream, fit = _training_calls(X)
+    stream, fit = _training_calls(X, args.fit_docs)
 
     routes = [("n_jobs=1", 1, False), ("joblib threading", 2, True),
               ("run_chains threads", 2, False)]
     train.local_task, train.run_chains = timed_task, timed_run
     try:
         for title, call in (("partial_fit 2 calls x 2,000 docs, batch 2,000", stream),
-                            ("fit 4,000 docs, batch 2,000, 1 pass", fit)):
+                            (f"fit {args.fit_docs:,} docs, batch 2,000, 1 pass", fit)):
             rows = {name: [] for name, _, _ in routes}
             outs, example = {}, None
             for rep in range(args.repeats + 1):
@@ -984,6 +989,8 @@ def main():
     ap.add_argument("--pair", action="store_true",
                     help="two n_jobs=1 DeepLDA fits in two processes, alone and at the "
                          "same time (the machine's ceiling) instead")
+    ap.add_argument("--fit-docs", type=int, default=4000,
+                    help="--updates: the documents of its fit row (batch 2,000)")
     args = ap.parse_args()
     if args.no_look_ahead:
         from skdgm.deep_lda import _train
