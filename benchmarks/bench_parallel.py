@@ -502,11 +502,15 @@ def updates(args):
     real_task, real_run = train.local_task, train.run_chains
 
     def timed_task(task, rng, **kw):
-        part = task[0] if isinstance(task, tuple) else task
+        from skdgm.deep_lda._local import rows_of
+
+        # the chunk's documents: the first part of the task that is a matrix
+        parts = [rows_of(x) for x in (task if isinstance(task, tuple) else (task,))]
+        part = next((x for x in parts if hasattr(x, "sum")), None)
         w, c = time.perf_counter(), time.thread_time()
         out = real_task(task, rng, **kw)
         tasks.append((threading.get_ident(), w, time.perf_counter(),
-                      time.thread_time() - c, int(part.sum())))
+                      time.thread_time() - c, -1 if part is None else int(part.sum())))
         return out
 
     def timed_run(*a, **kw):
