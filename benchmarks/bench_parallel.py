@@ -60,6 +60,9 @@ threads' last ends (load imbalance), the threads' summed CPU in the tasks
 (``time.thread_time``) against ``n_jobs=1``'s, and the serial time outside
 ``run_chains``; then one update's chunks (tokens, wall, CPU).
 
+``--fit-docs N`` makes ``--updates``' ``fit`` row ``N`` documents (five updates at
+10,000).
+
 ``--look-ahead`` instead times DeepLDA ``fit`` at ``n_jobs=2`` with issue 26's
 ``MinibatchPipeline`` on and off, alternating in one process (wall clock and the
 calling thread's CPU).
@@ -68,6 +71,16 @@ calling thread's CPU).
 minibatch ahead (``_train.look_ahead`` returns ``None``: every chunk is laid out by
 the task that samples it, as before issue 26's ``MinibatchPipeline``), for a
 side-by-side comparison on the same commit; the results are the same either way.
+
+``--pair`` instead measures the machine's ceiling for two workers: two processes
+(forked after the data are loaded) each run the same ``n_jobs=1`` DeepLDA ``fit``
+(4,000 and 10,000 documents at batch 2,000, one pass), alone (the other process
+idle) and both at the same time (one per core), alternating over ``--repeats``;
+it prints per process the wall clock and CPU seconds alone and paired and their
+ratio (medians). Two independent fits share no Python objects, no GIL and no
+lock: CPU that grows when they run together is the hardware's (shared cache,
+memory bandwidth, the VM), and ``2 x alone / paired`` wall is the speed-up any
+design of ``n_jobs=2`` could reach on this host.
 
 Usage::
 
@@ -80,12 +93,16 @@ Usage::
         python benchmarks/bench_parallel.py --serial > benchmarks/results/parallel_serial.txt
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
         python benchmarks/bench_parallel.py --updates > benchmarks/results/parallel_updates.txt
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_parallel.py \\
+        --updates --fit-docs 10000 > benchmarks/results/parallel_updates_10k.txt
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
         python benchmarks/bench_parallel.py --profile > benchmarks/results/parallel_profile.txt
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python benchmarks/bench_parallel.py \\
         --only deep_lda --rows training --no-look-ahead > benchmarks/results/parallel_x.txt
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
         python benchmarks/bench_parallel.py --look-ahead --repeats 15 > benchmarks/results/parallel_y.txt
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
+        python benchmarks/bench_parallel.py --pair --repeats 9 > benchmarks/results/parallel_z.txt
 """
 
 import argparse
@@ -455,10 +472,10 @@ def look_ahead_ab(args):
                   flush=True)
 
 
-def _training_calls(X):
+def _training_calls(X, n_fit=4000):
     """``(stream, fit)``: the two training rows of 2,000-document updates as functions
     of ``n_jobs`` returning the topics (``partial_fit`` 2 x 2,000 documents, ``fit``
-    of 4,000 documents at batch 2,000)."""
+    of ``n_fit`` documents at batch 2,000)."""
     def stream(nj):
         m = DeepLDA(128, total_samples=X.shape[0], batch_size=2000, random_state=0, n_jobs=nj)
         for i in range(0, 4000, 2000):
@@ -467,7 +484,7 @@ def _training_calls(X):
 
     def fit(nj):
         return DeepLDA(128, batch_size=2000, n_iter=1, random_state=0,
-                       n_jobs=nj).fit(X[:4000]).components_
+                       n_jobs=nj).fit(X[:n_fit]).components_
 
     return stream, fit
 
@@ -485,11 +502,15 @@ def updates(args):
     real_task, real_run = train.local_task, train.run_chains
 
     def timed_task(task, rng, **kw):
-        part = task[0] if isinstance(task, tuple) else task
+        from skdgm.deep_lda._local import rows_of
+
+        # the chunk's documents: the first part of the task that is a matrix
+        parts = [rows_of(x) for x in (task if isinstance(task, tuple) else (task,))]
+        part = next((x for x in parts if hasattr(x, "sum")), None)
         w, c = time.perf_counter(), time.thread_time()
         out = real_task(task, rng, **kw)
         tasks.append((threading.get_ident(), w, time.perf_counter(),
-                      time.thread_time() - c, int(part.sum())))
+                      time.thread_time() - c, -1 if part is None else int(part.sum())))
         return out
 
     def timed_run(*a, **kw):
@@ -498,14 +519,14 @@ def updates(args):
         spans.append((t, time.perf_counter()))
         return out
 
-    stream, fit = _training_calls(X)
+    stream, fit = _training_calls(X, args.fit_docs)
 
     routes = [("n_jobs=1", 1, False), ("joblib threading", 2, True),
               ("run_chains threads", 2, False)]
     train.local_task, train.run_chains = timed_task, timed_run
     try:
         for title, call in (("partial_fit 2 calls x 2,000 docs, batch 2,000", stream),
-                            ("fit 4,000 docs, batch 2,000, 1 pass", fit)):
+                            (f"fit {args.fit_docs:,} docs, batch 2,000, 1 pass", fit)):
             rows = {name: [] for name, _, _ in routes}
             outs, example = {}, None
             for rep in range(args.repeats + 1):
@@ -855,6 +876,70 @@ def gil(args):
         local._local_fast.em_steps = real["em"]
 
 
+def _pair_child(conn, X):
+    """Runs ``fit`` of ``X[:n]`` at ``n_jobs=1`` for each ``n`` received; sends wall, CPU."""
+    while True:
+        n = conn.recv()
+        if n is None:
+            return
+        c, t = time.process_time(), time.perf_counter()
+        DeepLDA(128, batch_size=2000, n_iter=1, random_state=0, n_jobs=1).fit(X[:n])
+        conn.send((time.perf_counter() - t, time.process_time() - c))
+
+
+def pair(args):
+    """Two independent ``n_jobs=1`` fits, alone and at the same time (the ceiling)."""
+    import multiprocessing as mp
+
+    X = load_20news(args.data_home)[0].tocsr()
+    ctx = mp.get_context("fork")
+    conns, procs = [], []
+    for _ in range(2):
+        a, b = ctx.Pipe()
+        p = ctx.Process(target=_pair_child, args=(b, X), daemon=True)
+        p.start()
+        conns.append(a)
+        procs.append(p)
+
+    def run(which, n):
+        for i in which:
+            conns[i].send(n)
+        return {i: conns[i].recv() for i in which}
+
+    print(f"DeepLDA(128).fit, batch 2,000, 1 pass, n_jobs=1, in two processes; medians of "
+          f"{args.repeats} alternating repeats (alone: the other process idle)\n")
+    print(f"{'size':<12} {'proc':>4} {'wall alone':>11} {'wall paired':>12} {'ratio':>6} "
+          f"{'CPU alone':>10} {'CPU paired':>11} {'ratio':>6}", flush=True)
+    sizes = (4000, 10000) if not args.quick else (4000,)
+    for n in sizes:
+        run((0, 1), n)                                    # untimed: caches warm
+        alone, paired = {0: [], 1: []}, {0: [], 1: []}
+        for rep in range(args.repeats):
+            steps = ["a0", "a1", "p"] if rep % 2 == 0 else ["p", "a1", "a0"]
+            for step in steps:
+                if step == "p":
+                    for i, v in run((0, 1), n).items():
+                        paired[i].append(v)
+                else:
+                    i = int(step[1])
+                    alone[i].append(run((i,), n)[i])
+        med = {k: {i: np.median(np.array(d[i]), axis=0) for i in (0, 1)}
+               for k, d in (("alone", alone), ("paired", paired))}
+        for i in (0, 1):
+            (wa, ca), (wp, cp) = med["alone"][i], med["paired"][i]
+            print(f"{n:<12,} {i:>4} {wa:9.3f} s {wp:10.3f} s {wp / wa:6.3f} "
+                  f"{ca:8.3f} s {cp:9.3f} s {cp / ca:6.3f}", flush=True)
+        # two fits' work done in the paired wall: the speed-up of a perfect n_jobs=2
+        both = np.median([max(a[0], b[0]) for a, b in zip(paired[0], paired[1])])
+        ceiling = (med["alone"][0][0] + med["alone"][1][0]) / both
+        print(f"{'':<12} two fits alone {med['alone'][0][0] + med['alone'][1][0]:.3f} s, "
+              f"together {both:.3f} s: ceiling {ceiling:.2f}x", flush=True)
+    for c in conns:
+        c.send(None)
+    for p in procs:
+        p.join()
+
+
 def _near_miss(name, size):
     """The rows below their goal in ``parallel_idle.txt`` (issue 26)."""
     return (name.endswith(("perplexity", "log_partition", ".fit"))
@@ -905,12 +990,19 @@ def main():
     ap.add_argument("--no-look-ahead", action="store_true",
                     help="DeepLDA's training lays out no minibatch ahead (the chunks' "
                          "tasks lay themselves out, as before MinibatchPipeline)")
+    ap.add_argument("--pair", action="store_true",
+                    help="two n_jobs=1 DeepLDA fits in two processes, alone and at the "
+                         "same time (the machine's ceiling) instead")
+    ap.add_argument("--fit-docs", type=int, default=4000,
+                    help="--updates: the documents of its fit row (batch 2,000)")
     args = ap.parse_args()
     if args.no_look_ahead:
         from skdgm.deep_lda import _train
         _train.look_ahead = lambda n_jobs, **kwargs: None
     _BACKEND["name"] = args.backend
     ROWS["kinds"] = args.rows
+    if args.pair:
+        return _with_load(pair, args)
     if args.gil:
         return _with_load(gil, args)
     if args.look_ahead:
