@@ -80,12 +80,19 @@ def fits_without_and_with_workers(thread_cluster, *fits):
     return local, two, one
 
 
-def assert_blocks_decide_the_answer(thread_cluster, same, fit, resumed, other_blocks):
+def assert_blocks_decide_the_answer(thread_cluster, same, fit, resumed, other_blocks,
+                                    slots=()):
     """``fit()`` and ``resumed()`` (a fit continued by ``partial_fit``) give the same
-    estimators, by ``same(a, b)``, with no client, one worker or two; ``other_blocks()``
+    estimators, by ``same(a, b)``, with no client, one worker or two, and ``fit()``
+    on every ``(n_workers, threads_per_worker)`` of ``slots``; ``other_blocks()``
     (the same fit on other row chunks) gives another one."""
     local, two, one = fits_without_and_with_workers(thread_cluster, fit, resumed)
     assert all(same(local[0], f[0]) and same(local[1], f[1]) for f in (two, one))
+    for n_workers, threads in slots:
+        with distributed.LocalCluster(n_workers=n_workers, threads_per_worker=threads,
+                                      processes=False, dashboard_address=None) as cluster, \
+                distributed.Client(cluster):
+            assert same(local[0], fit())
     assert not same(local[0], other_blocks())
 
 

@@ -605,3 +605,53 @@ def test_auto_n_iter_on_a_dask_array_holds_out_from_5000_documents():
     assert est.stopping_reason_.startswith(f"burn-in ended after {burn} passes (no improvement")
     assert est.n_iter_ == burn + 1 and est.n_updates_ == 5 * est.n_iter_
 
+
+
+def _rows_history(rows, shared, extra, state):
+    """A block's state: the extras it saw, in order; its result names them all."""
+    state = (state or ()) + (extra,)
+    return (float(rows.sum()), state), state
+
+
+@pytest.mark.parametrize("n_workers, threads", [(1, 1), (2, 1), (3, 1), (2, 2)])
+def test_carried_states_stay_per_block_in_one_task_per_slot(n_workers, threads, monkeypatch):
+    # map_rows_carry runs map_rows' tasks (one per thread slot and call), yet every
+    # block reads back its own state, whatever the slots: the results of three
+    # calls are those of the blocks computed one by one without a client
+    X = np.arange(120.0).reshape(40, 3)
+    Xd = da.from_array(X, chunks=(5, 3))            # 8 blocks, rows 3-37 in all
+    rows = slice(3, 38)
+
+    def run(blocks):
+        carry, out = None, []
+        for call in range(3):
+            res, carry = blocks.map_rows_carry(
+                _rows_history, rows, None,
+                lambda parts, call=call: [10 * b + call for b, _ in parts], carry)
+            out.append(res)
+        return out
+
+    local = run(RowBlocks(Xd, np.asarray, len))
+    assert local[2][5] == (float(X[25:30].sum()), (50, 51, 52))
+    with distributed.LocalCluster(n_workers=n_workers, threads_per_worker=threads,
+                                  processes=False, dashboard_address=None) as cluster, \
+            distributed.Client(cluster):
+        blocks = RowBlocks(Xd, np.asarray, len, client=blocks_mod.active_client())
+        submitted = record_submits(monkeypatch)
+        assert run(blocks) == local
+        slots = sum(f is blocks_mod._on_slot for f, *_ in submitted)
+        assert slots == 3 * n_workers * threads, slots
+        monkeypatch.undo()
+        blocks.release()
+
+
+def test_sharing_parameters_with_no_rows_says_so(thread_cluster):
+    Xd = da.from_array(np.ones((10, 2)), chunks=(5, 2))
+    with distributed.Client(thread_cluster) as client:
+        blocks = RowBlocks(Xd, np.asarray, len, client=client)
+        with pytest.raises(ValueError, match="no rows to share"):
+            blocks._share((np.ones(3),), [])
+        with pytest.raises(ValueError, match="no rows to share"):
+            blocks.map_rows(_rows_sum, np.array([], dtype=np.int64), (np.ones(3),),
+                            lambda parts: [None] * len(parts))
+        blocks.release()

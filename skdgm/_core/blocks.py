@@ -117,14 +117,6 @@ def _derive_block(func, block, shared, extra):
     return func(block, shared, extra)
 
 
-def _on_rows_carry(func, block, rows, shared, extra, state):
-    return func(block[rows], shared, extra, state)
-
-
-def _item(pair, i):
-    return pair[i]
-
-
 def _near(worker):
     """Placement hints for a task meant to run on ``worker`` (a hint only: a lost
     worker's tasks run elsewhere), none for ``None``."""
@@ -205,15 +197,30 @@ def _evaluate(expr, leaf, combine):
     return leaf(expr)
 
 
-def _on_slot(func, combine, leaves, shared, plan):
+def _on_slot(func, combine, leaves, shared, plan, carried=False):
     """One thread slot's share of a minibatch, as one task: ``func`` on each of its
     blocks' rows (``leaves``: ``(block, rows, extra)``, by the local indices of
-    ``plan``), combined by ``plan``'s subtrees. The list of their values."""
-    def leaf(i):
-        block, rows, extra = leaves[i]
-        return func(block[rows], shared, extra)
+    ``plan``), combined by ``plan``'s subtrees. The list of their values.
 
-    return [_evaluate(expr, leaf, combine) for expr in plan]
+    ``carried``: each leaf is ``(block, rows, extra, prev)`` and ``func`` also
+    takes and returns the block's state (:meth:`RowBlocks.map_rows_carry`);
+    ``prev`` is ``None`` or ``(result, k)``, the result of the slot's task of
+    the previous call and the block's local index in it. The states, by local
+    index, are then appended to the list as its last item.
+    """
+    states = [None] * len(leaves)
+
+    def leaf(i):
+        if not carried:
+            block, rows, extra = leaves[i]
+            return func(block[rows], shared, extra)
+        block, rows, extra, prev = leaves[i]
+        value, states[i] = func(block[rows], shared, extra,
+                                None if prev is None else prev[0][-1][prev[1]])
+        return value
+
+    values = [_evaluate(expr, leaf, combine) for expr in plan]
+    return values + [states] if carried else values
 
 
 def _leaves(node):
@@ -420,6 +427,9 @@ class RowBlocks:
         are made again, and every route hands the tasks the same object, so the
         results do not depend on it.
         """
+        if not parts:
+            raise ValueError("no rows to share the parameters with: the selection "
+                             "holds no block's rows")
         homes = getattr(self, "_homes", None) or [None] * self.n_blocks
         order = list(dict.fromkeys(homes[b] for b, _ in parts))
         copies = {order[0]: self._submit(_identity, shared, **_near(order[0]))}
@@ -617,11 +627,22 @@ class RowBlocks:
         trips were most of what a second worker did not halve,
         ``dask_fit_profile_after.txt``).
         """
+        return self._map(func, rows, shared, extras, combine, None)
+
+    def _map(self, func, rows, shared, extras, combine, carry):
+        """:meth:`map_rows` (``carry=None``) and :meth:`map_rows_carry` (``carry``
+        a list, one state per block of ``split(rows)``): ``(results, states)``
+        for the latter, ``results`` for the former."""
         parts = self.split(rows)
         extra = extras(parts)
+        carried = carry is not None
         if self.client is None:
-            return _total([func(self._local_rows(b, r), shared, e)
-                           for (b, r), e in zip(parts, extra)], combine)
+            if not carried:
+                return _total([func(self._local_rows(b, r), shared, e)
+                               for (b, r), e in zip(parts, extra)], combine)
+            outs = [func(self._local_rows(b, r), shared, e, c)
+                    for (b, r), e, c in zip(parts, extra, carry)]
+            return _total([o[0] for o in outs], combine), [o[1] for o in outs]
         shared_f = self._share(shared, parts)
         slots = getattr(self, "_slots", None) or [0] * self.n_blocks
         owners = [slots[b] for b, _ in parts]
@@ -632,15 +653,22 @@ class RowBlocks:
             top = [_Export(o, plans[o].index(i)) for i, o in enumerate(owners)]
         else:
             plans, top = split_tree(owners)
-        tasks = {}
+        tasks, states = {}, [None] * len(parts)
         for o, plan in plans.items():
             mine = [i for expr in plan for i in _expr_leaves(expr)]
             local = {i: k for k, i in enumerate(mine)}
-            leaves = [(self._futures[parts[i][0]], parts[i][1], extra[i]) for i in mine]
+            leaves = [(self._futures[parts[i][0]], parts[i][1], extra[i])
+                      + ((carry[i],) if carried else ()) for i in mine]
             tasks[o] = self._submit(_on_slot, func, combine, leaves, shared_f[mine[0]],
-                                    [_relabel(e, local) for e in plan], name=_name(func),
+                                    [_relabel(e, local) for e in plan], carried,
+                                    name=_name(func),
                                     **_near(self._homes[parts[mine[0]][0]]
                                             if getattr(self, "_homes", None) else None))
+            for k, i in enumerate(mine):
+                # the state stays in the slot's result, where its block lives: the
+                # next call's task for the block reads it there (a future in a
+                # tuple is resolved for the task), by its local index
+                states[i] = (tasks[o], k)
         for e in (top if combine is None else _leaves(top)):
             e.source = tasks[e.source]
         results = self._gather(top, combine)
@@ -648,7 +676,7 @@ class RowBlocks:
         # copies go now, not when the garbage collector finds the futures
         for f in {f.key: f for f in shared_f}.values():
             f.release()
-        return results
+        return (results, states) if carried else results
 
     def map_rows_carry(self, func, rows, shared, extras, carry=None, combine=None):
         """:meth:`map_rows` for per-row work whose state stays with the block.
@@ -656,9 +684,13 @@ class RowBlocks:
         ``func(block_rows, shared, extra, state) -> (result, state)``: the
         ``result`` comes back (in block order, or with ``combine`` their total,
         as in :meth:`map_rows`); the ``state`` (e.g. Markov chains of the rows)
-        stays where the block lives, as a future with a client, and is handed
-        to the next call through ``carry`` (the second return value; ``None``
-        at first). Without a client it stays in memory. A lost worker's states
+        stays where the block lives and is handed to the next call through
+        ``carry`` (the second return value; ``None`` at first). With a client
+        the tasks are :meth:`map_rows`' (one per thread slot and call), each
+        block's state kept in its slot's result, which the next call's task
+        for the block reads on the same worker: the states stay per block, so
+        the results do not depend on the number of slots. Without a client it
+        stays in memory. A lost worker's states
         are recomputed from their lineage (the earlier calls' tasks, which carry
         their seeds, and the tasks of the parameters they read), so they do not
         depend on where the tasks ran.
@@ -669,21 +701,9 @@ class RowBlocks:
         carry : list
             One state per block of ``split(rows)``, for the next call on the same rows.
         """
-        parts = self.split(rows)
-        extra = extras(parts)
-        carry = [None] * len(parts) if carry is None else carry
-        if self.client is None:
-            outs = [func(self._local_rows(b, r), shared, e, c)
-                    for (b, r), e, c in zip(parts, extra, carry)]
-            return _total([o[0] for o in outs], combine), [o[1] for o in outs]
-        shared_f = self._share(shared, parts)
-        futs = [self._submit(_on_rows_carry, func, self._futures[b], r, sf, e, c)
-                for (b, r), e, c, sf in zip(parts, extra, carry, shared_f)]
-        # the states stay per block: one task per block, its result item 0 an export
-        leaves = [_Export(f, 0) for f in futs]
-        top = leaves if combine is None else tree_reduce(leaves, lambda a, b: (a, b))
-        results = self._gather(top, combine)
-        return results, [self._submit(_item, f, 1) for f in futs]
+        if carry is None:
+            carry = [None] * len(self.split(rows))
+        return self._map(func, rows, shared, extras, combine, carry)
 
     def take(self, rows):
         """The rows ``rows`` (any order, repeats allowed) gathered as one matrix.
