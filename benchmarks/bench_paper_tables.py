@@ -56,7 +56,8 @@ budget to a later ``--resume``.
   training sd below one grey level dropped, as ``bench_grbm_mnist.py`` does); final:
   test log p with ``log Z`` by AIS (its standard error stated), a FactorAnalysis(64)
   fitted in the same run on the same data (a second CSV row), and a gallery of samples
-  drawn from noise (``results/paper_grbm_mnist_samples.png``, not committed) [Liao et
+  drawn from noise (``results/paper_grbm_mnist_samples.png``, beside the results file,
+  not committed) [Liao et
   al. 2022 report samples, no likelihood]. ``--fit`` trains it by one ``fit`` on all
   training rows instead, as a user would: the estimator's ``n_iter="auto"`` with its
   held-out early stopping and cosine learning-rate schedule (one step, so no
@@ -483,7 +484,9 @@ class GRBMRow(Row):
 
     def _gallery(self, est, data):
         S = est.sample(64, n_steps=self.args.sample_steps, random_state=0)
-        out = RESULTS / "paper_grbm_mnist_samples.png"
+        # beside the results file, so that a trial run elsewhere leaves the row's alone
+        res = Path(self.args.results_file or RESULTS / f"paper_{self.name}.txt").resolve()
+        out = res.with_name(f"{res.stem}_samples.png")
         try:
             import matplotlib
             matplotlib.use("Agg")
@@ -500,8 +503,9 @@ class GRBMRow(Row):
         ax.imshow(img, cmap="gray")
         ax.set_axis_off()
         fig.savefig(out, dpi=80)
-        return (f"samples from noise ({self.args.sample_steps} steps): "
-                f"{os.path.relpath(out, RESULTS.parent.parent)}")
+        root = RESULTS.parent.parent
+        shown_at = os.path.relpath(out, root) if out.is_relative_to(root) else out.name
+        return f"samples from noise ({self.args.sample_steps} steps): {shown_at}"
 
 
 class FARow(Row):

@@ -151,6 +151,38 @@ def test_batch_sbn_rows_resume_mid_fit_and_equal_one_fit(tmp_path, row):
                 np.testing.assert_array_equal(x, y)
 
 
+needs_mnist = pytest.mark.skipif(not (DATA / "mnist.npz").is_file(),
+                                 reason="MNIST not in ../shared/data")
+
+
+@needs_mnist
+def test_fit_trains_the_grbm_row_by_one_fit_of_all_training_rows(tmp_path):
+    from skdgm.grbm import GaussianBernoulliRBM
+
+    tiny = ["--row", "grbm_mnist", "--fit", "--n-train", "300", "--n-test", "20",
+            "--curve-n-test", "5", "--curve-ais-betas", "5", "--curve-ais-runs", "2",
+            "--final-ais-betas", "10", "--final-ais-runs", "2", "--sample-steps", "2",
+            "--set", "n_components=6", "--set", "n_iter=3", "--set", "batch_size=50"]
+    out = _run(tmp_path, "fit", tiny=tiny)
+    assert "paired over the same images" in out.stdout
+    # the gallery lands beside the results file, not over the committed row's
+    assert (tmp_path / "fit_samples.png").is_file()
+    st = _state(tmp_path, "fit")
+    assert st["prog"]["steps"] == 1 and st["prog"]["fitted"]
+    assert st["prog"]["settings"]["fit"] is True
+    X = _bench_module().load_mnist_standardised(DATA, argparse.Namespace(
+        n_train=300, n_test=20, curve_n_test=5))["train"]
+    with threadpool_limits(1):
+        one = GaussianBernoulliRBM(6, n_iter=3, batch_size=50, random_state=0).fit(X)
+    assert st["est"].n_iter_ == 3
+    np.testing.assert_array_equal(st["est"].components_, one.components_)
+
+
+def test_fit_is_refused_for_rows_with_their_own_schedule():
+    with pytest.raises(SystemExit):
+        _bench_module().parse_args(["--row", "dbm_cast", "--fit"])
+
+
 @needs_data
 def test_resume_refuses_other_settings(tmp_path):
     _run(tmp_path, "r", "--stop-after-steps", "1")
