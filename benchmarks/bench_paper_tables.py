@@ -461,7 +461,15 @@ class GRBMRow(Row):
         log_z, se = est.log_partition()
         lp = est.score_samples(data["test"])
         est.set_params(**{k: old[k] for k in ("n_ais_betas", "n_ais_runs", "n_jobs")})
-        lines = [f"test log p on {len(lp)} images, {data['kept_pixels']} pixels: "
+        lines = []
+        if getattr(est, "stopping_reason_", None):
+            # a --fit run's own account of its stop (passes, held-out figure)
+            best = getattr(est, "best_validation_score_", None)
+            lines.append(f"fit: {est.n_iter_} passes, stopped: {est.stopping_reason_}"
+                         + ("" if best is None else
+                            f"; best held-out figure {best:.3f} at pass "
+                            f"{est.best_iter_}"))
+        lines += [f"test log p on {len(lp)} images, {data['kept_pixels']} pixels: "
                  f"{lp.mean():.3f} (log Z {log_z:.3f}, AIS s.e. {se:.3f}; s.e. over images "
                  f"{lp.std(ddof=1) / np.sqrt(len(lp)):.3f}) "
                  f"[{time.process_time() - t:.0f} CPU-s of this process]"]
