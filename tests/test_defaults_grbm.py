@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.datasets import load_digits
 from sklearn.mixture import GaussianMixture
 from sklearn.model_selection import train_test_split
@@ -131,8 +132,9 @@ def test_auto_cap_in_a_fit_sets_n_iter_and_the_stopped_line(monkeypatch, capsys)
     monkeypatch.setattr(grbm_train, "_MIN_UPDATES", 20)
     monkeypatch.setattr(grbm_train, "_MAX_UPDATES", 20)
     X = np.random.default_rng(0).normal(size=(400, 3))
-    est = GaussianBernoulliRBM(n_components=2, cd_steps=2, batch_size=10,
-                               early_stopping=True, verbose=1, random_state=0).fit(X)
+    with pytest.warns(ConvergenceWarning, match="cap of 4 passes while the held-out"):
+        est = GaussianBernoulliRBM(n_components=2, cd_steps=2, batch_size=10,
+                                   early_stopping=True, verbose=1, random_state=0).fit(X)
     assert est.n_iter_ == 4 and len(est.validation_scores_) == 4
     assert est._lr_total == 4 * 36          # the cosine schedule spans the cap
     lines = capsys.readouterr().out.strip().splitlines()

@@ -3,8 +3,11 @@ and how each wing applies it (issue 25)."""
 
 import re
 
+import warnings
+
 import numpy as np
 import pytest
+from sklearn.exceptions import ConvergenceWarning
 
 from skdgm import BayesianSBN, DBMCAST, DeepLDA, GaussianBernoulliRBM
 from skdgm._core import stopping
@@ -441,7 +444,17 @@ def test_trend_cap_says_whether_the_figure_still_rose(slope):
     stopper = EarlyStopping(None, None, tol=1e-4, patience=10, trend=True)
     fired = [stopper.after_pass(est) for _ in range(25)]
     est.n_iter_ = 25
-    stopper.finish(est)
+    # a model still improving at the cap is not converged: a ConvergenceWarning says
+    # so (as MLPClassifier at max_iter); a flat or falling one stops silently
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        stopper.finish(est)
+    conv = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+    if slope > 0:
+        assert len(conv) == 1 and "cap of 25 passes while the held-out score was " \
+            "still improving (trend +1 +/- 0" in str(conv[0].message)
+    else:
+        assert conv == []
     assert not any(fired)
     how = "while still improving" if slope > 0 else "after 6 passes without progress"
     assert est.stopping_reason_ == (

@@ -30,13 +30,16 @@ Both print one verbose line when they stop, e.g. ``[DBMCAST] stopped: no improve
 > tol=0.0001 (relative) for 10 passes``, and record why in ``stopping_reason_``; a
 fit that no rule watched records that too (:func:`fixed_reason`, e.g. ``fixed
 n_iter=12``), and one that ran to its cap says so (``reached the cap of 135 passes
-while still improving``).
+while still improving``; :class:`EarlyStopping` then also warns with a
+``ConvergenceWarning``, as scikit-learn's ``MLPClassifier`` does at ``max_iter``).
 """
 
 import copy
 import numbers
+import warnings
 
 import numpy as np
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from .blocks import RowBlocks
@@ -389,6 +392,15 @@ class EarlyStopping:
             how = ("while still improving" if rule.stale == 0 else
                    f"after {rule.stale} passes without progress")
             say_stopped(est, f"reached the cap of {n_iter} passes {how}{trend}")
+            if rule.stale == 0:
+                # as MLPClassifier at max_iter: the model is not the converged one the
+                # user asked for, and only verbose would have said so
+                warnings.warn(
+                    f"{type(est).__name__}: fit reached the cap of {n_iter} passes while "
+                    f"the held-out score was still improving{trend}; the model has not "
+                    f"converged. An integer n_iter with early_stopping=True trains "
+                    f"until the held-out score stops improving, within that many passes.",
+                    ConvergenceWarning)
         else:
             est.stopping_reason_ = self.reason
         est.validation_scores_ = list(self.scores)
