@@ -29,9 +29,9 @@ def _same_fit(a, b):
 
 
 def test_resolution_rule():
-    assert AUTO_INFERENCE_ROWS == 15_000
+    assert AUTO_INFERENCE_ROWS == 12_500
     # batch Gibbs at the measured 10,000 rows (better and cheaper there), DSGHMC-NAIS
-    # from the measured 15,000 (better and cheaper at 15,000, 25,000 and 50,000)
+    # from the measured 12,500 (better and cheaper at 12,500, 15,000, 25,000, 50,000)
     rows = (1, 1_797, 10_000, AUTO_INFERENCE_ROWS - 1, AUTO_INFERENCE_ROWS, 100_000, 10**7)
     assert [resolve_inference("auto", n) for n in rows] == [
         "gibbs", "gibbs", "gibbs", "gibbs", "dsghmc_nais", "dsghmc_nais", "dsghmc_nais"]
@@ -52,7 +52,7 @@ def test_below_the_threshold_auto_is_batch_gibbs_bit_for_bit(capsys):
     _same_fit(auto, gibbs)
     np.testing.assert_array_equal(auto.score_samples(X[:20]), gibbs.score_samples(X[:20]))
     assert out[0] == ("[BayesianSBN] inference='auto': 'gibbs' for 120 rows "
-                      "(batch Gibbs below 15,000)")
+                      "(batch Gibbs below 12,500)")
     assert sum("inference=" in ln for ln in out) == 1
     # an explicit choice says nothing about it
     BayesianSBN(inference="gibbs", n_iter=2, random_state=0, verbose=1).fit(X)

@@ -58,21 +58,23 @@ PAPER_PRESETS = {
 #: ``inference="auto"`` (the default since issue 25): batch Gibbs below this many
 #: training rows, DSGHMC-NAIS from here on. Gibbs's ``n_iter="auto"`` burns in at most
 #: AUTO_BURN_ROW_VISITS row visits (binding from 20,834 rows) and then collects 36
-#: passes, so its cost grows with the rows (243.5 CPU-s at 10,000 rows, 501.3 at
-#: 15,000, 795.9 at 25,000, 819.2 at 50,000). DSGHMC-NAIS's default is
+#: passes, so its cost grows with the rows (243.5 CPU-s at 10,000 rows, 349.9 at
+#: 12,500, 501.3 at 15,000, 795.9 at 25,000, 819.2 at 50,000). DSGHMC-NAIS's default is
 #: AUTO_DSGHMC_UPDATES minibatch updates at any size, so its cost grows only with the
 #: automatic width until that reaches its 200 units (50,000 rows). On the same 100
-#: binarised-MNIST test rows (``defaults_convergence_sbn_{15k,25k,50k}.txt`` against
-#: ``..._sbn_dsghmc_nais_{15k,25k}.txt`` and ``..._sbn_auto_50k.txt``) DSGHMC-NAIS reads
-#: higher *and* costs less from 15,000 rows on: -112.36 in 353.9 CPU-s against Gibbs's
+#: binarised-MNIST test rows (``defaults_convergence_sbn_{12500,15k,25k,50k}.txt``
+#: against ``..._sbn_dsghmc_nais_{12500,15k,25k}.txt`` and ``..._sbn_auto_50k.txt``)
+#: DSGHMC-NAIS reads higher *and* costs less from 12,500 rows on: -114.80 in 289.2
+#: CPU-s against Gibbs's -116.66 in 349.9 at 12,500; -112.36 in 353.9 against
 #: -115.99 in 501.3 at 15,000; -110.71 in 466.3 against -116.10 in 795.9 at 25,000;
 #: -110.69 in 777.0 against -116.26 in 819.2 at 50,000. At 10,000 rows Gibbs is both
 #: better and cheaper (-110.83 in 243.5 CPU-s against DSGHMC-NAIS's -112.49 in 554 at
 #: its earlier 2,640 updates, ``..._sbn_4x.txt``, ``..._dsghmc_nais_10k_steps.txt``),
-#: so "auto" keeps it there. Between 10,000 and 15,000 rows neither was measured: the
+#: so "auto" keeps it there. Between 10,000 and 12,500 rows neither was measured: the
 #: switch sits at the smallest size where DSGHMC-NAIS was measured to win (it was
-#: 50,000 until the 15,000- and 25,000-row pairs were measured).
-AUTO_INFERENCE_ROWS = 15_000
+#: 50,000 until the 15,000- and 25,000-row pairs were measured, then 15,000 until the
+#: 12,500-row pair).
+AUTO_INFERENCE_ROWS = 12_500
 #: What ``inference="auto"`` resolves to, below and from AUTO_INFERENCE_ROWS rows.
 AUTO_INFERENCE = ("gibbs", "dsghmc_nais")
 
@@ -86,7 +88,7 @@ def resolve_inference(inference, n_samples):
 
     Examples
     --------
-    >>> [resolve_inference("auto", n) for n in (1_797, 14_999, 15_000, 100_000)]
+    >>> [resolve_inference("auto", n) for n in (1_797, 12_499, 12_500, 100_000)]
     ['gibbs', 'gibbs', 'dsghmc_nais', 'dsghmc_nais']
     >>> resolve_inference("vb", 100_000)
     'vb'

@@ -80,10 +80,10 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
         Gibbs samples (``"dsghmc_gibbs"``) or from a neural adaptive importance
         sampler (``"dsghmc_nais"``), both streaming (see the DSGHMC user guide).
         ``"auto"`` (``fit`` only; ``partial_fit`` needs a streaming option): batch
-        ``"gibbs"`` below 15,000 training rows, ``"dsghmc_nais"`` from there on,
+        ``"gibbs"`` below 12,500 training rows, ``"dsghmc_nais"`` from there on,
         whose default fit of 2,000 minibatch updates stops growing with the rows
-        (measured on binarised MNIST at 10,000, 15,000, 25,000 and 50,000 rows: the
-        SBN user guide, "Defaults at scale"); the
+        (measured on binarised MNIST at 10,000, 12,500, 15,000, 25,000 and 50,000
+        rows: the SBN user guide, "Defaults at scale"); the
         choice is stored in ``inference_`` (the default was ``"gibbs"`` at every
         size before issue 25: see the changelog).
     prior : {"tpbn", "student_t", "normal"} or None, default=None
