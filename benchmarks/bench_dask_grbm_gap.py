@@ -24,8 +24,19 @@ would come from the update itself. ``--stop early``: ``n_iter="auto"`` with
 ``validation_fraction`` slice, the held-out median's trend, the cap of six times
 the fixed rule), to see whether stopping adds a gap.
 
+``--logz-noise``: how much of early stopping's figure at the default width is the
+noise of its ``log Z``. Without an exact ``log Z`` (above 16 hidden units) the
+held-out median is ``-median F(v) - log Z`` with ``log Z`` from AIS at 300
+temperatures and 16 runs on a stream fixed by ``random_state``: one draw per
+model, shifting every row alike, and another draw for another chain's
+parameters. The script fits one GaussianBernoulliRBM at the default width (256)
+in memory (``--n-iter`` passes, no early stopping, seed 0), then reads that
+figure on the test rows under ``--seeds`` AIS streams (``random_state`` set after
+the fit, which changes nothing else) and prints its spread, beside the median
+under the default AIS ``log Z`` (3,000 temperatures, 100 runs).
+
 Usage (``fixed`` about 4 CPU-minutes, ``early`` about 5 with ``--paths memory
-4``)::
+4``, ``--logz-noise --rows 5000 --n-iter 12`` about 2)::
 
     SKDGM_DATA=... OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
         python benchmarks/bench_dask_grbm_gap.py --stop fixed \\
@@ -33,6 +44,9 @@ Usage (``fixed`` about 4 CPU-minutes, ``early`` about 5 with ``--paths memory
     SKDGM_DATA=... OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
         python benchmarks/bench_dask_grbm_gap.py --stop early --paths memory 4 \\
         > benchmarks/results/dask_grbm_gap_early.txt
+    SKDGM_DATA=... OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
+        python benchmarks/bench_dask_grbm_gap.py --logz-noise --rows 5000 --n-iter 12 \\
+        --seeds 10 > benchmarks/results/dask_grbm_gap_logz.txt
 """
 
 import argparse
@@ -59,7 +73,10 @@ def main():
     parser.add_argument("--n-iter", type=int, default=20, help="--stop fixed: passes")
     parser.add_argument("--paths", nargs="+", default=["memory", "1", "4"],
                         help="'memory' and/or numbers of dask row blocks")
+    parser.add_argument("--logz-noise", action="store_true")
     args = parser.parse_args()
+    if args.logz_noise:
+        return logz_noise(args)
 
     import dask.array as da
 
@@ -117,6 +134,32 @@ def main():
             b = {k: np.array(v, dtype=float) for k, v in rec[ids[1]].items()}
             print(f"{names[ids[1]]} - {names[ids[0]]}, paired: " + "; ".join(
                 _paired(k, b[k] - a[k]) for k in keys), flush=True)
+
+
+def logz_noise(args):
+    """The spread of early stopping's held-out median from its AIS ``log Z`` alone."""
+    from bench_defaults_convergence import load
+
+    from skdgm import GaussianBernoulliRBM
+
+    X, X_test, desc = load("GaussianBernoulliRBM", data_home(), args.rows, args.test_rows)
+    header([desc, f"GaussianBernoulliRBM(random_state=0, n_iter={args.n_iter}, "
+                  f"early_stopping=False), in memory; validation figure on the test rows "
+                  f"under AIS streams 0-{args.seeds - 1}"])
+    est, cpu = cpu_timed(GaussianBernoulliRBM(random_state=0, n_iter=args.n_iter,
+                                              early_stopping=False).fit, X)
+    print(f"fit: {est.n_iter_} passes, {est.n_updates_} updates, {cpu:.1f} CPU-s", flush=True)
+    figs = []
+    for s in range(args.seeds):
+        figs.append(est.set_params(random_state=s)._validation_score(X_test))
+        print(f"AIS stream {s}: held-out median {figs[-1]:.3f}", flush=True)
+    figs = np.array(figs)
+    (log_z, se), cpu = cpu_timed(est.set_params(random_state=0).log_partition)
+    ref = float(-np.median(est.free_energy(X_test)) - log_z)
+    print(f"validation figure over {args.seeds} AIS streams: mean {figs.mean():.3f}, "
+          f"sd {figs.std(ddof=1):.3f}, range {figs.min():.3f} .. {figs.max():.3f}; "
+          f"with the default AIS log Z ({est.n_ais_betas} x {est.n_ais_runs}, s.e. "
+          f"{se:.3f}, {cpu:.1f} CPU-s): {ref:.3f}", flush=True)
 
 
 if __name__ == "__main__":
