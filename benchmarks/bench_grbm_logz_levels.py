@@ -65,6 +65,10 @@ def main(argv=None):
             f"{(prog.get('final') or {}).get('ours', float('nan')):.3f})"])
     if prog["settings"]["row"] != "grbm_mnist":
         raise SystemExit("the checkpoint is not a grbm_mnist run")
+    if getattr(est, "stopping_reason_", None):
+        best = getattr(est, "best_iter_", None)
+        print(f"its fit: {est.n_iter_} passes, stopped: {est.stopping_reason_}"
+              + ("" if best is None else f"; parameters of pass {best} kept"))
     ns = argparse.Namespace(n_train=args.n_train or prog["settings"]["n_train"],
                             n_test=args.n_test or prog["settings"]["n_test"],
                             curve_n_test=1)
