@@ -21,8 +21,8 @@ ascent carries along from step to step: the script prints the largest parameter
 difference. Quality: the mean test ``log p(x)``
 of the first ``--n-test`` test rows under each model (``score``; the default
 ``"stratified"`` estimator for 17-64 hidden units), in memory and from the
-two-worker model. A wall-clock ratio is only meaningful on an idle host: run it
-inside ``/work/prompts/s4/idle.sh`` under the CPU lock.
+two-worker model. A wall-clock ratio is only meaningful on an idle host (this
+project runs it under its CPU lock and its pauser of background runs).
 
 Usage (about 5 minutes of one core)::
 
