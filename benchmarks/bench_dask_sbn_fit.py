@@ -1,16 +1,18 @@
 """BayesianSBN online VB or DSGHMC on a dask array of 50,000 binarized-MNIST rows (issue 28).
 
 The fixed binarized MNIST training split (50,000 x 784), fitted by a streaming
-``BayesianSBN`` (``--inference``), three ways in one run:
+``BayesianSBN`` (``--inference``) with these settings:
 
 * ``online_vb`` (the default): 50 hidden units, minibatches of 500 rows, one
   pass (``--n-iter``);
 * ``dsghmc_nais`` or ``dsghmc_gibbs``: the settings ``inference="auto"`` picks
   at 50,000 rows (200 hidden units, minibatches of 100 rows, ``n_iter="auto"``
   with its ``burn_in`` and thinning rules), except that the run is cut to
-  ``--updates`` minibatch updates (default 200, of the default's 2,000, at
+  ``--updates`` minibatch updates (default 150, of the default's 2,000, at
   about 0.37 CPU-s each: ``AUTO_DSGHMC_UPDATES`` is set for the script's
   process), so that one run of three fits stays within ten minutes;
+
+three ways in one run:
 
 * in memory (the reference; CPU seconds and wall-clock);
 * as a dask array of ``--blocks`` row blocks on a ``LocalCluster`` of one worker
@@ -36,7 +38,8 @@ of the first ``--n-test`` test rows under each model (``score``; the default
 two-worker model. A wall-clock ratio is only meaningful on an idle host (this
 project runs it under its CPU lock and its pauser of background runs).
 
-Usage (about 5 minutes of one core for online VB, 6 for DSGHMC-NAIS)::
+Usage (about 5 minutes of one core for online VB; DSGHMC-NAIS about 9 minutes wall-clock on two
+idle cores, 11 at ``--updates 200``)::
 
     SKDGM_DATA=../shared/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
         python benchmarks/bench_dask_sbn_fit.py > benchmarks/results/dask_sbn_fit.txt
@@ -77,7 +80,7 @@ def main():
     parser.add_argument("--n-iter", type=int, default=1, help="online_vb: passes")
     parser.add_argument("--batch-size", type=int, default=None,
                         help="default: 500 for online_vb, 100 (the estimator's) for DSGHMC")
-    parser.add_argument("--updates", type=int, default=200,
+    parser.add_argument("--updates", type=int, default=150,
                         help="DSGHMC: minibatch updates of n_iter='auto' (the default's 2,000 cut)")
     parser.add_argument("--blocks", type=int, default=4)
     parser.add_argument("--n-test", type=int, default=500)
