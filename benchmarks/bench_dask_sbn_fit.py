@@ -1,8 +1,18 @@
-"""BayesianSBN online VB on a dask array of 50,000 binarized-MNIST rows (issue 28).
+"""BayesianSBN online VB or DSGHMC on a dask array of 50,000 binarized-MNIST rows (issue 28).
 
-The fixed binarized MNIST training split (50,000 x 784), fitted by
-``BayesianSBN(inference="online_vb")`` for one pass (``--n-iter``) with the
-settings below, three ways in one run:
+The fixed binarized MNIST training split (50,000 x 784), fitted by a streaming
+``BayesianSBN`` (``--inference``) with these settings:
+
+* ``online_vb`` (the default): 50 hidden units, minibatches of 500 rows, one
+  pass (``--n-iter``);
+* ``dsghmc_nais`` or ``dsghmc_gibbs``: the settings ``inference="auto"`` picks
+  at 50,000 rows (200 hidden units, minibatches of 100 rows, ``n_iter="auto"``
+  with its ``burn_in`` and thinning rules), except that the run is cut to
+  ``--updates`` minibatch updates (default 150, of the default's 2,000, at
+  about 0.37 CPU-s each: ``AUTO_DSGHMC_UPDATES`` is set for the script's
+  process), so that one run of three fits stays within ten minutes;
+
+three ways in one run:
 
 * in memory (the reference; CPU seconds and wall-clock);
 * as a dask array of ``--blocks`` row blocks on a ``LocalCluster`` of one worker
@@ -10,24 +20,32 @@ settings below, three ways in one run:
   (cluster start-up excluded; the blocks are sent from the client to the
   workers once, at the start of each fit and inside its time, and stay there:
   dask warns of the large graph; a cluster that loads its blocks itself skips
-  that). Each minibatch's local step
+  that). Online VB: each minibatch's local step
   (``n_local_iter`` coordinate sweeps of the rows' ``q(H)``) runs on the workers
   holding its rows; the rows' ``q(H)`` and the visible layer's centred moment come
-  back, and the global step runs on the client.
+  back, and the global step runs on the client. DSGHMC: each of a minibatch's
+  ``n_sghmc_steps`` SGHMC steps draws the rows' hidden samples on the workers
+  holding them and brings back parameter-sized gradient sums; the SGHMC step
+  runs on the client.
 
-The dask fits must equal each other bit for bit; against the in-memory fit the
-blocks' centred moments add in another order, a rounding that the coordinate
-ascent carries along from step to step: the script prints the largest parameter
-difference. Quality: the mean test ``log p(x)``
+The dask fits must equal each other bit for bit. Against the in-memory fit,
+online VB's blocks' centred moments add in another order, a rounding that the
+coordinate ascent carries along from step to step; DSGHMC's blocks draw from
+their own streams, so its dask fit is another chain of the same sampler: the
+script prints the largest parameter difference either way. Quality: the mean test ``log p(x)``
 of the first ``--n-test`` test rows under each model (``score``; the default
 ``"stratified"`` estimator for 17-64 hidden units), in memory and from the
-two-worker model. A wall-clock ratio is only meaningful on an idle host: run it
-inside ``/work/prompts/s4/idle.sh`` under the CPU lock.
+two-worker model. A wall-clock ratio is only meaningful on an idle host (this
+project runs it under its CPU lock and its pauser of background runs).
 
-Usage (about 5 minutes of one core)::
+Usage (about 5 minutes of one core for online VB; DSGHMC-NAIS about 9 minutes wall-clock on two
+idle cores, 11 at ``--updates 200``)::
 
     SKDGM_DATA=../shared/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
         python benchmarks/bench_dask_sbn_fit.py > benchmarks/results/dask_sbn_fit.txt
+    SKDGM_DATA=../shared/data OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
+        python benchmarks/bench_dask_sbn_fit.py --inference dsghmc_nais \\
+        > benchmarks/results/dask_sbn_fit_dsghmc_nais.txt
 """
 
 import argparse
@@ -55,16 +73,34 @@ def _fit(make, X):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n-components", type=int, default=50)
-    parser.add_argument("--n-iter", type=int, default=1)
-    parser.add_argument("--batch-size", type=int, default=500)
+    parser.add_argument("--inference", default="online_vb",
+                        choices=["online_vb", "dsghmc_gibbs", "dsghmc_nais"])
+    parser.add_argument("--n-components", type=int, default=None,
+                        help="default: 50 for online_vb, 200 (the automatic width) for DSGHMC")
+    parser.add_argument("--n-iter", type=int, default=1, help="online_vb: passes")
+    parser.add_argument("--batch-size", type=int, default=None,
+                        help="default: 500 for online_vb, 100 (the estimator's) for DSGHMC")
+    parser.add_argument("--updates", type=int, default=150,
+                        help="DSGHMC: minibatch updates of n_iter='auto' (the default's 2,000 cut)")
     parser.add_argument("--blocks", type=int, default=4)
     parser.add_argument("--n-test", type=int, default=500)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--n-rows", type=int, default=None,
                         help="first rows of the training split only (a smoke run)")
     args = parser.parse_args()
-    header([f"BayesianSBN({args.n_components}, inference='online_vb', n_iter={args.n_iter}, "
+    vb = args.inference == "online_vb"
+    if args.n_components is None:
+        args.n_components = 50 if vb else 200
+    if args.batch_size is None:
+        args.batch_size = 500 if vb else 100
+    if vb:
+        n_iter, run = args.n_iter, f"n_iter={args.n_iter}"
+    else:
+        # the default's run length, cut: n_iter="auto" counts this many updates
+        from skdgm.sbn import _defaults
+        _defaults.AUTO_DSGHMC_UPDATES = args.updates
+        n_iter, run = "auto", f"n_iter='auto' cut to {args.updates} updates"
+    header([f"BayesianSBN({args.n_components}, inference={args.inference!r}, {run}, "
             f"batch_size={args.batch_size}, random_state={args.seed}); {args.blocks} row "
             f"blocks; LocalCluster worker processes with 1 thread each; "
             f"test rows {args.n_test}"])
@@ -86,12 +122,13 @@ def main():
           f"blocks of {rows} rows")
 
     def make():
-        return BayesianSBN(n_components=args.n_components, inference="online_vb",
-                           n_iter=args.n_iter, batch_size=args.batch_size,
+        return BayesianSBN(n_components=args.n_components, inference=args.inference,
+                           n_iter=n_iter, batch_size=args.batch_size,
                            random_state=args.seed)
 
     mem, cpu, wall_mem = _fit(make, X)
-    print(f"in memory          : fit {wall_mem:7.1f} s wall, {cpu:7.1f} CPU-s", flush=True)
+    print(f"in memory          : fit {wall_mem:7.1f} s wall, {cpu:7.1f} CPU-s; n_iter_ "
+          f"{mem.n_iter_}, burn_in_ {mem.burn_in_}", flush=True)
     fits = {}
     for n_workers in (1, 2):
         with warnings.catch_warnings():

@@ -606,7 +606,6 @@ def test_auto_n_iter_on_a_dask_array_holds_out_from_5000_documents():
     assert est.n_iter_ == burn + 1 and est.n_updates_ == 5 * est.n_iter_
 
 
-
 def _rows_history(rows, shared, extra, state):
     """A block's state: the extras it saw, in order; its result names them all."""
     state = (state or ()) + (extra,)

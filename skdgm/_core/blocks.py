@@ -627,15 +627,18 @@ class RowBlocks:
         trips were most of what a second worker did not halve,
         ``dask_fit_profile_after.txt``).
         """
-        return self._map(func, rows, shared, extras, combine, None)
+        return self._map(func, rows, shared, extras, combine)
 
-    def _map(self, func, rows, shared, extras, combine, carry):
-        """:meth:`map_rows` (``carry=None``) and :meth:`map_rows_carry` (``carry``
-        a list, one state per block of ``split(rows)``): ``(results, states)``
+    def _map(self, func, rows, shared, extras, combine, carried=False, carry=None):
+        """:meth:`map_rows` (``carried=False``) and :meth:`map_rows_carry`
+        (``carried=True``; ``carry`` a list, one state per block of
+        ``split(rows)``, or ``None`` for fresh states): ``(results, states)``
         for the latter, ``results`` for the former."""
         parts = self.split(rows)
         extra = extras(parts)
-        carried = carry is not None
+        if carried and carry is None:
+            # sized from this split, so a fit's first step splits its rows once
+            carry = [None] * len(parts)
         if self.client is None:
             if not carried:
                 return _total([func(self._local_rows(b, r), shared, e)
@@ -701,9 +704,7 @@ class RowBlocks:
         carry : list
             One state per block of ``split(rows)``, for the next call on the same rows.
         """
-        if carry is None:
-            carry = [None] * len(self.split(rows))
-        return self._map(func, rows, shared, extras, combine, carry)
+        return self._map(func, rows, shared, extras, combine, True, carry)
 
     def take(self, rows):
         """The rows ``rows`` (any order, repeats allowed) gathered as one matrix.
