@@ -477,15 +477,12 @@ class GRBMRow(Row):
         t = time.process_time()
         fa_est = fa.step(None, data, {})
         fa_cpu = time.process_time() - t
-        fa_res = fa.final(fa_est, data, a)
+        fa_lp = fa_est.score_samples(data["test"])
+        fa_res = fa.final(fa_est, data, a, lp=fa_lp)
         lines += fa_res["lines"] + [f"FactorAnalysis fit: {fa_cpu:.0f} CPU-s"]
-        # both models score the same images, so the paired difference's s.e. is the
-        # one that says whether the gap is real (the per-image figures share most of
-        # their spread); log Z's AIS s.e. adds to it as a shift of every image
-        d = lp - fa_est.score_samples(data["test"])
-        dse = float(np.hypot(d.std(ddof=1) / np.sqrt(len(d)), se))
+        gap, gap_se = paired_gap(lp, fa_lp, se)
         lines.append(f"GaussianBernoulliRBM - FactorAnalysis, paired over the same images: "
-                     f"{d.mean():.3f} (s.e. {dse:.3f}, with log Z's AIS s.e.)")
+                     f"{gap:.3f} (s.e. {gap_se:.3f}, with log Z's AIS s.e.)")
         lines.append(self._gallery(est, data))
         return dict(ours=float(lp.mean()), ours_se=float(se), lines=lines,
                     extra_rows=[_csv_row(fa, fa_res, fa_cpu / 3600)])
@@ -539,8 +536,8 @@ class FARow(Row):
         ll = float(est.score(data["curve"]))
         return ll, f"log p {ll:.2f} on {len(data['curve'])} test images (exact)"
 
-    def final(self, est, data, a):
-        lp = est.score_samples(data["test"])
+    def final(self, est, data, a, lp=None):
+        lp = est.score_samples(data["test"]) if lp is None else lp
         se = float(lp.std(ddof=1) / np.sqrt(len(lp)))
         return dict(ours=float(lp.mean()), ours_se=se, lines=[
             f"FactorAnalysis({est.n_components}) test log p on {len(lp)} images, "
@@ -562,6 +559,15 @@ ROWS = {
 
 
 # --------------------------------------------------------------------------- run
+
+def paired_gap(lp, lp_fa, log_z_se):
+    """GRBM - FactorAnalysis over the same images: ``(mean, s.e.)``. The paired
+    difference's s.e. is the one that says whether the gap is real (the per-image
+    figures share most of their spread); ``log Z``'s AIS s.e. adds to it as a shift
+    of every image."""
+    d = lp - lp_fa
+    return float(d.mean()), float(np.hypot(d.std(ddof=1) / np.sqrt(len(d)), log_z_se))
+
 
 def _fmt(x, digits=3):
     return "" if x is None or (isinstance(x, float) and np.isnan(x)) else f"{x:.{digits}f}"
