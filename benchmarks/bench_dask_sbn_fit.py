@@ -93,28 +93,38 @@ def _malloc_env(env):
 
 _KERNEL = """
 import pickle, sys, time
-import numpy as np
 from skdgm._core.blocks import _on_slot, add_parts, split_tree
 from skdgm.sbn._dsghmc import _block_gradient
-leaves, shared, reps = pickle.load(sys.stdin.buffer)
+leaves, shared, reps, slot = pickle.load(sys.stdin.buffer)
 plan = split_tree([0] * len(leaves))[0][0]
-_on_slot(_block_gradient, add_parts, leaves, shared, plan, True)
+def work():
+    if slot:
+        return _on_slot(_block_gradient, add_parts, leaves, shared, plan, True)
+    return [_block_gradient(b[r], shared, e, c) for b, r, e, c in leaves]
+work()
 t = time.process_time()
 for _ in range(reps):
-    _on_slot(_block_gradient, add_parts, leaves, shared, plan, True)
+    work()
 print(1e3 * (time.process_time() - t) / reps)
 """
 
 
-def _kernel_ms(leaves, shared, env, reps=30):
-    """CPU ms of one slot task's work (``_on_slot`` over ``leaves``) in a fresh
-    process with the environment ``env``: glibc reads its malloc settings at start."""
+def _kernel_ms(leaves, shared, env, slot, reps=30):
+    """CPU ms of one step's block gradients over ``leaves`` in a fresh process with
+    the environment ``env`` (glibc reads its malloc settings at start): one after
+    the other, or (``slot``) as the library's one task of a thread slot runs them."""
     import pickle
     import subprocess
 
     out = subprocess.run([sys.executable, "-c", _KERNEL], env=env, check=True,
-                         input=pickle.dumps((leaves, shared, reps)), capture_output=True)
+                         input=pickle.dumps((leaves, shared, reps, slot)), capture_output=True)
     return float(out.stdout)
+
+
+def _set_roomy(value):
+    from skdgm._core import blocks
+
+    blocks.ROOMY_MALLOC_BYTES = value
 
 
 def profile(make, X, args):
@@ -150,14 +160,16 @@ def profile(make, X, args):
     print("## Profile: one DSGHMC fit on 1 and on 2 worker processes (not idle), per step")
     print(f"{X.shape[0]} rows, {args.blocks} blocks, {args.updates} updates")
     res = {}
+    roomy = blocks.ROOMY_MALLOC_BYTES
     try:
-        for w in (1, 2):
+        for w, on in ((1, False), (1, True), (2, True), (2, False)):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 cluster = distributed.LocalCluster(n_workers=w, threads_per_worker=1,
                                                    processes=True, dashboard_address=None)
             with cluster, distributed.Client(cluster) as client:
                 client.wait_for_workers(w)
+                client.run(_set_roomy, roomy if on else None)
                 env = client.run(lambda: {k: v for k, v in os.environ.items()
                                           if k.startswith("MALLOC_")})
                 log.clear()
@@ -180,8 +192,8 @@ def profile(make, X, args):
                    "block_compute": sum(kinds.get(("_block_gradient", "compute"), [])) / n,
                    "copy_transfer": sum(kinds.get(("_identity", "transfer"), [])) / n,
                    "client_cpu": cpu / n}
-            res[w] = per
-            print(f"{w} worker(s): fit {wall:.1f} s wall, {n} steps; worker env "
+            res[w, on] = per
+            print(f"{w} worker(s), roomy_malloc {'on' if on else 'off'}: fit {wall:.1f} s wall, {n} steps; worker env "
                   f"{sorted(set(str(v) for v in env.values()))}")
     finally:
         blocks.RowBlocks._map = orig_map
@@ -192,9 +204,12 @@ def profile(make, X, args):
               ("block_compute", "block tasks' compute, summed over workers"),
               ("copy_transfer", "parameter copies' transfer to the second worker"),
               ("client_cpu", "client process CPU per step")]
-    print(f"\n{'ms per SGHMC step':58s} {'1 worker':>9s} {'2 workers':>9s}")
+    cols = [(1, False), (2, False), (1, True), (2, True)]
+    print(f"\n{'ms per SGHMC step; roomy_malloc off (as before) | on':58s} "
+          f"{'1 worker':>9s} {'2 workers':>9s} | {'1 worker':>9s} {'2 workers':>9s}")
     for k, label in labels:
-        print(f"{label:58s} {1e3 * res[1][k]:9.1f} {1e3 * res[2][k]:9.1f}")
+        v = [f"{1e3 * res[c][k]:9.1f}" for c in cols]
+        print(f"{label:58s} {v[0]} {v[1]} | {v[2]} {v[3]}")
     shared = seen["shared"]
     leaves = [(X[i].astype(seen["dtype"]), *rest) for i, *rest in seen["leaves"]]
     back = len(pickle.dumps(_dsghmc._block_gradient(leaves[0][0], shared, leaves[0][2],
@@ -205,9 +220,10 @@ def profile(make, X, args):
     malloc = {k: v for k, v in nanny.items() if k.startswith("MALLOC_")}
     print(f"one step's block gradients ({len(leaves)} blocks, {sum(lv[0].shape[0] for lv in leaves)} rows), one "
           f"task as on 1 worker, CPU ms in a fresh process (median of 3 runs of 30):")
-    for label, env in (("this process's malloc settings", {}),
-                       (f"dask's nanny's {malloc}", malloc)):
-        ms = sorted(_kernel_ms(leaves, shared, _malloc_env(env)) for _ in range(3))
+    for label, env, slot in (("this process's malloc settings", {}, False),
+                             (f"dask's nanny's {malloc}", malloc, False),
+                             ("the same, as one slot task (under roomy_malloc)", malloc, True)):
+        ms = sorted(_kernel_ms(leaves, shared, _malloc_env(env), slot) for _ in range(3))
         print(f"  {label:60s} {ms[1]:7.1f} ms")
     print(f"load average: {os.getloadavg()[0]:.2f} (2 cores)", flush=True)
 
