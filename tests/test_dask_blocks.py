@@ -654,3 +654,88 @@ def test_sharing_parameters_with_no_rows_says_so(thread_cluster):
             blocks.map_rows(_rows_sum, np.array([], dtype=np.int64), (np.ones(3),),
                             lambda parts: [None] * len(parts))
         blocks.release()
+
+
+# ------------------------------------------- malloc on dask's workers (roomy_malloc)
+_T, _M = blocks_mod._M_TRIM_THRESHOLD, blocks_mod._M_MMAP_THRESHOLD
+_GLIBC = 128 * 1024
+
+
+def _no_malloc_env(monkeypatch):
+    for key in ("MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TOP_PAD_",
+                "MALLOC_MMAP_MAX_", "GLIBC_TUNABLES"):
+        monkeypatch.delenv(key, raising=False)
+
+
+def test_fixed_malloc_thresholds_are_read_from_the_environment():
+    fixed = blocks_mod._fixed_malloc_thresholds
+    assert fixed({}) is None
+    assert fixed({"MALLOC_TRIM_THRESHOLD_": "65536"}) == {_T: 65536, _M: _GLIBC}
+    assert fixed({"GLIBC_TUNABLES": "glibc.malloc.mmap_threshold=4096:glibc.rtld.x=1"}) \
+        == {_T: _GLIBC, _M: 4096}
+    # any of them switches glibc's dynamic threshold off: its defaults are then fixed
+    assert fixed({"MALLOC_TOP_PAD_": "0"}) == {_T: _GLIBC, _M: _GLIBC}
+    assert fixed({"GLIBC_TUNABLES": "glibc.rtld.x=1"}) is None
+
+
+def test_roomy_malloc_sets_the_thresholds_once_and_restores_the_started_ones(monkeypatch):
+    calls = []
+    monkeypatch.setattr(blocks_mod, "_mallopt", lambda: lambda p, v: calls.append((p, v)))
+    _no_malloc_env(monkeypatch)
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
+    roomy = blocks_mod.ROOMY_MALLOC_BYTES
+    with blocks_mod.roomy_malloc():
+        with blocks_mod.roomy_malloc():     # another task of the process: no change
+            pass
+        assert calls == [(_T, roomy), (_M, roomy)]
+    assert calls[2:] == [(_T, 65536), (_M, _GLIBC)]
+    calls.clear()
+    with pytest.raises(RuntimeError):       # restored when a task fails too
+        with blocks_mod.roomy_malloc():
+            raise RuntimeError
+    assert calls[2:] == [(_T, 65536), (_M, _GLIBC)]
+    calls.clear()
+    monkeypatch.setattr(blocks_mod, "ROOMY_MALLOC_BYTES", None)
+    with blocks_mod.roomy_malloc():
+        pass
+    monkeypatch.setattr(blocks_mod, "ROOMY_MALLOC_BYTES", roomy)
+    _no_malloc_env(monkeypatch)             # glibc's dynamic threshold: left alone
+    with blocks_mod.roomy_malloc():
+        pass
+    assert calls == []
+
+
+_FAULTS = """
+import resource
+import numpy as np
+from skdgm._core.blocks import _on_slot
+
+def work(rows, shared, extra):
+    start = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(40):
+        a = np.ones(200_000)    # 1.6 MB, as a block task's parameter-sized temporaries
+        a += 1
+        del a
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt - start
+
+print(work(None, None, None), _on_slot(work, None, [(np.zeros(2), slice(None), None)],
+                                       None, [0])[0])
+"""
+
+
+@pytest.mark.skipif(blocks_mod._mallopt() is None, reason="glibc's mallopt only")
+def test_a_slot_task_reuses_freed_memory_under_dask_workers_malloc_settings():
+    # a fresh process started as dask's nanny starts its workers: every large
+    # temporary is a fresh mmap whose pages fault in, except inside a slot's task
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MALLOC_")}
+    env.pop("GLIBC_TUNABLES", None)
+    env["MALLOC_TRIM_THRESHOLD_"] = "65536"
+    out = subprocess.run([sys.executable, "-c", _FAULTS], env=env, check=True,
+                         capture_output=True, text=True).stdout.split()
+    outside, inside = map(int, out)
+    assert outside > 40 * 300, outside      # about 390 pages a temporary
+    assert inside < 40 * 30, inside

@@ -91,6 +91,21 @@ def test_one_block_is_the_in_memory_fit_bit_for_bit(cls, params, data):
     assert _same(a.partial_fit(X[:80]), b.partial_fit(_dask(X[:80], 80)))
 
 
+def test_the_reconstruction_error_history_is_the_same_on_both_paths():
+    # history only (no stopping rule reads it), but one figure on both paths: the
+    # last minibatch's mean-field reconstruction under the parameters after its
+    # update (in memory it read p(h | v) from before the update)
+    X = _gaussian()
+    a = GaussianBernoulliRBM(**dict(GRBM, objective="marginal")).fit(X)
+    b = GaussianBernoulliRBM(**dict(GRBM, objective="marginal")).fit(_dask(X, 80))
+    c = GaussianBernoulliRBM(**dict(GRBM, objective="marginal")).fit(_dask(X, X.shape[0]))
+    assert _same(a, c)
+    # float32 models: the blocks sum the squares in float64, memory in float32
+    np.testing.assert_allclose(a.history_["recon_error"], c.history_["recon_error"],
+                               rtol=1e-6)
+    assert len(b.history_["recon_error"]) == GRBM["n_iter"]
+
+
 def test_the_joint_objective_samples_per_block_so_it_is_another_chain():
     # the control of the test above: with sampled hidden units the one-block dask
     # fit draws from other streams, so it must differ (else the streams were shared)

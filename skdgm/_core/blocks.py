@@ -27,9 +27,12 @@ with the seeds they carry.
 Dask is an optional dependency: nothing here imports it until a dask array is given.
 """
 
+import os
 import sys
+import threading
 import uuid
 import weakref
+from contextlib import contextmanager
 from functools import partial
 
 import numpy as np
@@ -197,6 +200,99 @@ def _evaluate(expr, leaf, combine):
     return leaf(expr)
 
 
+#: glibc's ``mallopt`` parameters (``malloc.h``) and its defaults for them.
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+_GLIBC_DEFAULT = {_M_TRIM_THRESHOLD: 128 * 1024, _M_MMAP_THRESHOLD: 128 * 1024}
+
+#: Both thresholds during a block task (:func:`roomy_malloc`): glibc's own ceiling
+#: for the dynamic mmap threshold on 64-bit systems. ``None`` (set in the worker
+#: processes) leaves their malloc settings alone.
+ROOMY_MALLOC_BYTES = 32 * 2 ** 20
+
+_roomy = {"lock": threading.Lock(), "depth": 0, "restore": None}
+
+
+def _fixed_malloc_thresholds(environ):
+    """``{mallopt parameter: value}`` this process's glibc was started with, or
+    ``None`` if it runs with its dynamic mmap threshold (no threshold was set)."""
+    names = {"MALLOC_TRIM_THRESHOLD_": _M_TRIM_THRESHOLD,
+             "MALLOC_MMAP_THRESHOLD_": _M_MMAP_THRESHOLD, "MALLOC_TOP_PAD_": None,
+             "MALLOC_MMAP_MAX_": None}
+    tunables = {f"glibc.malloc.{k}": v for k, v in
+                (("trim_threshold", _M_TRIM_THRESHOLD), ("mmap_threshold", _M_MMAP_THRESHOLD),
+                 ("top_pad", None), ("mmap_max", None))}
+    found, fixed = dict(_GLIBC_DEFAULT), False
+    settings = [(k, environ[k]) for k in names if k in environ]
+    settings += [tuple(item.split("=", 1)) for item in environ.get("GLIBC_TUNABLES", "").split(":")
+                 if item.split("=", 1)[0] in tunables and "=" in item]
+    for key, value in settings:
+        fixed = True
+        param = names.get(key, tunables.get(key))
+        if param is not None:
+            try:
+                found[param] = int(value)
+            except ValueError:
+                return None
+    return found if fixed else None
+
+
+def _mallopt():
+    """glibc's ``mallopt`` (``None`` elsewhere)."""
+    import platform
+
+    if not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc":
+        return None
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return None
+
+
+@contextmanager
+def roomy_malloc():
+    """Let glibc keep and reuse the memory of a block task's temporaries, then
+    put the process's malloc settings back.
+
+    ``dask.distributed``'s nanny starts its workers with ``MALLOC_TRIM_THRESHOLD_``
+    set (``distributed.nanny.pre-spawn-environ``: 64 kB), so that they hand freed
+    memory back to the system. A threshold set at start also switches off
+    glibc's dynamic mmap threshold: every allocation of 128 kB or more is then a
+    fresh ``mmap`` whose pages the kernel faults in and zeroes, and the heap's
+    top is handed back at every free. The models' block work allocates
+    parameter-sized temporaries (an SBN gradient of 784 x 200 is 1.25 MB) and
+    ran twice as slowly there as in the client
+    (``benchmarks/results/dask_sbn_fit_profile.txt``). Inside this context both
+    thresholds are :data:`ROOMY_MALLOC_BYTES`; when the last task of the
+    process leaves it (threads share the allocator), the values the process
+    was started with are set again, so the worker trims as its configuration
+    asks between tasks. Nothing happens where glibc runs with its dynamic
+    threshold (no threshold was set: setting one would switch it off for
+    good), nor off glibc. Results do not depend on it: only where memory comes
+    from changes.
+    """
+    roomy = ROOMY_MALLOC_BYTES
+    restore = _fixed_malloc_thresholds(os.environ) if roomy else None
+    mallopt = _mallopt() if restore is not None else None
+    if mallopt is None:
+        yield
+        return
+    with _roomy["lock"]:
+        if _roomy["depth"] == 0:
+            for param in restore:
+                mallopt(param, int(roomy))
+        _roomy["depth"] += 1
+    try:
+        yield
+    finally:
+        with _roomy["lock"]:
+            _roomy["depth"] -= 1
+            if _roomy["depth"] == 0:
+                for param, value in restore.items():
+                    mallopt(param, value)
+
+
 def _on_slot(func, combine, leaves, shared, plan, carried=False):
     """One thread slot's share of a minibatch, as one task: ``func`` on each of its
     blocks' rows (``leaves``: ``(block, rows, extra)``, by the local indices of
@@ -206,7 +302,8 @@ def _on_slot(func, combine, leaves, shared, plan, carried=False):
     takes and returns the block's state (:meth:`RowBlocks.map_rows_carry`);
     ``prev`` is ``None`` or ``(result, k)``, the result of the slot's task of
     the previous call and the block's local index in it. The states, by local
-    index, are then appended to the list as its last item.
+    index, are then appended to the list as its last item. Runs under
+    :func:`roomy_malloc`.
     """
     states = [None] * len(leaves)
 
@@ -219,7 +316,8 @@ def _on_slot(func, combine, leaves, shared, plan, carried=False):
                                 None if prev is None else prev[0][-1][prev[1]])
         return value
 
-    values = [_evaluate(expr, leaf, combine) for expr in plan]
+    with roomy_malloc():
+        values = [_evaluate(expr, leaf, combine) for expr in plan]
     return values + [states] if carried else values
 
 

@@ -279,7 +279,8 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
         epoch's minibatches of their mean ``log p(v)`` with ``log Z`` estimated
         from the annealing weights of the same update; a rough progress
         figure, biased upwards), ``recon_error`` (mean squared error of
-        ``mu + W^T p(h | v)`` on the epoch's last minibatch), ``grad_norm``
+        ``mu + W^T p(h | v)`` on the epoch's last minibatch, under the
+        parameters after its update), ``grad_norm``
         (mean norm before clipping), ``mean_log_var``, ``acceptance_rate``
         (only when the training chains are Metropolis-adjusted),
         ``negative_ess`` (annealed only: mean effective sample size of the
@@ -552,16 +553,16 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
         rng = as_generator(spawn_seeds(self._seed_seq, 1)[0])
         norms, ess, lls, n_acc, n_prop = [], [], [], 0, 0
         for idx in iter_minibatches(X.shape[0], self.batch_size, rng):
-            gnorm, p_pos, acc, prop, e, ll = self._update(dense_rows(X, idx), rng)
+            gnorm, _, acc, prop, e, ll = self._update(dense_rows(X, idx), rng)
             norms.append(gnorm)
             ess.append(e)
             lls.append(ll)
             n_acc += acc
             n_prop += prop
-        # Reconstruction error of the last minibatch only (mean-field, with the
-        # parameters it was updated from), so the updates themselves stay at
-        # 3K + 4 matrix products.
-        recon = recon_error(dense_rows(X, idx), self._params(), p_pos)
+        # Reconstruction error of the last minibatch only (mean-field, under the
+        # parameters after its update, as a dask array's blocks compute it), so the
+        # updates themselves stay at 3K + 4 matrix products.
+        recon = recon_error(dense_rows(X, idx), self._params())
         self._log_z_cache = None
         self._log_iteration(**pass_metrics(
             annealed=self.negative_phase_ == "annealed", lls=lls, recon=recon, norms=norms,

@@ -385,17 +385,18 @@ def init_params(n_features, n_components, init_std, dtype, rng):
                       np.zeros(n_features, dtype=dtype))
 
 
-def recon_error(V, params, p_pos):
-    """Mean squared error of the mean-field reconstruction ``mu + W^T p(h | v)`` of ``V``.
+def recon_error(V, params):
+    """Mean squared error of the mean-field reconstruction ``mu + W^T p(h | v)`` of ``V``,
+    with ``p(h | v)`` and the reconstruction both under ``params``.
 
-    For a dask array's minibatch (``p_pos`` is ``None``) summed from its blocks,
-    with ``p(h | v)`` under ``params`` too.
+    For a dask array's minibatch (a ``RowSelection``) summed from its blocks.
     """
     if isinstance(V, RowSelection):
         _, _, sq = _block_pass(params, V, dict(objective="marginal", annealed=False,
                                                recon=True), lambda parts: [None] * len(parts))
         return sq / V.shape[0] / V.shape[1]
-    return float(np.mean((V - params.mu - p_pos @ params.W) ** 2))
+    p = sigmoid(hidden_activation(V, params))
+    return float(np.mean((V - params.mu - p @ params.W) ** 2))
 
 
 # negative_phase="auto" anneals up to this many features (visible units).
