@@ -114,15 +114,24 @@ def _resolved_cap(n_rows, n_features=652):
     return passes, passes * -(-n_train // est.batch_size)
 
 
-def test_auto_cap_counts_updates_from_1k_to_100k_rows():
+def test_auto_cap_from_1k_to_a_million_rows():
     # 1,000 rows: no held-out slice, the fixed rule's 1,000 updates (100 passes of 10);
-    # 10,000: six times the 12-pass rule (72 passes of 90 minibatches); 100,000: six
-    # times its 2-pass floor would be 12 passes, 10,800 updates; the cap counts updates
+    # 10,000: six times the 12-pass rule (72 passes of 90 minibatches). Both as before
+    # the large-data floor (issue 25): fits of at most 10,000 rows are unchanged.
     assert _resolved_cap(1000) == (100, 1000)
     assert _resolved_cap(10_000) == (72, 6480)
-    assert _resolved_cap(100_000) == (8, 7200)
-    # a million rows: the fixed rule's floor of 2 passes
-    assert _resolved_cap(1_000_000) == (2, 18_000)
+    # Above 10,000 training rows the cap is at least 48 passes or 1.1 x 24 x the
+    # fixed rule's 1,000 updates, whichever is fewer. The rule before the floor gave
+    # 12 passes at 60,000 rows (six times the 2-pass floor of the fixed rule; that
+    # fit reached its cap still improving, paper_grbm_mnist_fit.txt), 8 at 100,000
+    # (its 1.1 x 6 x 1,000 updates) and 2 at a million.
+    assert _resolved_cap(60_000) == (48, 25_920)
+    assert _resolved_cap(100_000) == (30, 27_000)
+    assert _resolved_cap(1_000_000) == (3, 27_000)
+    # just above the floor's threshold the six-times rule is already above 48 passes
+    assert _resolved_cap(12_000) == (60, 6480)
+    # the paper row's 662 pixels resolve the same passes at 60,000 rows
+    assert _resolved_cap(60_000, n_features=662) == (48, 25_920)
 
 
 def test_auto_cap_in_a_fit_sets_n_iter_and_the_stopped_line(monkeypatch, capsys):
