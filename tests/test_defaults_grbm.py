@@ -151,6 +151,23 @@ def test_auto_cap_in_a_fit_sets_n_iter_and_the_stopped_line(monkeypatch, capsys)
                          "while still improving")
 
 
+def test_auto_cap_floor_in_a_fit_sets_n_iter_and_the_schedule(monkeypatch):
+    # The same tiny fit with the large-data floor's threshold lowered below its 360
+    # training rows: the floor (48 passes, or 1.1 x 24 x 20 = 528 updates = 15
+    # passes of 36, the fewer) lifts the cap of 4, and the cosine schedule spans it.
+    from skdgm._core import stopping
+
+    monkeypatch.setattr(grbm_train, "_MIN_UPDATES", 20)
+    monkeypatch.setattr(grbm_train, "_MAX_UPDATES", 20)
+    monkeypatch.setattr(stopping, "AUTO_CAP_FLOOR_MIN_ROWS", 100)
+    X = np.random.default_rng(0).normal(size=(400, 3))
+    with pytest.warns(ConvergenceWarning, match="cap of 15 passes while the held-out"):
+        est = GaussianBernoulliRBM(n_components=2, cd_steps=2, batch_size=10,
+                                   early_stopping=True, random_state=0).fit(X)
+    assert est.n_iter_ == 15 and len(est.validation_scores_) == 15
+    assert est._lr_total == 15 * 36
+
+
 def test_negative_phase_auto_resolves_from_the_features():
     X2 = np.random.default_rng(0).normal(size=(20, 2))
     X20 = np.random.default_rng(0).normal(size=(20, 20))
