@@ -42,9 +42,7 @@ AUTO_MIN_PASSES = 5
 # the held-out figure reads the fast bound and 8 AIS runs, not 16 (about half its CPU,
 # dbm_training_cost_parts.txt): 216 passes there, defaults_convergence_dbm_cheap.txt.
 # On large data the cap counts updates (skdgm._core.stopping.auto_cap), so the floor
-# of 5 passes that large data reach is not multiplied. The GRBM's cap also has a
-# large-data floor (auto_cap's floor_passes, sized on 60,000 MNIST rows); the DBM's
-# has none: whether its 24 passes at 100,000 rows undertrain is not measured.
+# of 5 passes that large data reach is not multiplied.
 AUTO_EARLY_STOPPING_FACTOR = 8
 # ``pretrain_n_iter="auto"``: CD-1 updates per RBM of the greedy stack.
 AUTO_PRETRAIN_UPDATES = 600

@@ -171,10 +171,8 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
         update, kept between 1,000 and 6,000 updates, and runs enough passes for
         them (at least 2): 170 passes (2,040 updates) on 1,200 rows of 64
         features with the defaults, 600 passes on 1,000 rows of 2-D data, 3
-        passes on 100,000 rows (see the user guide's "Defaults" section). From
-        5,000 rows ``early_stopping="auto"`` turns that rule into a cap that the
-        held-out trend ends sooner (see ``early_stopping``). The number run is
-        ``n_iter_``.
+        passes on 100,000 rows (see the user guide's "Defaults" section). The
+        number run is ``n_iter_``.
     early_stopping : bool or "auto", default="auto"
         Hold out ``validation_fraction`` of the rows given to :meth:`fit`, score
         them after every pass, stop when the score has not improved by more than
@@ -185,11 +183,9 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
         ``stopping_reason_``. ``"auto"``: on when ``n_iter="auto"`` and ``fit`` gets
         at least 5,000 rows; ``n_iter="auto"`` then caps the passes at six times its
         fixed rule (72 passes, about 300 CPU-s, on 10,000 MNIST rows), but at no
-        more than hold 1.1 times six times its updates, and above 10,000 training
-        rows at no fewer than 48 passes or 1.1 times 24 times its updates,
-        whichever is fewer, so that on large data the cap is a number of updates
-        whose cost levels off (48 passes, 25,920 updates, at 60,000 MNIST rows; 30
-        passes, 27,000 updates, at 100,000; 3 passes at a million;
+        more than hold 1.1 times six times its updates, so that on large data the
+        cap is a number of updates whose cost levels off (8 passes, 7,200 updates,
+        at 100,000 MNIST rows rather than six times the 2-pass floor;
         :func:`skdgm._core.stopping.auto_cap`), and stops on
         the median's least-squares trend rather than its best, which the median's
         noise defeats (:class:`skdgm._core.stopping.Trend`; the user guide's
