@@ -268,9 +268,7 @@ def test_auto_cap_of_both_optimisers_at_10k_and_100k_rows():
     from skdgm.grbm._defaults import resolve_fit_passes as grbm_passes
 
     # the training rows of 10,000 / 100,000 after the 10 % validation slice
-    # (the GRBM's cap at 90,000 has the large-data floor: 30 passes, was 8; the
-    # DBM has none and keeps its 24)
-    for n_train, dbm, grbm in [(9000, 216, 72), (90_000, 24, 30)]:
+    for n_train, dbm, grbm in [(9000, 216, 72), (90_000, 24, 8)]:
         assert dbm_passes("auto", n_train, 100, early_stopping=True) == dbm
         # MNIST for the GRBM: 652 pixels, the defaults' 256 units, CD-30
         assert grbm_passes("auto", (n_train, 652), 100, 30, 256, early_stopping=True) == grbm
@@ -322,7 +320,7 @@ def test_auto_cap_floor_on_large_data(n_samples, batch_size, n_updates, min_pass
 def test_dbm_cap_has_no_floor():
     from skdgm.dbm._defaults import resolve_fit_passes
 
-    # DBMCAST keeps the caps it had (its large-data floor is not measured): the
+    # DBMCAST keeps the caps it had (a large-data floor is not measured for it): the
     # update budget's 24 passes at 90,000 training rows, 5 at ten million
     assert [resolve_fit_passes("auto", n, 100, early_stopping=True)
             for n in (9000, 54_000, 90_000, 10**7)] == [216, 40, 24, 5]
