@@ -110,9 +110,10 @@ def auto_cap(n_samples, batch_size, n_updates, *, min_passes=1, factor=1,
     ``(1 + AUTO_CAP_SLACK) * floor_factor * n_updates`` updates. Where a pass is
     small the floor is ``floor_passes`` passes, and where it is large it is that
     update count, so the cap's cost still levels off with the rows, at a level
-    sized for large data (measured for the GRBM with 48 passes or 24 times its
-    fixed rule's updates: 48 passes, 25,920 updates, on 60,000 MNIST rows; 30
-    passes, 27,000 updates, on 100,000; 3 passes on a million). ``floor_passes=0``
+    sized for large data (for the GRBM, from its 60,000-row runs, 48 passes or 24
+    times its fixed rule's updates: 48 passes, 25,920 updates, on 60,000 MNIST
+    rows, the one size measured; 30 passes, 27,000 updates, on 100,000; 3 passes
+    on a million). ``floor_passes=0``
     (the default) is no floor. No wing uses one yet: with it the GRBM's held-out
     trend ended the 60,000-row run, but its held-out figure's cheap ``log Z`` then
     kept a worse pass (``skdgm.grbm._defaults.AUTO_CAP_FLOOR_PASSES``).
