@@ -22,6 +22,7 @@ from sklearn.preprocessing import StandardScaler
 
 from skdgm import GaussianBernoulliRBM
 from skdgm.grbm import _estimator as grbm_estimator
+from skdgm.grbm import _defaults as grbm_defaults
 from skdgm.grbm import _train as grbm_train
 
 BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
@@ -114,15 +115,31 @@ def _resolved_cap(n_rows, n_features=652):
     return passes, passes * -(-n_train // est.batch_size)
 
 
-def test_auto_cap_counts_updates_from_1k_to_100k_rows():
+def test_auto_cap_from_1k_to_a_million_rows():
     # 1,000 rows: no held-out slice, the fixed rule's 1,000 updates (100 passes of 10);
-    # 10,000: six times the 12-pass rule (72 passes of 90 minibatches); 100,000: six
-    # times its 2-pass floor would be 12 passes, 10,800 updates; the cap counts updates
+    # 10,000: six times the 12-pass rule (72 passes of 90 minibatches); from about
+    # 15,000 rows the cap holds about 1.1 x 6 x 1,000 updates: 12 passes at 60,000
+    # rows, 8 at 100,000 (six times the fixed rule's 2-pass floor would be 12),
+    # and the fixed rule's 2 at a million. The large-data floor is off (issue 25).
     assert _resolved_cap(1000) == (100, 1000)
     assert _resolved_cap(10_000) == (72, 6480)
+    assert _resolved_cap(60_000) == (12, 6480)
     assert _resolved_cap(100_000) == (8, 7200)
-    # a million rows: the fixed rule's floor of 2 passes
     assert _resolved_cap(1_000_000) == (2, 18_000)
+
+
+def test_auto_cap_with_the_floor_on(monkeypatch):
+    # The floor measured on 60,000 MNIST rows (paper_grbm_mnist_fit_auto.txt): at
+    # least 48 passes or 1.1 x 24 x the fixed rule's 1,000 updates, whichever is
+    # fewer, above 10,000 training rows; fits of at most 10,000 rows keep their caps.
+    monkeypatch.setattr(grbm_defaults, "AUTO_CAP_FLOOR_PASSES", 48)
+    assert _resolved_cap(1000) == (100, 1000)
+    assert _resolved_cap(10_000) == (72, 6480)
+    assert _resolved_cap(12_000) == (60, 6480)      # six times the rule is above 48
+    assert _resolved_cap(60_000) == (48, 25_920)
+    assert _resolved_cap(60_000, n_features=662) == (48, 25_920)   # the paper row's
+    assert _resolved_cap(100_000) == (30, 27_000)
+    assert _resolved_cap(1_000_000) == (3, 27_000)
 
 
 def test_auto_cap_in_a_fit_sets_n_iter_and_the_stopped_line(monkeypatch, capsys):
@@ -140,6 +157,24 @@ def test_auto_cap_in_a_fit_sets_n_iter_and_the_stopped_line(monkeypatch, capsys)
     lines = capsys.readouterr().out.strip().splitlines()
     assert lines[-1] == ("[GaussianBernoulliRBM] stopped: reached the cap of 4 passes "
                          "while still improving")
+
+
+def test_auto_cap_floor_in_a_fit_sets_n_iter_and_the_schedule(monkeypatch):
+    # The same tiny fit with the large-data floor on (48 passes) and its threshold
+    # lowered below the 360 training rows: the floor (48 passes, or 1.1 x 24 x 20 = 528 updates = 15
+    # passes of 36, the fewer) lifts the cap of 4, and the cosine schedule spans it.
+    from skdgm._core import stopping
+
+    monkeypatch.setattr(grbm_train, "_MIN_UPDATES", 20)
+    monkeypatch.setattr(grbm_train, "_MAX_UPDATES", 20)
+    monkeypatch.setattr(stopping, "AUTO_CAP_FLOOR_MIN_ROWS", 100)
+    monkeypatch.setattr(grbm_defaults, "AUTO_CAP_FLOOR_PASSES", 48)
+    X = np.random.default_rng(0).normal(size=(400, 3))
+    with pytest.warns(ConvergenceWarning, match="cap of 15 passes while the held-out"):
+        est = GaussianBernoulliRBM(n_components=2, cd_steps=2, batch_size=10,
+                                   early_stopping=True, random_state=0).fit(X)
+    assert est.n_iter_ == 15 and len(est.validation_scores_) == 15
+    assert est._lr_total == 15 * 36
 
 
 def test_negative_phase_auto_resolves_from_the_features():

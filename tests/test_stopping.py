@@ -278,6 +278,54 @@ def test_auto_cap_of_both_optimisers_at_10k_and_100k_rows():
     assert dbm_passes(7, 90_000, 100, early_stopping=True) == 7
 
 
+def _floored_cap_by_search(n_samples, batch_size, n_updates, min_passes, factor,
+                           floor_passes, floor_factor):
+    """``auto_cap`` with a floor by its definition: above 10,000 rows the cap is at
+    least ``floor_passes`` passes, or the fewest that hold ``1.1 floor_factor
+    n_updates`` updates if those are fewer."""
+    cap = _cap_by_search(n_samples, batch_size, n_updates, min_passes, factor)
+    if n_samples <= 10_000:
+        return cap
+    per_pass = -(-n_samples // batch_size)
+    floor = 1
+    while floor * per_pass < 1.1 * floor_factor * n_updates - 1e-9:
+        floor += 1
+    return max(cap, min(floor_passes, floor))
+
+
+@pytest.mark.parametrize("n_samples", [50, 900, 9000, 10_000, 10_001, 20_000, 45_000,
+                                       54_000, 90_000, 250_000, 900_000, 9_000_000])
+@pytest.mark.parametrize("batch_size", [10, 100])
+@pytest.mark.parametrize("n_updates, min_passes", [(1000, 2), (2400, 5), (6000, 2)])
+def test_auto_cap_floor_on_large_data(n_samples, batch_size, n_updates, min_passes):
+    kw = dict(min_passes=min_passes, factor=6)
+    plain = stopping.auto_cap(n_samples, batch_size, n_updates, **kw)
+    cap = stopping.auto_cap(n_samples, batch_size, n_updates, floor_passes=48,
+                            floor_factor=24, **kw)
+    assert cap == _floored_cap_by_search(n_samples, batch_size, n_updates, min_passes,
+                                         6, 48, 24)
+    assert cap >= plain
+    if n_samples <= stopping.AUTO_CAP_FLOOR_MIN_ROWS:
+        assert cap == plain          # at most 10,000 training rows: as before the floor
+    # the floor's updates level off with the rows: at most one pass over 1.1 x 24 x
+    # n_updates, unless the cap without the floor is already more
+    per_pass = -(-n_samples // batch_size)
+    assert cap * per_pass <= max(plain * per_pass, 1.1 * 24 * n_updates + per_pass)
+    # the fixed rule (factor 1) has no floor
+    assert stopping.auto_cap(n_samples, batch_size, n_updates, min_passes=min_passes,
+                             floor_passes=48, floor_factor=24) == \
+        stopping.auto_passes(n_samples, batch_size, n_updates, min_passes)
+
+
+def test_dbm_cap_has_no_floor():
+    from skdgm.dbm._defaults import resolve_fit_passes
+
+    # DBMCAST keeps the caps it had (a large-data floor is not measured for it): the
+    # update budget's 24 passes at 90,000 training rows, 5 at ten million
+    assert [resolve_fit_passes("auto", n, 100, early_stopping=True)
+            for n in (9000, 54_000, 90_000, 10**7)] == [216, 40, 24, 5]
+
+
 # ----------------------------------------------- the posterior samplers: BurnInStop
 @pytest.fixture(scope="module")
 def sbn_fit():

@@ -91,13 +91,14 @@ def auto_updates(n_samples, n_features, batch_size, cd_steps, n_components):
     return int(np.clip(_AUTO_WORK / work, _MIN_UPDATES, _MAX_UPDATES))
 
 
-def auto_passes(n_samples, n_features, batch_size, cd_steps, n_components, *, factor=1):
+def auto_passes(n_samples, n_features, batch_size, cd_steps, n_components, *, factor=1,
+                floor_passes=0, floor_factor=0):
     """Passes of ``n_iter="auto"``: the fixed rule, or with ``factor > 1`` (early
-    stopping on) its cap, which counts updates on large data
+    stopping on) its cap, which counts updates on large data and has a floor there
     (:func:`skdgm._core.stopping.auto_cap`)."""
     updates = auto_updates(n_samples, n_features, batch_size, cd_steps, n_components)
-    return auto_cap(n_samples, batch_size, updates,
-                    min_passes=_MIN_PASSES, factor=factor)
+    return auto_cap(n_samples, batch_size, updates, min_passes=_MIN_PASSES, factor=factor,
+                    floor_passes=floor_passes, floor_factor=floor_factor)
 
 
 #: The estimator's defaults when the sampler-correctness issue (12) was fixed.
