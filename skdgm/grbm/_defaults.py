@@ -41,7 +41,7 @@ AUTO_EARLY_STOPPING_FACTOR = 6
 #: (``grbm_heldout_figure.txt``), so a longer run lets it keep a worse pass. The floor
 #: waits for a held-out figure that ranks the passes; ``AUTO_CAP_FLOOR_FACTOR`` is
 #: the update count it was measured with.
-AUTO_CAP_FLOOR_PASSES = 0
+AUTO_CAP_FLOOR_PASSES = 48
 AUTO_CAP_FLOOR_FACTOR = 24
 
 #: Temperatures of the AIS ``log Z`` inside early stopping's held-out figure: 300 up
