@@ -233,3 +233,25 @@ def test_verbose_line_has_no_nan_for_adjusted_chains(capsys):
     out = capsys.readouterr().out
     assert re.search(r"acceptance_rate = [0-9.]+", out)
     assert "nan" not in out.lower() and "negative_ess" not in out
+
+
+def test_the_held_out_figure_anneals_longer_on_large_data(monkeypatch):
+    # 300 temperatures up to 1,000 held-out rows (every fit of at most 10,000 rows at
+    # validation_fraction=0.1 reads the figure it did), then half a temperature per
+    # further row, at most 3,000: 60,000 MNIST rows hold out 6,000 and anneal 2,800
+    assert [grbm_defaults.validation_betas(n) for n in (1, 1000, 1001, 2000, 6000, 6400,
+                                                        10**6)] == [300, 300, 300, 800,
+                                                                    2800, 3000, 3000]
+    est = GaussianBernoulliRBM(n_components=20, n_iter=1, batch_size=50,
+                               random_state=0).fit(np.random.default_rng(0).normal(size=(100, 3)))
+    seen = []
+
+    def spy(params, **kw):
+        seen.append(kw["n_betas"])
+        return 0.0, 0.0
+
+    monkeypatch.setattr(grbm_estimator, "log_partition_estimate", spy)
+    for n in (900, 2000):
+        X_val = np.random.default_rng(1).normal(size=(n, 3))
+        assert est._validation_score(X_val) == -np.median(est.free_energy(X_val))
+    assert seen == [300, 800]
