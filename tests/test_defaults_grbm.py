@@ -117,22 +117,10 @@ def _resolved_cap(n_rows, n_features=652):
 
 def test_auto_cap_from_1k_to_a_million_rows():
     # 1,000 rows: no held-out slice, the fixed rule's 1,000 updates (100 passes of 10);
-    # 10,000: six times the 12-pass rule (72 passes of 90 minibatches); from about
-    # 15,000 rows the cap holds about 1.1 x 6 x 1,000 updates: 12 passes at 60,000
-    # rows, 8 at 100,000 (six times the fixed rule's 2-pass floor would be 12),
-    # and the fixed rule's 2 at a million. The large-data floor is off (issue 25).
-    assert _resolved_cap(1000) == (100, 1000)
-    assert _resolved_cap(10_000) == (72, 6480)
-    assert _resolved_cap(60_000) == (12, 6480)
-    assert _resolved_cap(100_000) == (8, 7200)
-    assert _resolved_cap(1_000_000) == (2, 18_000)
-
-
-def test_auto_cap_with_the_floor_on(monkeypatch):
-    # The floor measured on 60,000 MNIST rows (paper_grbm_mnist_fit_auto.txt): at
-    # least 48 passes or 1.1 x 24 x the fixed rule's 1,000 updates, whichever is
-    # fewer, above 10,000 training rows; fits of at most 10,000 rows keep their caps.
-    monkeypatch.setattr(grbm_defaults, "AUTO_CAP_FLOOR_PASSES", 48)
+    # 10,000: six times the 12-pass rule (72 passes of 90 minibatches). Above 10,000
+    # training rows the large-data floor (measured on 60,000 MNIST rows,
+    # paper_grbm_mnist_fit_floor.txt): at least 48 passes or 1.1 x 24 x the fixed
+    # rule's 1,000 updates, whichever is fewer.
     assert _resolved_cap(1000) == (100, 1000)
     assert _resolved_cap(10_000) == (72, 6480)
     assert _resolved_cap(12_000) == (60, 6480)      # six times the rule is above 48
@@ -140,6 +128,18 @@ def test_auto_cap_with_the_floor_on(monkeypatch):
     assert _resolved_cap(60_000, n_features=662) == (48, 25_920)   # the paper row's
     assert _resolved_cap(100_000) == (30, 27_000)
     assert _resolved_cap(1_000_000) == (3, 27_000)
+
+
+def test_auto_cap_with_the_floor_off(monkeypatch):
+    # Without the floor, from about 15,000 rows the cap holds about 1.1 x 6 x 1,000
+    # updates: 12 passes at 60,000 rows, 8 at 100,000 (six times the fixed rule's
+    # 2-pass floor would be 12), and the fixed rule's 2 at a million.
+    monkeypatch.setattr(grbm_defaults, "AUTO_CAP_FLOOR_PASSES", 0)
+    assert _resolved_cap(1000) == (100, 1000)
+    assert _resolved_cap(10_000) == (72, 6480)
+    assert _resolved_cap(60_000) == (12, 6480)
+    assert _resolved_cap(100_000) == (8, 7200)
+    assert _resolved_cap(1_000_000) == (2, 18_000)
 
 
 def test_auto_cap_in_a_fit_sets_n_iter_and_the_stopped_line(monkeypatch, capsys):

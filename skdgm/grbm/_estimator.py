@@ -179,9 +179,9 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
         ``stopping_reason_``. ``"auto"``: on when ``n_iter="auto"`` and ``fit`` gets
         at least 5,000 rows; ``n_iter="auto"`` then caps the passes at six times its
         fixed rule (72 passes, about 300 CPU-s, on 10,000 MNIST rows), but at no
-        more than hold 1.1 times six times its updates, so that on large data the
-        cap is a number of updates whose cost levels off (8 passes, 7,200 updates,
-        at 100,000 MNIST rows rather than six times the 2-pass floor;
+        more than hold 1.1 times six times its updates, and above 10,000 training
+        rows at least 48 passes or 1.1 times 24 times its updates where those are
+        fewer (48 passes at 60,000 MNIST rows, 30 at 100,000, 3 at a million;
         :func:`skdgm._core.stopping.auto_cap`), and stops on
         the median's least-squares trend rather than its best, which the median's
         noise defeats (:class:`skdgm._core.stopping.Trend`; the user guide's
