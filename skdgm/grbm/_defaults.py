@@ -122,11 +122,11 @@ def resolve_fit_passes(n_iter, shape, batch_size, cd_steps, n_components, *, ear
     the fixed rule (:func:`auto_passes`), which becomes a cap while early stopping is
     on (the held-out trend then ends the run first): ``AUTO_EARLY_STOPPING_FACTOR`` times
     the fixed rule's passes, but no more than hold 1.1 times as many of its updates
-    (:func:`skdgm._core.stopping.auto_cap`; its large-data floor is off,
-    ``AUTO_CAP_FLOOR_PASSES``). On MNIST (652 features, the defaults): 100 passes of
-    1,000 rows (no early stopping), 72 of the 9,000 training rows of 10,000, 12 of
-    the 54,000 of 60,000, 8 of the 90,000 of 100,000 (was 12: six times the floor of
-    2 passes), 2 of the 900,000 of a million."""
+    (:func:`skdgm._core.stopping.auto_cap`), and above 10,000 training rows at least
+    ``AUTO_CAP_FLOOR_PASSES`` passes or 1.1 times ``AUTO_CAP_FLOOR_FACTOR`` times its
+    updates, the fewer. On MNIST (652 features, the defaults): 100 passes of 1,000
+    rows (no early stopping), 72 of the 9,000 training rows of 10,000, 48 of the
+    54,000 of 60,000, 30 of the 90,000 of 100,000, 3 of the 900,000 of a million."""
     if n_iter != "auto":
         return n_iter
     if not early_stopping:
