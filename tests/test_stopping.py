@@ -267,8 +267,9 @@ def test_auto_cap_of_both_optimisers_at_10k_and_100k_rows():
     from skdgm.dbm._defaults import resolve_fit_passes as dbm_passes
     from skdgm.grbm._defaults import resolve_fit_passes as grbm_passes
 
-    # the training rows of 10,000 / 100,000 after the 10 % validation slice
-    for n_train, dbm, grbm in [(9000, 216, 72), (90_000, 24, 8)]:
+    # the training rows of 10,000 / 100,000 after the 10 % validation slice; at
+    # 100,000 the GRBM's large-data floor (1.1 x 24 x its 1,000 updates: 30 passes)
+    for n_train, dbm, grbm in [(9000, 216, 72), (90_000, 24, 30)]:
         assert dbm_passes("auto", n_train, 100, early_stopping=True) == dbm
         # MNIST for the GRBM: 652 pixels, the defaults' 256 units, CD-30
         assert grbm_passes("auto", (n_train, 652), 100, 30, 256, early_stopping=True) == grbm
