@@ -46,6 +46,7 @@ def _blas_scope(est, X):
 # runs in constant memory (the cap is documented under ``history_``).
 _MAX_HISTORY = 10_000
 
+
 class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
                            BaseGenerativeModel):
     """Gaussian-Bernoulli RBM trained by modified contrastive divergence.
