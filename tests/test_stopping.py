@@ -484,6 +484,39 @@ class _Scripted:
         return {"i_kept": self.i}
 
 
+@pytest.mark.parametrize("b, a, weak", [(0.05, 1.0, True), (0.08, 0.5, False)])
+def test_trend_cap_claims_a_rise_only_when_it_is_measured(b, a, weak):
+    # A rise of b a pass under a repeating wiggle of size a: each pass from 20 to 25
+    # reads "not flat" (slope above half a standard error), so the cap ends the run
+    # unconverged either way; the message calls it a rise only when the slope is
+    # above SIGNIFICANT_Z standard errors (b=0.08, a=0.5), and otherwise says the
+    # trend had not flattened (b=0.05, a=1: about 1.5-2 s.e.)
+    i = np.arange(25)
+    scores = -100.0 + b * i + a * np.where(i % 3 == 0, 1.0, -0.5)
+    for t in range(20, 26):
+        slope, se = stopping._slope(scores[:t][-20:])
+        assert slope > 0.5 * se + 1e-4 * 100 and (slope < 2 * se) == weak
+    est = _Scripted(scores)
+    stopper = EarlyStopping(None, None, tol=1e-4, patience=10, trend=True)
+    assert not any(stopper.after_pass(est) for _ in range(25))
+    est.n_iter_ = 25
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        stopper.finish(est)
+    conv = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert len(conv) == 1
+    if weak:
+        assert est.stopping_reason_.startswith(
+            "reached the cap of 25 passes before its trend flattened (trend +0.05")
+        assert "trend had not flattened (trend" in conv[0]
+        assert "within 2 standard errors of flat" in conv[0]
+        assert "still improving" not in conv[0] + est.stopping_reason_
+    else:
+        assert est.stopping_reason_.startswith(
+            "reached the cap of 25 passes while still improving (trend +0.08")
+        assert "the held-out score was still improving (trend +0.08" in conv[0]
+
+
 @pytest.mark.parametrize("slope", [1.0, -1.0])
 def test_trend_cap_says_whether_the_figure_still_rose(slope):
     # noiseless lines, cap 25 passes: the trend is first read at pass 20. A rise

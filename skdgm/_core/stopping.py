@@ -47,7 +47,7 @@ from .blocks import RowBlocks
 __all__ = ["AUTO_CAP_FLOOR_MIN_ROWS", "AUTO_CAP_SLACK", "AUTO_VALIDATION_MIN_ROWS", "BurnInStop",
            "EARLY_STOPPING_CONSTRAINTS", "EARLY_STOPPING_READS", "EarlyStopping", "Plateau",
            "TREND_Z", "Trend", "auto_cap", "auto_passes", "fixed_reason", "held_out_rows",
-           "held_out_split", "say_stopped", "training_subset", "update_budget",
+           "held_out_split", "say_stopped", "SIGNIFICANT_Z", "training_subset", "update_budget",
            "updates_per_pass"]
 
 #: ``early_stopping="auto"`` holds out a validation slice only from this many rows
@@ -203,6 +203,10 @@ class Plateau:
 #: passes in 99 % of simulated runs and never stopped a rise of 0.1 per pass (2.6
 #: standard errors over 20 passes) in 200 (patience 10; ``tests/test_stopping.py``).
 TREND_Z = 0.5
+
+#: A slope this many standard errors above zero is reported as a rise; below it the
+#: cap's message says the trend had not flattened, without claiming an improvement.
+SIGNIFICANT_Z = 2.0
 
 
 def _slope(y):
@@ -420,17 +424,25 @@ class EarlyStopping:
         if self.reason is None:
             rule = self.plateau
             trend = f" ({rule.trend()})" if isinstance(rule, Trend) and rule.window else ""
-            how = ("while still improving" if rule.stale == 0 else
-                   f"after {rule.stale} passes without progress")
+            # The trend rule keeps training while the slope exceeds half a standard
+            # error; a slope within two of flat is not a measured rise, and the
+            # message must not claim one.
+            weak = bool(trend) and rule.slope < SIGNIFICANT_Z * rule.se
+            how = (f"after {rule.stale} passes without progress" if rule.stale else
+                   "before its trend flattened" if weak else "while still improving")
             say_stopped(est, f"reached the cap of {n_iter} passes {how}{trend}")
             if rule.stale == 0:
                 # as MLPClassifier at max_iter: the model is not the converged one the
                 # user asked for, and only verbose would have said so
+                state = (f"the held-out score's trend had not flattened{trend}: within "
+                         f"{SIGNIFICANT_Z:g} standard errors of flat, so it may be a "
+                         f"plateau or a slow rise" if weak else
+                         f"the held-out score was still improving{trend}")
                 warnings.warn(
                     f"{type(est).__name__}: fit reached the cap of {n_iter} passes while "
-                    f"the held-out score was still improving{trend}; the model has not "
-                    f"converged. An integer n_iter with early_stopping=True trains "
-                    f"until the held-out score stops improving, within that many passes.",
+                    f"{state}; the model has not converged by the stopping rule. An "
+                    f"integer n_iter with early_stopping=True trains until the held-out "
+                    f"score stops improving, within that many passes.",
                     ConvergenceWarning)
         else:
             est.stopping_reason_ = self.reason
