@@ -114,9 +114,13 @@ def auto_cap(n_samples, batch_size, n_updates, *, min_passes=1, factor=1,
     times its fixed rule's updates: 48 passes, 25,920 updates, on 60,000 MNIST
     rows, the one size measured; 30 passes, 27,000 updates, on 100,000; 3 passes
     on a million). ``floor_passes=0``
-    (the default) is no floor. No wing uses one yet: with it the GRBM's held-out
-    trend ended the 60,000-row run, but its held-out figure's cheap ``log Z`` then
-    kept a worse pass (``skdgm.grbm._defaults.AUTO_CAP_FLOOR_PASSES``).
+    (the default) is no floor; the GRBM uses one
+    (``skdgm.grbm._defaults.AUTO_CAP_FLOOR_PASSES``), which waited until its held-out
+    figure's ``log Z`` annealed long enough on large data to rank the passes.
+
+    The fixed rule's ``min_passes`` stays a lower bound: where ``min_passes`` whole
+    passes hold more updates than the cap (DBMCAST's 5 passes above about 470,000
+    rows), the cap is those passes and its cost grows with the rows again.
 
     Examples
     --------
