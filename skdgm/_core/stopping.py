@@ -432,13 +432,20 @@ class EarlyStopping:
             # error; a slope within two of flat is not a measured rise, and the
             # message must not claim one.
             weak = bool(trend) and rule.slope < SIGNIFICANT_Z * rule.se
+            # a cap below the trend's first window (large data: 3 passes at a
+            # million GRBM rows) ends the run before the rule has judged anything
+            unread = isinstance(rule, Trend) and not rule.window
+            first = max(2 * rule.patience, 3) if unread else 0
             how = (f"after {rule.stale} passes without progress" if rule.stale else
+                   f"before its trend could be read (from pass {first})" if unread else
                    "before its trend flattened" if weak else "while still improving")
             say_stopped(est, f"reached the cap of {n_iter} passes {how}{trend}")
             if rule.stale == 0:
                 # as MLPClassifier at max_iter: the model is not the converged one the
                 # user asked for, and only verbose would have said so
-                state = (f"the held-out score's trend had not flattened{trend}: within "
+                state = (f"the held-out score's trend is read from pass {first} on, so "
+                         f"whether it still rose was not judged" if unread else
+                         f"the held-out score's trend had not flattened{trend}: within "
                          f"{SIGNIFICANT_Z:g} standard errors of flat, so it may be a "
                          f"plateau or a slow rise" if weak else
                          f"the held-out score was still improving{trend}")
