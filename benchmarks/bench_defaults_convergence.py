@@ -74,7 +74,10 @@ inference=dsghmc_nais``; ``defaults_convergence_sbn_auto_50k.txt`` for the same
 command at the DSGHMC-NAIS default of ``inference="auto"``, and
 ``defaults_convergence_sbn_10k_on_50k_test.txt`` for ``--only BayesianSBN --rows 10000
 --test-rows-of 50000 --skip-long --share-lock /work/cpu.lock``, the 10,000-row default
-on the 50,000-row lines' test rows). CPU seconds of this process, one BLAS thread.
+on the 50,000-row lines' test rows; ``defaults_convergence_{dbm,grbm,sbn,deep_lda}_1m.txt``
+for ``--rows 1000000 --skip-long``, where the data are prepared in chunks and the
+training rows kept in float32 above ``LEAN_ROWS``). CPU seconds of this process, one
+BLAS thread.
 """
 
 import argparse

@@ -20,7 +20,11 @@ from .._core.base import dense_rows
 from .._core.blocks import RowBlocks, add_parts, block_seeds, float_summary
 from .._core.mcmc import bernoulli
 
-__all__ = ["cd1_minibatch", "cd1_sums", "recon_error_sum", "sample_up"]
+__all__ = ["SAMPLE_UP_ROWS", "cd1_minibatch", "cd1_sums", "recon_error_sum", "sample_up",
+           "skip_sample_up"]
+
+#: Rows of one chunk of :func:`sample_up` in memory.
+SAMPLE_UP_ROWS = 4096
 
 
 def _dense(rows):
@@ -79,7 +83,29 @@ def sample_up(data, W, bh, up, rng):
     if isinstance(data, RowBlocks):
         return data.derive(_sample_block, (W, bh, up), block_seeds(rng),
                            n_features=W.shape[1], dtype=W.dtype, summarize=float_summary)
-    return bernoulli(expit(up * (data @ W) + bh), rng, dtype=W.dtype)
+    # In row chunks: the activations and the float64 uniforms of all rows at once
+    # were 2.2 times the data's bytes (a 3.1 GB MNIST million rows peaked at 12.9
+    # GB). One uniform per entry in C order, so the chunks draw what one call would.
+    out = np.empty((data.shape[0], W.shape[1]), dtype=W.dtype)
+    for a in range(0, data.shape[0], SAMPLE_UP_ROWS):
+        rows = data[a:a + SAMPLE_UP_ROWS]
+        out[a:a + rows.shape[0]] = bernoulli(expit(up * (rows @ W) + bh), rng,
+                                             dtype=W.dtype)
+    return out
+
+
+def skip_sample_up(data, W, rng):
+    """Advance ``rng`` as :func:`sample_up` would, without computing the states.
+
+    In memory :func:`sample_up` draws one float64 uniform per row and hidden unit;
+    on a :class:`RowBlocks` it takes one seed per block.
+    """
+    if isinstance(data, RowBlocks):
+        block_seeds(rng)
+        return
+    n, k = data.shape[0], W.shape[1]
+    for a in range(0, n, SAMPLE_UP_ROWS):
+        rng.random((min(SAMPLE_UP_ROWS, n - a), k))
 
 
 def _recon_block(rows, shared, extra):

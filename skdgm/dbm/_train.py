@@ -28,7 +28,7 @@ from .._core.mcmc import bernoulli
 from .._core.numerics import softplus
 from .._core.schedules import InverseTime, make_schedule
 from . import _model
-from ._pretrain_blocks import cd1_minibatch, recon_error_sum, sample_up
+from ._pretrain_blocks import cd1_minibatch, recon_error_sum, sample_up, skip_sample_up
 
 __all__ = ["PassResult", "PositiveSums", "SAUpdate", "energy_diagnostics", "init_params",
            "initial_chain_layers", "moment_difference", "moment_product", "positive_block",
@@ -92,7 +92,13 @@ def pretrain_stack(X, sizes, *, n_epochs, learning_rate, batch_size, rng, report
         tops.append(bh)
         if report is not None:
             report(l, data, W, bv, bh, up, down)
-        data = sample_up(data, W, bh, up, rng)
+        if l < L - 1:
+            data = sample_up(data, W, bh, up, rng)
+        else:
+            # no RBM reads the top layer's states (a million MNIST rows' were 1.6 GB),
+            # but their uniforms are drawn, so that the stream, and every fit, stay
+            # as they were
+            skip_sample_up(data, W, rng)
     intercepts = [bottoms[0]] + [0.5 * (tops[l - 1] + bottoms[l]) for l in range(1, L)] \
         + [tops[L - 1]]
     return coefs, intercepts
