@@ -46,9 +46,9 @@ from .blocks import RowBlocks
 
 __all__ = ["AUTO_CAP_FLOOR_MIN_ROWS", "AUTO_CAP_SLACK", "AUTO_VALIDATION_MIN_ROWS", "BurnInStop",
            "EARLY_STOPPING_CONSTRAINTS", "EARLY_STOPPING_READS", "EarlyStopping", "Plateau",
-           "TREND_Z", "Trend", "auto_cap", "auto_passes", "fixed_reason", "held_out_rows",
-           "held_out_split", "say_stopped", "SIGNIFICANT_Z", "training_subset", "update_budget",
-           "updates_per_pass"]
+           "SIGNIFICANT_Z", "TREND_Z", "Trend", "auto_cap", "auto_passes", "fixed_reason",
+           "held_out_rows", "held_out_split", "say_stopped", "training_subset",
+           "update_budget", "updates_per_pass"]
 
 #: ``early_stopping="auto"`` holds out a validation slice only from this many rows
 #: on: below it (e.g. the 1,797 digits) every row is worth more as training data, and

@@ -84,8 +84,9 @@ def sample_up(data, W, bh, up, rng):
         return data.derive(_sample_block, (W, bh, up), block_seeds(rng),
                            n_features=W.shape[1], dtype=W.dtype, summarize=float_summary)
     # In row chunks: the activations and the float64 uniforms of all rows at once
-    # were 2.2 times the data's bytes (a 3.1 GB MNIST million rows peaked at 12.9
-    # GB). One uniform per entry in C order, so the chunks draw what one call would.
+    # were 2.2 times the data's bytes (the fit of a million MNIST rows, 3.1 GB in
+    # float32, peaked at 12.9 GB). One uniform per entry in C order, so the chunks
+    # draw what one call would.
     out = np.empty((data.shape[0], W.shape[1]), dtype=W.dtype)
     for a in range(0, data.shape[0], SAMPLE_UP_ROWS):
         rows = data[a:a + SAMPLE_UP_ROWS]

@@ -294,7 +294,7 @@ class BayesianSBN(_defaults.AutoStopping, WarmStart, ClassNamePrefixFeaturesOutM
 
     # ------------------------------------------------------------------ helpers
     def _validate(self, X, reset, allow_nan=False, dense=True, keep_float32=False):
-        """Binary float64 ``X`` (``NaN`` allowed only for ``impute``).
+        """Binary float64 ``X``, or float32 kept (``NaN`` allowed only for ``impute``).
 
         A CSR ``X`` stays sparse with ``dense=False`` (for :meth:`_by_chunks`);
         training densifies it: the batch methods keep dense per-row state of the
