@@ -267,14 +267,19 @@ class Trend:
         smoothed = float(np.mean(self.scores[-self.patience:]))
         if smoothed > self.best:
             self.best, self.best_pass = smoothed, t
-        if t < max(2 * self.patience, 3):
+        if t < self.first_window:
             return False
-        self.window = max(2 * self.patience, t // 2, 3)
+        self.window = max(self.first_window, t // 2)
         y = self.scores[-self.window:]
         self.slope, self.se = _slope(y)
         flat = self.slope <= self.tol * abs(float(np.mean(y))) + self.z * self.se
         self.stale = self.stale + 1 if flat else 0
         return self.stale >= self.patience
+
+    @property
+    def first_window(self):
+        """The pass at which the trend is first read."""
+        return max(2 * self.patience, 3)
 
     def trend(self):
         return (f"trend {self.slope:+.3g} +/- {self.se:.2g} per pass over the last "
@@ -435,7 +440,7 @@ class EarlyStopping:
             # a cap below the trend's first window (large data: 3 passes at a
             # million GRBM rows) ends the run before the rule has judged anything
             unread = isinstance(rule, Trend) and not rule.window
-            first = max(2 * rule.patience, 3) if unread else 0
+            first = rule.first_window if unread else 0
             how = (f"after {rule.stale} passes without progress" if rule.stale else
                    f"before its trend could be read (from pass {first})" if unread else
                    "before its trend flattened" if weak else "while still improving")
