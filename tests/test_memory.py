@@ -19,7 +19,9 @@ import scipy.sparse as sp
 from scipy.special import expit
 
 from skdgm import DBMCAST, BayesianSBN, GaussianBernoulliRBM
-from skdgm._core.blocks import max_abs
+from skdgm._core import stopping
+from skdgm._core.base import dense_rows
+from skdgm._core.blocks import RowView, column_means, gather_rows, max_abs
 from skdgm._core.mcmc import bernoulli
 from skdgm.dbm import _pretrain_blocks
 
@@ -54,16 +56,71 @@ def test_sample_up_in_chunks_draws_what_one_call_draws(monkeypatch, sparse):
     assert skipped.random() == rng.random()
 
 
-def test_dbm_fit_holds_at_most_its_training_copy_beside_the_data():
+@pytest.mark.parametrize("verbose", [0, 1])
+def test_dbm_fit_holds_no_copy_of_its_training_rows(verbose, capsys):
     # 64 visible units under a 64-128 stack: the top layer's states alone would be
     # twice the data's float32 bytes, its float64 uniforms four times. What a fit
-    # needs: the training rows' copy and the held-out slice (1.0), the first layer's
-    # states for the second RBM (1.0 at 64 units) and fixed costs (chains, ladders,
-    # 0.3-0.5 here). Before the change the peak was 9.6 times the data.
+    # needs: the held-out slice (0.1), the first layer's states for the second RBM
+    # (1.0 at 64 units) and fixed costs (chains, ladders, 0.3-0.5 here). The peak
+    # was 9.6 times the data before the chunked sampling, 2.5 while the training
+    # rows were copied, and 7.3 with verbose (the pre-training line's activations).
     X = (np.random.default_rng(0).random((30000, 64)) < 0.2).astype(np.float32)
     est = DBMCAST(n_components=(64, 128), n_iter=1, early_stopping=True,
-                  pretrain_n_iter=1, random_state=0)
-    assert _peak_over(lambda: est.fit(X), X.nbytes) < 3.0
+                  pretrain_n_iter=1, random_state=0, verbose=verbose)
+    assert _peak_over(lambda: est.fit(X), X.nbytes) < 2.1
+
+
+def test_grbm_early_stopping_holds_no_copy_of_its_training_rows():
+    X = np.random.default_rng(0).normal(size=(20000, 16)).astype(np.float32)
+    est = GaussianBernoulliRBM(n_components=4, n_iter=2, batch_size=500,
+                               early_stopping=True, random_state=0)
+    # the held-out slice (0.1) and scoring it; 1.55 while the training rows were copied
+    assert _peak_over(lambda: est.fit(X), X.nbytes) < 1.0
+
+
+@pytest.mark.parametrize("make", [
+    lambda: DBMCAST(n_components=(6, 4), n_iter=3, early_stopping=True, batch_size=40,
+                    random_state=0),
+    lambda: GaussianBernoulliRBM(n_components=5, n_iter=3, early_stopping=True,
+                                 batch_size=40, random_state=0)])
+def test_a_fit_on_the_view_is_the_fit_on_the_copy(monkeypatch, make):
+    # the view must hand every consumer the rows the copy held, in the same order
+    r = np.random.default_rng(3)
+    X = (r.random((700, 15)) < 0.3).astype(np.float32)
+    if isinstance(make(), GaussianBernoulliRBM):
+        X = r.normal(size=(700, 15))
+    viewed = make().fit(X)
+    monkeypatch.setattr(stopping.EarlyStopping, "training_rows",
+                        lambda self, X: stopping.training_subset(X, self.rows))
+    copied = make().fit(X)
+    assert viewed.validation_scores_ == copied.validation_scores_
+    for name in ("coefs_", "intercepts_", "components_", "mean_", "log_variance_"):
+        if hasattr(copied, name):
+            a, b = getattr(viewed, name), getattr(copied, name)
+            for u, w in zip(a, b) if isinstance(a, list) else [(a, b)]:
+                np.testing.assert_array_equal(u, w)
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_row_view_reads_the_rows_it_stands_for(monkeypatch, sparse):
+    r = np.random.default_rng(0)
+    X = r.normal(size=(40, 5))
+    X[r.random(X.shape) < 0.5] = 0.0
+    rows = np.sort(r.choice(40, 25, replace=False))
+    base = sp.csr_matrix(X) if sparse else X
+    view, copy = RowView(base, rows), base[rows]
+    assert view.shape == copy.shape and view.dtype == copy.dtype and len(view) == 25
+    assert view.size == 25 * 5
+    for key in (slice(3, 11), np.array([0, 7, 24]), slice(None)):
+        a, b = dense_rows(view, key), dense_rows(copy, key)
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(gather_rows(view, [4, 4, 0]), gather_rows(copy, [4, 4, 0]))
+    monkeypatch.setattr(RowView.chunks, "__defaults__", (6,))     # 5 chunks, the last short
+    assert max_abs(view) == max_abs(copy)
+    np.testing.assert_allclose(column_means(view), column_means(copy), rtol=1e-13)
+    nan = X.copy()
+    nan[rows[-1], 2] = np.nan
+    assert np.isnan(max_abs(RowView(nan, rows)))
 
 
 def test_grbm_pass_makes_no_copy_of_the_data():

@@ -38,7 +38,8 @@ from functools import partial
 import numpy as np
 import scipy.sparse as sp
 
-__all__ = ["BLOCKWISE_METHODS", "RowBlocks", "RowSelection", "active_client", "add_parts",
+__all__ = ["BLOCKWISE_METHODS", "RowBlocks", "RowSelection", "RowView", "active_client",
+           "add_parts",
            "block_seeds",
            "blockwise", "check_dask_rows", "column_means", "dask_method", "float_blocks",
            "forget_sent", "gather_rows", "is_dask_array", "max_abs", "prepare_float_block",
@@ -1018,10 +1019,49 @@ def sum_parts(parts):
     return total
 
 
+class RowView:
+    """The rows ``rows`` of an in-memory array, read where they are (not copied).
+
+    What a fit that holds out a slice trains on in memory (the counterpart of
+    :meth:`RowBlocks.subset`): row ``i`` is row ``rows[i]`` of ``base``, and
+    ``view[key]`` (a slice or an index array over the view's rows) is
+    ``base[rows[key]]``, the same values the copy ``base[rows][key]`` would give.
+    Copying the training rows held the data a second time (3.1 GB for a million
+    MNIST rows in float32). The consumers read it through ``shape``, ``dtype``,
+    ``size``, row selection, :func:`column_means`, :func:`max_abs` and
+    :func:`gather_rows`; a minibatch is a fancy-indexed copy of its rows, as it
+    was of the copy.
+    """
+
+    ndim = 2
+
+    def __init__(self, base, rows):
+        self.base, self.rows = base, np.asarray(rows, dtype=np.intp)
+        self.shape = (self.rows.size, base.shape[1])
+        self.dtype = base.dtype
+
+    @property
+    def size(self):
+        return self.shape[0] * self.shape[1]
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __getitem__(self, key):
+        return self.base[self.rows[key]]
+
+    def chunks(self, n_rows=4096):
+        """The view's rows, ``n_rows`` at a time, in order (bounded temporaries)."""
+        for a in range(0, self.shape[0], n_rows):
+            yield self[a:a + n_rows]
+
+
 def max_abs(X):
     """The largest magnitude of ``X``'s entries (of a :class:`RowBlocks`' from its summaries)."""
     if isinstance(X, RowBlocks):
         return max(s["max_abs"] for s in X.summaries)
+    if isinstance(X, RowView):
+        return float(np.max([max_abs(c) for c in X.chunks()] or [0.0]))   # NaN propagates
     if sp.issparse(X):
         return float(abs(X).max())
     # two reductions instead of np.abs(X): no temporary the size of the data (a
@@ -1033,6 +1073,9 @@ def column_means(X):
     """``X.mean(axis=0)`` as a 1-D array (a :class:`RowBlocks`' from its column sums)."""
     if isinstance(X, RowBlocks):
         return sum_parts([s["col_sum"] for s in X.summaries]) / X.shape[0]
+    if isinstance(X, RowView):
+        total = sum(np.asarray(c.sum(axis=0, dtype=np.float64)).ravel() for c in X.chunks())
+        return (total / X.shape[0]).astype(np.result_type(X.dtype, np.float32))
     return np.asarray(X.mean(axis=0)).ravel()
 
 

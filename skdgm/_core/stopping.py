@@ -42,7 +42,7 @@ import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils._param_validation import Interval, StrOptions
 
-from .blocks import RowBlocks
+from .blocks import RowBlocks, RowView
 
 __all__ = ["AUTO_CAP_FLOOR_MIN_ROWS", "AUTO_CAP_SLACK", "AUTO_VALIDATION_MIN_ROWS", "BurnInStop",
            "EARLY_STOPPING_CONSTRAINTS", "EARLY_STOPPING_READS", "EarlyStopping", "Plateau",
@@ -322,14 +322,18 @@ def held_out_rows(X, rows):
     return X.take(rows) if isinstance(X, RowBlocks) else X[rows]
 
 
-def training_subset(X, rows):
+def training_subset(X, rows, *, view=False):
     """The rows ``rows`` (increasing) that a fit holding out a slice trains on.
 
     A dask array's stay in its blocks, never gathered (:meth:`RowBlocks.subset
     <skdgm._core.blocks.RowBlocks.subset>`: its tasks read no other row); in
-    memory ``X[rows]``.
+    memory ``X[rows]``, or with ``view`` a :class:`~skdgm._core.blocks.RowView`
+    of them (no copy), for training code that reads its rows through minibatches
+    and the helpers of :mod:`skdgm._core.blocks` only.
     """
-    return X.subset(rows) if isinstance(X, RowBlocks) else X[rows]
+    if isinstance(X, RowBlocks):
+        return X.subset(rows)
+    return RowView(X, rows) if view else X[rows]
 
 
 def say_stopped(est, message):
@@ -405,7 +409,9 @@ class EarlyStopping:
                    patience=est.n_iter_no_change, trend=est.n_iter == "auto")
 
     def training_rows(self, X):
-        return training_subset(X, self.rows)
+        # DBMCAST and GaussianBernoulliRBM (the estimators that hold out rows this
+        # way) read their training rows by minibatch, so a view stands in for the copy
+        return training_subset(X, self.rows, view=True)
 
     def after_pass(self, est, ctx=None):
         """Score the held-out rows; ``True`` when training should stop."""

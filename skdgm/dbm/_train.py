@@ -28,7 +28,8 @@ from .._core.mcmc import bernoulli
 from .._core.numerics import softplus
 from .._core.schedules import InverseTime, make_schedule
 from . import _model
-from ._pretrain_blocks import cd1_minibatch, recon_error_sum, sample_up, skip_sample_up
+from ._pretrain_blocks import (SAMPLE_UP_ROWS, cd1_minibatch, recon_error_sum, sample_up,
+                              skip_sample_up)
 
 __all__ = ["PassResult", "PositiveSums", "SAUpdate", "energy_diagnostics", "init_params",
            "initial_chain_layers", "moment_difference", "moment_product", "positive_block",
@@ -327,8 +328,13 @@ def pretrain_recon_error(data, W, bv, bh, up, down):
     """
     if isinstance(data, RowBlocks):
         return recon_error_sum(data, W, bv, bh, up, down) / data.shape[0]
-    return reconstruction_error(data, expit(up * (data @ W) + bh), down * W,
-                                bv) / data.shape[0]
+    # by chunks of rows: all rows' activations at once were a temporary the size
+    # of the data times the width ratio (verbose only), and a RowView has no ``@``
+    total = 0.0
+    for a in range(0, data.shape[0], SAMPLE_UP_ROWS):
+        v = dense_rows(data, slice(a, a + SAMPLE_UP_ROWS))
+        total += reconstruction_error(v, expit(up * (v @ W) + bh), down * W, bv)
+    return total / data.shape[0]
 
 
 def energy_diagnostics(trace):
