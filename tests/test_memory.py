@@ -5,8 +5,9 @@ in GaussianBernoulliRBM's (2.6 GB of float32 data) and 9.4 GB in BayesianSBN's
 (``benchmarks/results/defaults_convergence_*_1m.txt``): the greedy stack sampled
 every row's hidden layers at once (and the top layer's, which nothing reads), the
 GRBM took ``abs`` of the whole data every pass, and BayesianSBN's streaming
-inferences copied float32 data to float64. Each fix keeps the fit's results bit for
-bit (tested here), and the peaks are measured with ``tracemalloc`` against the
+inferences copied float32 data to float64; and DBMCAST and the GRBM copied their
+training rows when early stopping held out a slice (now a ``RowView``). Each fix
+keeps the fit's results bit for bit on dense rows (tested here), and the peaks are measured with ``tracemalloc`` against the
 data's bytes, on models small enough for the suite.
 """
 
