@@ -91,6 +91,7 @@ PARAMETER_CONSTRAINTS = {
     "n_iter": [Interval(numbers.Integral, 1, None, closed="left"), StrOptions({"auto"})],
     "min_variance": [Interval(numbers.Real, 0, None, closed="neither")],
     "n_posterior_samples": [Interval(numbers.Integral, 1, None, closed="left")],
+    "average": [Interval(numbers.Real, 0, 1, closed="left")],
     "n_ais_runs": [Interval(numbers.Integral, 1, None, closed="left")],
     "n_ais_betas": [Interval(numbers.Integral, 2, None, closed="left"),
                     StrOptions({"auto"})],

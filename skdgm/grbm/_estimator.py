@@ -25,9 +25,9 @@ from . import _bounds, _defaults
 from ._impute import impute_over_states
 from ._posterior import hidden_moments, inference_arrays
 from ._defaults import OPTION_READS, PARAMETER_CONSTRAINTS, check_burn_in
-from ._train import (TrainSettings, blas_limit, blas_shape, checked_cd_update,
+from ._train import (RawIterate, TrainSettings, blas_limit, blas_shape, checked_cd_update,
                      draw_samples, init_params, learning_rate_at, log_partition_estimate,
-                     pass_line, pass_metrics, recon_error, resolve_negative_phase)
+                     log_pass, pass_metrics, recon_error, resolve_negative_phase)
 
 __all__ = ["GaussianBernoulliRBM"]
 
@@ -217,6 +217,16 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
         (small at the end of the cosine schedule of :meth:`fit`), not posterior
         uncertainty. ``1`` keeps only the current parameters (no extra memory),
         the behaviour before this option existed.
+    average : float in [0, 1), default=0.0
+        Decay of an exponential moving average of the parameters over updates
+        (iterate averaging, Polyak & Juditsky 1992; the shared
+        :class:`skdgm._core.averaging.ParameterAverage`, as DBMCAST's
+        ``average``): the fitted parameters, hence early stopping's held-out
+        figure, :meth:`score_samples`, :meth:`transform` and :meth:`sample`, are
+        the average, whose time constant is about ``1 / (1 - average)`` updates
+        (with a warm-up that follows the first iterates closely); the raw iterate
+        takes the next update. ``0``: no average, the fitted parameters are the
+        iterate.
     n_ais_runs : int, default=100
         AIS runs for ``log Z`` when ``n_components > 16`` (exact otherwise).
     n_ais_betas : int or "auto", default=3000
@@ -315,7 +325,8 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
                  objective="joint", optimizer="adam", learning_rate=0.01, clip_grad_norm=10.0,
                  batch_size=100,
                  n_iter="auto", early_stopping="auto",
-                 validation_fraction=0.1, n_iter_no_change=10, tol=1e-4, init_std=0.01, min_variance=1e-6, n_posterior_samples=1,
+                 validation_fraction=0.1, n_iter_no_change=10, tol=1e-4, init_std=0.01,
+                 min_variance=1e-6, n_posterior_samples=1, average=0.0,
                  n_ais_runs=100, n_ais_betas=3000, ais_tol=0.5, random_state=None, verbose=0,
                  n_jobs=None, dtype="float32"):
         self.n_components = n_components
@@ -341,6 +352,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
         self.init_std = init_std
         self.min_variance = min_variance
         self.n_posterior_samples = n_posterior_samples
+        self.average = average
         self.n_ais_runs = n_ais_runs
         self.n_ais_betas = n_ais_betas
         self.ais_tol = ais_tol
@@ -355,6 +367,10 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
     def _params(self):
         return GRBMParams(self.components_, self.intercept_hidden_, self.mean_,
                           self.log_variance_)
+
+    def _set_params(self, params, variance=None):
+        (self.components_, self.intercept_hidden_, self.mean_, self.log_variance_) = params
+        self.variance_ = np.exp(params.log_var) if variance is None else variance
 
     def _check_hyper(self):
         self._validate_params()
@@ -371,7 +387,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
         self.n_updates_ = 0
         self._lr_total = None
         self._log_z_cache = None
-        self._adam = None
+        self._adam = self._iterate = None
         self._iterates = IterateKeeper(self.n_posterior_samples)
         self._start_history()
 
@@ -508,27 +524,8 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
         return self._passes_total
 
     def _log_iteration(self, **metrics):
-        """Record one pass in ``history_`` (latest ``_MAX_HISTORY``) and print it.
-
-        The verbose line names each figure and adds the elapsed time and, inside
-        :meth:`fit`, an estimate of the time left (passes left times the mean
-        time per pass of this call).
-        """
-        if not hasattr(self, "history_"):
-            self._start_history()
-        self.n_iter_ = getattr(self, "n_iter_", 0) + 1
-        now = time.perf_counter()
-        elapsed = now - self._t_start
-        for k, v in metrics.items():
-            self.history_.setdefault(k, []).append(v)
-        self.history_.setdefault("time", []).append(elapsed)
-        for values in self.history_.values():
-            del values[:-_MAX_HISTORY]
-        if self.verbose:
-            t0, done0 = getattr(self, "_call_start", (self._t_start, 0))
-            print(pass_line(type(self).__name__, self.n_iter_, metrics, elapsed,
-                            getattr(self, "_passes_total", None), now - t0,
-                            self.n_iter_ - done0), flush=True)
+        """Record one pass in ``history_`` (latest ``_MAX_HISTORY``) and print it."""
+        log_pass(self, metrics, _MAX_HISTORY)
 
     def _pass(self, X, ctx):
         # (the BLAS thread limit is entered once per fit / partial_fit call)
@@ -548,6 +545,7 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
         if X.size:
             self._x_scale = max(getattr(self, "_x_scale", 0.0), max_abs(X))
         rng = as_generator(spawn_seeds(self._seed_seq, 1)[0])
+        it = RawIterate.of(self)
         norms, ess, lls, n_acc, n_prop = [], [], [], 0, 0
         for idx in iter_minibatches(X.shape[0], self.batch_size, rng):
             gnorm, _, acc, prop, e, ll = self._update(dense_rows(X, idx), rng)
@@ -556,6 +554,8 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
             lls.append(ll)
             n_acc += acc
             n_prop += prop
+        if it is not None:
+            self._set_params(it.fitted())
         # Reconstruction error of the last minibatch only (mean-field, under the
         # parameters after its update, as a dask array's blocks compute it), so the
         # updates themselves stay at 3K + 4 matrix products.
@@ -572,15 +572,19 @@ class GaussianBernoulliRBM(ClassNamePrefixFeaturesOutMixin, InferenceDataMixin,
 
     def _update(self, V, rng):
         """One modified-CD update (``_train.checked_cd_update``), committed if finite."""
+        it = self.__dict__.get("_iterate")
         res = checked_cd_update(
-            self._params(), V, rng, self._settings(self.cd_steps), adam=self._adam,
+            self._params() if it is None else it.params, V, rng,
+            self._settings(self.cd_steps), adam=self._adam,
             learning_rate=learning_rate_at(self.learning_rate, self.n_updates_,
                                            self._lr_total),
             where=f"{type(self).__name__}.partial_fit (update {self.n_updates_ + 1})",
             bound=self._divergence_bound(), check=check_finite_params)
         self._adam = res.adam
-        (self.components_, self.intercept_hidden_, self.mean_, self.log_variance_) = res.params
-        self.variance_ = res.variance
+        if it is None:
+            self._set_params(res.params, res.variance)
+        else:
+            it.commit(res.params)
         self.n_updates_ += 1
         return (res.grad_norm, res.p_pos, res.n_accepted, res.n_proposed, res.ess,
                 res.loglik)

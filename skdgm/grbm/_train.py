@@ -15,6 +15,7 @@ import numpy as np
 import scipy.sparse as sp
 from threadpoolctl import ThreadpoolController
 
+from .._core.averaging import ParameterAverage
 from .._core.blocks import RowSelection, add_parts, block_seeds
 from .._core.random import as_generator
 from .._core.ais import annealed_importance_sampling, beta_schedule, log_mean_exp
@@ -28,6 +29,7 @@ from ._samplers import bernoulli, run_annealed_chain, run_chain, standard_normal
 
 __all__ = [
     "ISSUE12_SETTINGS",
+    "RawIterate",
     "TrainSettings",
     "UpdateResult",
     "anneal",
@@ -41,6 +43,7 @@ __all__ = [
     "modified_cd_update",
     "positive_block",
     "positive_phase",
+    "log_pass",
     "pass_line",
     "pass_metrics",
     "recon_error",
@@ -498,3 +501,70 @@ def checked_cd_update(params, V, rng, settings, *, learning_rate, adam, where, b
             adam.m, adam.v, adam.t = saved
         raise
     return res
+
+
+class RawIterate:
+    """The raw modified-CD iterate beside its exponential average (``average > 0``).
+
+    With ``average`` the fitted parameters (``components_``, ...) are the moving
+    average of the iterates (:class:`skdgm._core.averaging.ParameterAverage`,
+    Polyak & Juditsky 1992), while the raw iterate kept here takes the next update:
+    the gradient is read where the optimiser is, the model a user scores is the
+    average. Without it nothing is kept and the fitted parameters are the iterate.
+    """
+
+    def __init__(self, params, decay):
+        self.params, self.average = params, ParameterAverage(decay)
+        self.average.update(list(params))
+
+    @classmethod
+    def of(cls, est):
+        """``est._iterate`` configured from ``est.average`` (read at every pass, so
+        ``set_params`` between :meth:`partial_fit` calls holds), or ``None``.
+
+        Switched on, the average starts from the current parameters; switched off,
+        the fitted parameters become the raw iterate again, which trains on.
+        """
+        it = est.__dict__.get("_iterate")
+        if not est.average:
+            if it is not None:
+                est._set_params(it.params)
+            est._iterate = None
+            return None
+        if it is None:
+            it = cls(est._params(), est.average)
+        it.average.decay = float(est.average)
+        est._iterate = it
+        return it
+
+    def commit(self, params):
+        """Keep an accepted update's parameters and fold them into the average."""
+        self.params = params
+        self.average.update(list(params))
+
+    def fitted(self):
+        return GRBMParams(*self.average.value())
+
+
+def log_pass(est, metrics, max_history):
+    """Record one pass in ``est.history_`` (the latest ``max_history``) and print it.
+
+    The verbose line names each figure and adds the elapsed time and, inside
+    ``fit``, an estimate of the time left (passes left times the mean time per
+    pass of this call).
+    """
+    if not hasattr(est, "history_"):
+        est._start_history()
+    est.n_iter_ = getattr(est, "n_iter_", 0) + 1
+    now = time.perf_counter()
+    elapsed = now - est._t_start
+    for k, v in metrics.items():
+        est.history_.setdefault(k, []).append(v)
+    est.history_.setdefault("time", []).append(elapsed)
+    for values in est.history_.values():
+        del values[:-max_history]
+    if est.verbose:
+        t0, done0 = getattr(est, "_call_start", (est._t_start, 0))
+        print(pass_line(type(est).__name__, est.n_iter_, metrics, elapsed,
+                        getattr(est, "_passes_total", None), now - t0,
+                        est.n_iter_ - done0), flush=True)
