@@ -98,7 +98,8 @@ def main():
     how = (f"n_iter={args.n_iter}, early_stopping=False" if args.stop == "fixed"
            else "n_iter='auto', early_stopping=True")
     header([desc, f"GaussianBernoulliRBM(n_components={args.n_components}, {how}), "
-                  f"other settings default; seeds 0-{args.seeds - 1}; paths {args.paths} (dask: row blocks, no client)"])
+                  f"other settings default; seeds 0-{args.seeds - 1}; paths {args.paths} "
+                  f"(dask: row blocks, no client)"])
     data = {p: X if p == "memory" else da.from_array(X, chunks=(-(-X.shape[0] // int(p)), -1))
             for p in args.paths}
     names = {p: "memory" if p == "memory" else f"{p} block{'s' if p != '1' else ''}"
