@@ -43,6 +43,9 @@ two processes instead: ``--long-first k`` runs the default and the first ``k`` p
 of the 4x run (``warm_start=True``), ``--long-resume`` the rest of the same chain
 (bit-identical to one fit), and scores both.
 
+``--seed S`` gives the estimators ``random_state=S`` (default 0) and leaves the data
+rows as they are, to measure how much a result depends on the training's seed.
+
 ``--also-score B S`` (DeepLDA): each fit is scored a second time with ``B`` + ``S``
 local sweeps (``perplexity(..., n_burn=B, n_samples=S)``), on a line labelled
 ``default@B/S`` / ``4x@B/S`` with its own scoring cost, and the gap is given both ways.
@@ -395,6 +398,8 @@ def main():
                          "inference=online_vb, which its docs recommend from ~10k rows); "
                          "the lines are then labelled 'set', not 'default'; the 4x run "
                          "keeps them")
+    ap.add_argument("--seed", type=int, default=0,
+                    help="the estimators' random_state (0); the data rows do not change")
     ap.add_argument("--also-score", nargs=2, type=int, default=None, metavar=("B", "S"),
                     help="DeepLDA: score each fit a second time with B + S local sweeps "
                          "(perplexity's n_burn, n_samples); not with --long-from")
@@ -418,7 +423,7 @@ def main():
     import skdgm
 
     params = {k: _literal(v) for k, v in (kv.split("=", 1) for kv in args.set)}
-    est = getattr(skdgm, name)(random_state=0, **params)
+    est = getattr(skdgm, name)(random_state=args.seed, **params)
     if lock is not None:
         lock.between_passes(est)
     if params and (args.long_first is not None or args.long_resume):
