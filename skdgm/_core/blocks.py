@@ -39,8 +39,7 @@ import numpy as np
 import scipy.sparse as sp
 
 __all__ = ["BLOCKWISE_METHODS", "RowBlocks", "RowSelection", "RowView", "active_client",
-           "add_parts",
-           "block_seeds",
+           "add_parts", "block_seeds",
            "blockwise", "check_dask_rows", "column_means", "dask_method", "float_blocks",
            "forget_sent", "gather_rows", "is_dask_array", "max_abs", "prepare_float_block",
            "sum_parts", "tree_reduce"]
