@@ -54,7 +54,7 @@ Usage (``fixed`` about 4 CPU-minutes, ``early`` about 5 with ``--paths memory
         --seeds 10 > benchmarks/results/dask_grbm_gap_logz.txt
     SKDGM_DATA=... OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
         python benchmarks/bench_dask_grbm_gap.py --stop fixed --n-components 256 \\
-        --paths memory 4 > benchmarks/results/dask_grbm_gap_fixed_256.txt
+        --paths memory 4 > benchmarks/results/dask_grbm_gap_fixed_256units.txt
 """
 
 import argparse
