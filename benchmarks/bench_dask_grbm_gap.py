@@ -29,8 +29,8 @@ is the estimator's AIS (3,000 temperatures x 100 runs, a standard error of about
 0.4 nats per model, on a stream of its own per seed), so each paired difference
 also holds two AIS errors.
 
-``--seeds 256`` (16 units, about an hour): enough pairs for a standard error of
-about a third of a nat on the paired difference, to tell a gap below 1 nat.
+``--seeds 160`` (16 units, about an hour): enough pairs for a standard error of
+0.4 nats on the paired difference, to tell a gap below 1 nat.
 
 ``--logz-noise``: how much of early stopping's figure at the default width is the
 noise of its ``log Z``. Without an exact ``log Z`` (above 16 hidden units) the
@@ -60,7 +60,7 @@ Usage (``fixed`` about 4 CPU-minutes, ``early`` about 5 with ``--paths memory
         --paths memory 4 > benchmarks/results/dask_grbm_gap_fixed_256units.txt
     SKDGM_DATA=... OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice \\
         python benchmarks/bench_dask_grbm_gap.py --stop fixed --paths memory 4 \\
-        --seeds 256 > benchmarks/results/dask_grbm_gap_fixed_many_seeds.txt
+        --seeds 160 > benchmarks/results/dask_grbm_gap_fixed_many_seeds.txt
 """
 
 import argparse
