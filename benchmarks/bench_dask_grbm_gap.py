@@ -29,7 +29,7 @@ is the estimator's AIS (3,000 temperatures x 100 runs, a standard error of about
 0.4 nats per model, on a stream of its own per seed), so each paired difference
 also holds two AIS errors.
 
-``--seeds 160`` (16 units, about an hour): enough pairs for a standard error of
+``--seeds 160`` (16 units, about 40 minutes): enough pairs for a standard error of
 0.4 nats on the paired difference, to tell a gap below 1 nat.
 
 ``--logz-noise``: how much of early stopping's figure at the default width is the
