@@ -514,6 +514,8 @@ class RawIterate:
     """
 
     def __init__(self, params, decay):
+        # seeded with the parameters it starts from (the initial ones in fit); the
+        # warm-up of ParameterAverage lets the first iterates outweigh them at once
         self.params, self.average = params, ParameterAverage(decay)
         self.average.update(list(params))
 
