@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from skdgm import DBMCAST
-from skdgm._core.averaging import ema_reference
+from _averaging_checks import assert_fitted_is_the_average_of_the_iterates
 
 
 @pytest.fixture(scope="module")
@@ -41,22 +41,9 @@ def test_average_leaves_the_trajectory_and_the_chains_unchanged(X):
 
 
 def test_averaged_parameters_equal_the_reference_average_of_the_iterates(X):
-    # one update per call (batch = all rows): every iterate is seen
-    est = _dbm(average=0.8, batch_size=X.shape[0])
-    iterates = []
-    for _ in range(12):
-        est.partial_fit(X)
-        iterates.append([a.copy() for a in _params(est._iterate.coefs,
-                                                   est._iterate.intercepts)])
-    assert est.n_updates_ == 12
-    want = ema_reference(iterates, 0.8)
-    for got, ref in zip(_params(est.coefs_, est.intercepts_), want):
-        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-14)
-    # score_samples and transform read the average
-    raw = _dbm(batch_size=X.shape[0])
-    for _ in range(12):
-        raw.partial_fit(X)
-    assert not np.allclose(est.transform(X), raw.transform(X))
+    assert_fitted_is_the_average_of_the_iterates(
+        _dbm, X, lambda est: _params(est._iterate.coefs, est._iterate.intercepts),
+        lambda est: _params(est.coefs_, est.intercepts_))
 
 
 def test_pickle_then_partial_fit_equals_partial_fit(X):

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from skdgm import GaussianBernoulliRBM
-from skdgm._core.averaging import ema_reference
 from skdgm.exceptions import DivergenceError
+from _averaging_checks import assert_fitted_is_the_average_of_the_iterates
 
 
 @pytest.fixture(scope="module")
@@ -42,24 +42,11 @@ def test_average_leaves_the_iterate_path_unchanged(X):
 
 
 def test_averaged_parameters_equal_the_reference_average_of_the_iterates(X):
-    # one update per call (batch = all rows): every iterate is seen
-    est = _grbm(average=0.8, batch_size=X.shape[0])
-    iterates = []
-    for _ in range(12):
-        est.partial_fit(X)
-        iterates.append([a.copy() for a in est._iterate.params])
-    assert est.n_updates_ == 12
     # the average starts from the parameters before the first update
-    init = _grbm(average=0.8, batch_size=X.shape[0], n_iter=1)
+    init = _grbm(batch_size=X.shape[0], n_iter=1)
     init._init_params(X.shape[1], np.dtype(np.float64))
-    want = ema_reference([_fitted(init)] + iterates, 0.8)
-    for got, ref in zip(_fitted(est), want):
-        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-14)
-    # transform and score_samples read the average
-    raw = _grbm(batch_size=X.shape[0])
-    for _ in range(12):
-        raw.partial_fit(X)
-    assert not np.allclose(est.transform(X), raw.transform(X))
+    assert_fitted_is_the_average_of_the_iterates(
+        _grbm, X, lambda est: est._iterate.params, _fitted, start=[_fitted(init)])
 
 
 def test_zero_average_is_the_fit_without_it(X):

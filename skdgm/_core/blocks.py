@@ -1032,8 +1032,6 @@ class RowView:
     was of the copy.
     """
 
-    ndim = 2
-
     def __init__(self, base, rows):
         self.base, self.rows = base, np.asarray(rows, dtype=np.intp)
         self.shape = (self.rows.size, base.shape[1])
@@ -1042,9 +1040,6 @@ class RowView:
     @property
     def size(self):
         return self.shape[0] * self.shape[1]
-
-    def __len__(self):
-        return self.shape[0]
 
     def __getitem__(self, key):
         return self.base[self.rows[key]]
