@@ -67,10 +67,10 @@ def test_never_trains_on_the_held_out_rows(name):
     X = data(name)
     stopper = EarlyStopping.from_estimator(CHEAP[name](early_stopping=True), X)
     train = stopper.training_rows(X)
-    assert len(train) + len(stopper.X_val) == len(X) and len(stopper.X_val) == 12
+    assert train.shape[0] + len(stopper.X_val) == len(X) and len(stopper.X_val) == 12
     held_out = np.setdiff1d(np.arange(len(X)), stopper.rows)
     np.testing.assert_array_equal(stopper.X_val, X[held_out])
-    np.testing.assert_array_equal(train, X[stopper.rows])
+    np.testing.assert_array_equal(train[:], X[stopper.rows])
     # the split follows random_state
     other = EarlyStopping.from_estimator(CHEAP[name](early_stopping=True, random_state=1), X)
     assert not np.array_equal(other.rows, stopper.rows)
