@@ -82,6 +82,23 @@ lock: CPU that grows when they run together is the hardware's (shared cache,
 memory bandwidth, the VM), and ``2 x alone / paired`` wall is the speed-up any
 design of ``n_jobs=2`` could reach on this host.
 
+``--replay`` instead isolates the chunks' kernel from everything around it: it
+records the chunk tasks of one update of a 10,000-document ``fit`` (batch 2,000,
+the third update) and runs that update's chunks, in order, with the same
+arguments: alone, and as two copies at the same time (their own streams, started
+together), once as two threads of this process and once as two forked processes,
+alternating over ``--repeats``. It prints the median CPU seconds one copy spends
+(``time.thread_time``) and its ratio to running alone, and the copy's system CPU
+seconds and minor page faults (``getrusage(RUSAGE_THREAD)``). Threads and processes
+doing the same kernel work side by side: if both grow alike, the growth is the
+hardware's, not the threads'; if only threads grow, something in the process is
+shared. The environment's ``GLIBC_TUNABLES`` is printed: run once with
+``GLIBC_TUNABLES=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967296``
+(glibc keeps freed memory instead of handing it back to the kernel) or
+``GLIBC_TUNABLES=glibc.malloc.arena_max=1`` (every thread allocates from the
+main thread's heap) to see whether the threads' extra CPU is memory handed back
+and faulted in again. Every mode's header prints ``GLIBC_TUNABLES``.
+
 Usage::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 nice -n 10 \\
@@ -103,6 +120,8 @@ Usage::
         python benchmarks/bench_parallel.py --look-ahead --repeats 15 > benchmarks/results/parallel_y.txt
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
         python benchmarks/bench_parallel.py --pair --repeats 9 > benchmarks/results/parallel_z.txt
+    OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 \\
+        python benchmarks/bench_parallel.py --replay --repeats 15 > benchmarks/results/parallel_w.txt
 """
 
 import argparse
@@ -940,6 +959,119 @@ def pair(args):
         p.join()
 
 
+def _replay_chunks(tasks, seed):
+    """Runs an update's recorded chunk tasks in order; the calling thread's CPU
+    seconds, system CPU seconds and minor page faults."""
+    import resource
+
+    import skdgm.deep_lda._train as train
+
+    a, c = resource.getrusage(resource.RUSAGE_THREAD), time.thread_time()
+    for i, (task, kw) in enumerate(tasks):
+        train.local_task(task, np.random.default_rng([seed, i]), **kw)
+    c, b = time.thread_time() - c, resource.getrusage(resource.RUSAGE_THREAD)
+    return np.array([c, b.ru_stime - a.ru_stime, b.ru_minflt - a.ru_minflt])
+
+
+def _replay_child(conn, barrier, tasks):
+    """Replays ``tasks`` on each seed received, after ``barrier`` when told to pair."""
+    while True:
+        msg = conn.recv()
+        if msg is None:
+            return
+        seed, paired = msg
+        if paired:
+            barrier.wait()
+        conn.send(_replay_chunks(tasks, seed))
+
+
+def replay(args):
+    """One update's chunks alone and as two copies at once, in threads and processes."""
+    import multiprocessing as mp
+    import threading
+
+    import skdgm.deep_lda._train as train
+
+    X = load_20news(args.data_home)[0].tocsr()[:10000]
+    calls, real = [], train.local_task
+
+    def record(task, rng, **kw):
+        calls.append((task, kw))
+        return real(task, rng, **kw)
+
+    train.local_task = record
+    try:
+        DeepLDA(128, batch_size=2000, n_iter=1, random_state=0, n_jobs=1).fit(X)
+    finally:
+        train.local_task = real
+    # one update's tasks share its topics; the third update's chunks (not the
+    # global step's normals, drawn as one more task beside them)
+    from skdgm.deep_lda._local import StandardNormals
+
+    updates = []
+    for task, kw in calls:
+        if not updates or updates[-1][0] is not kw["phis"]:
+            updates.append((kw["phis"], []))
+        if not isinstance(task, StandardNormals):
+            updates[-1][1].append((task, kw))
+    tasks = updates[2][1]
+    ctx = mp.get_context("fork")
+    barrier = ctx.Barrier(2)
+    conns, procs = [], []
+    for _ in range(2):
+        a, b = ctx.Pipe()
+        p = ctx.Process(target=_replay_child, args=(b, barrier, tasks), daemon=True)
+        p.start()
+        conns.append(a)
+        procs.append(p)
+
+    def threads(seed):
+        out, gate = [None, None], threading.Barrier(2)
+
+        def one(i):
+            gate.wait()
+            out[i] = _replay_chunks(tasks, seed + i)
+
+        ts = [threading.Thread(target=one, args=(i,)) for i in range(2)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        return np.mean(out, axis=0)
+
+    def processes(seed, paired):
+        which = (0, 1) if paired else (0,)
+        for i in which:
+            conns[i].send((seed + i, paired))
+        return np.mean([conns[i].recv() for i in which], axis=0)
+
+    modes = {"thread alone": lambda s: _replay_chunks(tasks, s),
+             "two threads": threads,
+             "process alone": lambda s: processes(s, False),
+             "two processes": lambda s: processes(s, True)}
+    res = {k: [] for k in modes}
+    for rep in range(args.repeats + 1):
+        order = list(modes) if rep % 2 == 0 else list(modes)[::-1]
+        for k in order:
+            v = modes[k](1000 * rep)
+            if rep:                                   # the first repeat warms caches
+                res[k].append(v)
+    for c in conns:
+        c.send(None)
+    for p in procs:
+        p.join()
+    print(f"DeepLDA(128).fit, 10,000 documents, batch 2,000: the {len(tasks)} chunk tasks of "
+          f"its third update replayed in order; CPU seconds of one copy, medians of "
+          f"{args.repeats} alternating repeats\n")
+    print(f"{'mode':<16} {'CPU s':>7} {'vs alone':>9} {'system CPU s':>13} {'page faults':>12}")
+    for k in modes:
+        alone = np.median([r[0] for r in res["thread alone" if "thread" in k
+                                            else "process alone"]])
+        v = np.median(np.array(res[k]), axis=0)
+        print(f"{k:<16} {v[0]:7.3f} {v[0] / alone:8.3f}x {v[1]:13.3f} {v[2]:12.0f}",
+              flush=True)
+
+
 def _near_miss(name, size):
     """The rows below their goal in ``parallel_idle.txt`` (issue 26)."""
     return (name.endswith(("perplexity", "log_partition", ".fit"))
@@ -954,10 +1086,15 @@ def all_rows(args):
         grbm_rows(args)
 
 
+def _tunables():
+    """glibc's malloc settings, which change what freed memory costs threads (``--replay``)."""
+    return f"GLIBC_TUNABLES: {os.environ.get('GLIBC_TUNABLES', 'unset')}"
+
+
 def _with_load(mode, args):
     """The header with the load average at the start, ``mode(args)``, the load at the end."""
     header([f"cores: {os.cpu_count()}; load average at start: "
-            f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"])
+            f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}", _tunables()])
     mode(args)
     print(f"\nload average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
@@ -993,6 +1130,9 @@ def main():
     ap.add_argument("--pair", action="store_true",
                     help="two n_jobs=1 DeepLDA fits in two processes, alone and at the "
                          "same time (the machine's ceiling) instead")
+    ap.add_argument("--replay", action="store_true",
+                    help="one update's chunk tasks alone and as two copies at once, in "
+                         "threads and in processes (CPU per copy) instead")
     ap.add_argument("--fit-docs", type=int, default=4000,
                     help="--updates: the documents of its fit row (batch 2,000)")
     args = ap.parse_args()
@@ -1003,6 +1143,8 @@ def main():
     ROWS["kinds"] = args.rows
     if args.pair:
         return _with_load(pair, args)
+    if args.replay:
+        return _with_load(replay, args)
     if args.gil:
         return _with_load(gil, args)
     if args.look_ahead:
@@ -1024,7 +1166,7 @@ def main():
     if args.timeline:
         return _with_load(timeline, args)
     header([f"cores: {os.cpu_count()}; load average at start: "
-            f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"])
+            f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}", _tunables()])
     backend = args.backend or "the library's choice (no parallel_config)"
     print(f"wall-clock medians of {args.repeats} alternating repeats; backend: {backend}\n")
     print(f"{'method':<38} {'size':<34} {'workers':<9} {'n_jobs=1':>10} {'n_jobs=2':>10} "
