@@ -183,6 +183,37 @@ def test_fit_is_refused_for_rows_with_their_own_schedule():
         _bench_module().parse_args(["--row", "dbm_cast", "--fit"])
 
 
+def test_flat_local_start_is_refused_for_other_rows():
+    with pytest.raises(SystemExit):
+        _bench_module().parse_args(["--row", "sbn_vb", "--local-start", "flat"])
+
+
+def test_flat_local_start_skips_the_em_steps_in_training_only(monkeypatch):
+    """``--local-start flat``: training's chains start from the flat theta (no EM
+    step), which changes the fit; a transform still takes the library's EM start."""
+    import scipy.sparse as sp
+
+    from skdgm import DeepLDA
+    from skdgm.deep_lda import _local, _train
+
+    X = sp.csr_matrix(np.random.default_rng(0).poisson(1.0, (60, 30)))
+    calls = []
+    real = _local._em_start
+    monkeypatch.setattr(_local, "_em_start", lambda *a, **k: calls.append(1) or real(*a, **k))
+    kw = dict(n_components=(4, 2), total_samples=60, random_state=0, local_burn_in=2,
+              local_samples=2)
+    em = DeepLDA(**kw).partial_fit(X)
+    assert calls
+    monkeypatch.setattr(_train, "local_task", _train.local_task)   # undone after the test
+    _bench_module()._flat_training_starts()
+    calls.clear()
+    flat = DeepLDA(**kw).partial_fit(X)
+    assert not calls
+    assert not np.allclose(flat.components_, em.components_)
+    flat.transform(X[:5])
+    assert calls
+
+
 @needs_data
 def test_resume_refuses_other_settings(tmp_path):
     _run(tmp_path, "r", "--stop-after-steps", "1")
