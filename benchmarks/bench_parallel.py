@@ -11,6 +11,9 @@ processes are running, as they are for every call but a session's
 first). The figure is the ratio of the median wall-clock seconds; the two outputs
 are checked to be identical (bit for bit) on every row. Wall-clock speed-ups depend
 on the machine's other load: the load average is printed at the start and the end.
+``--spread`` adds, under each row, the spread of the paired readings (repeat
+``i``'s two calls ran back to back) and a bootstrap interval of the row's figure:
+with many ``--repeats``, what a noisy host lets one say about it.
 
 Because a shared machine can hide any speed-up, each row also gives a figure that
 other jobs do not change: the CPU seconds of this process and of its worker
@@ -229,6 +232,33 @@ def compare(name, size, call, repeats, workers="processes"):
     bound = f"{c1 / np.median(busiest):6.2f}x" if workers == "processes" else f"{'-':>7}"
     print(f"{name:<38} {size:<34} {workers:<9} {a:8.3f} s {b:8.3f} s {a / b:6.2f}x "
           f"{c1 / np.median(total):6.2f} {bound}  {same}", flush=True)
+    if SPREAD["on"]:
+        print(spread_line(wall[1], wall[2]), flush=True)
+
+
+SPREAD = {"on": False, "goal": 1.7}
+
+
+def spread_line(wall1, wall2, n_boot=2000, seed=0):
+    """How far the row's figure can be trusted on a noisy host (``--spread``).
+
+    The repeats alternate, so repeat ``i``'s two calls ran next to each other:
+    their ratio is one paired reading of the speed-up. The line gives the
+    paired ratios' median and quartiles, how many reach the goal, and a
+    bootstrap 90 % interval of the row's own figure (ratio of the medians),
+    resampling the pairs.
+    """
+    w1, w2 = np.asarray(wall1), np.asarray(wall2)
+    pairs = w1 / w2
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(pairs), size=(n_boot, len(pairs)))
+    boot = np.median(w1[idx], axis=1) / np.median(w2[idx], axis=1)
+    lo, hi = np.quantile(boot, [0.05, 0.95])
+    q1, q2, q3 = np.quantile(pairs, [0.25, 0.5, 0.75])
+    goal = SPREAD["goal"]
+    return (f"    paired ratios: median {q2:.2f}x (quartiles {q1:.2f}-{q3:.2f}), "
+            f"{int((pairs >= goal).sum())} of {len(pairs)} >= {goal}x; ratio of medians, "
+            f"bootstrap 90 % interval [{lo:.2f}, {hi:.2f}]")
 
 
 SERIAL = {"on": False}
@@ -1133,6 +1163,9 @@ def main():
     ap.add_argument("--replay", action="store_true",
                     help="one update's chunk tasks alone and as two copies at once, in "
                          "threads and in processes (CPU per copy) instead")
+    ap.add_argument("--spread", action="store_true",
+                    help="under each row, the paired ratios' spread and a bootstrap "
+                         "interval of the row's figure (use with many --repeats)")
     ap.add_argument("--fit-docs", type=int, default=4000,
                     help="--updates: the documents of its fit row (batch 2,000)")
     args = ap.parse_args()
@@ -1141,6 +1174,7 @@ def main():
         _train.look_ahead = lambda n_jobs, **kwargs: None
     _BACKEND["name"] = args.backend
     ROWS["kinds"] = args.rows
+    SPREAD["on"] = args.spread
     if args.pair:
         return _with_load(pair, args)
     if args.replay:
