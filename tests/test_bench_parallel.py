@@ -5,31 +5,23 @@ run to run; ``spread_line`` says how far it can be trusted. Its numbers are chec
 here against values worked out by hand.
 """
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from _bench import bench_module
+
 ROOT = Path(__file__).resolve().parents[1]
-BENCH = ROOT / "benchmarks"
-SCRIPT = BENCH / "bench_parallel.py"
+SCRIPT = ROOT / "benchmarks" / "bench_parallel.py"
 
 pytestmark = pytest.mark.skipif(not SCRIPT.is_file(), reason="no benchmarks/ folder here")
 
 
 @pytest.fixture(scope="module")
 def bench():
-    sys.path.insert(0, str(BENCH))
-    try:
-        spec = importlib.util.spec_from_file_location("bench_parallel", SCRIPT)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        return mod
-    finally:
-        sys.path.remove(str(BENCH))
+    return bench_module("bench_parallel")
 
 
 def _numbers(line):

@@ -9,7 +9,6 @@ temperatures) and deterministic checkpoints every two chunks.
 
 import argparse
 import csv
-import importlib.util
 import os
 import subprocess
 import sys
@@ -19,6 +18,8 @@ import joblib
 import numpy as np
 from threadpoolctl import threadpool_limits
 import pytest
+
+from _bench import bench_module
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "benchmarks"
@@ -38,14 +39,7 @@ TINY = ["--row", "sbn_dsghmc_gibbs", "--n-train", "300", "--n-test", "20", "--ch
 
 
 def _bench_module():
-    sys.path.insert(0, str(BENCH))
-    try:
-        spec = importlib.util.spec_from_file_location("bench_paper_tables", SCRIPT)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
-        return mod
-    finally:
-        sys.path.remove(str(BENCH))
+    return bench_module("bench_paper_tables")
 
 
 # a batch row: a probe pass, then one warm_start pass per step (6 passes, burn-in 2)
