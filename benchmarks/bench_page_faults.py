@@ -2,27 +2,17 @@
 
 glibc returns the top of its heaps to the kernel once enough is free there, so a
 call that allocates and frees many large arrays gets its pages faulted in (and
-zeroed) again and again. Since session 47 the estimators' calls make NumPy
-allocate from a pool that keeps the large freed blocks for the rest of the call
-(:mod:`skdgm._core.memory`). This script runs the same public calls in child
-processes under three settings, in rotating order over ``--repeats`` rounds:
-
-* ``pool off``: ``SKDGM_REUSE_MEMORY=0``, glibc's defaults (the library before);
-* ``pool on``: the library's default;
-* ``pool off, glibc keeps``: ``SKDGM_REUSE_MEMORY=0`` with glibc told to keep
-  freed memory (``GLIBC_TUNABLES=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967296``),
-  a setting for the whole process, which a library cannot make for its user: the
-  bound of what keeping memory can give;
-
-and prints per call the wall clock, user and system CPU and minor page faults of
-the whole process (all threads, ``getrusage``), medians over the rounds. Only
-where memory comes from changes: the results are checked to be bit-for-bit the
-same under the three.
+zeroed) again and again. This script runs the same public calls in child
+processes started with glibc's defaults and with glibc told to keep freed memory
+(``GLIBC_TUNABLES=glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967296``,
+a setting for the whole process, which a library cannot make for its user),
+alternating the two settings over ``--repeats`` rounds, and prints per call the
+wall clock, user and system CPU and minor page faults of the whole process (all
+threads, ``getrusage``), medians over the rounds. The setting moves only where
+memory comes from: the results are checked to be bit-for-bit the same.
 
 Calls: ``DeepLDA(128).fit`` of 10,000 20 Newsgroups documents (batch 2,000, one
-pass: five updates) at ``n_jobs=1`` and ``n_jobs=2``, the same with four passes
-(twenty updates: the pool starts empty at each call, so its share grows with
-the updates of a call) at ``n_jobs=2``, and ``transform`` of 2,000 documents
+pass) at ``n_jobs=1`` and ``n_jobs=2``, and ``transform`` of 2,000 documents
 (``n_jobs=1``).
 
 Usage::
@@ -45,9 +35,7 @@ import numpy as np
 from _common import header
 
 KEEP = "glibc.malloc.mmap_threshold=33554432:glibc.malloc.trim_threshold=4294967296"
-#: setting -> (SKDGM_REUSE_MEMORY, GLIBC_TUNABLES)
-SETTINGS = {"pool off": ("0", None), "pool on": ("1", None),
-            "pool off, glibc keeps": ("0", KEEP)}
+SETTINGS = {"glibc defaults": None, "keep freed memory": KEEP}
 
 
 def _workloads(data_home):
@@ -58,14 +46,13 @@ def _workloads(data_home):
     X = load_20news(data_home)[0].tocsr()
     model = DeepLDA(128, n_iter=1, random_state=0, n_jobs=1).fit(X[:2000])
 
-    def fit(nj, passes=1):
-        return lambda: DeepLDA(128, batch_size=2000, n_iter=passes, random_state=0,
+    def fit(nj):
+        return lambda: DeepLDA(128, batch_size=2000, n_iter=1, random_state=0,
                                n_jobs=nj).fit(X[:10000]).components_
 
     return {
         "DeepLDA(128).fit 10,000 docs, n_jobs=1": fit(1),
         "DeepLDA(128).fit 10,000 docs, n_jobs=2": fit(2),
-        "DeepLDA(128).fit 10,000 docs, 4 passes, n_jobs=2": fit(2, passes=4),
         "DeepLDA(128).transform 2,000 docs, n_jobs=1": lambda: model.transform(X[:2000]),
     }
 
@@ -91,10 +78,8 @@ def child(args):
 def _round(setting, args):
     env = dict(os.environ)
     env.pop("GLIBC_TUNABLES", None)
-    reuse, tunables = SETTINGS[setting]
-    env["SKDGM_REUSE_MEMORY"] = reuse
-    if tunables is not None:
-        env["GLIBC_TUNABLES"] = tunables
+    if SETTINGS[setting] is not None:
+        env["GLIBC_TUNABLES"] = SETTINGS[setting]
     cmd = [sys.executable, os.path.abspath(__file__), "--child", "--calls", str(args.calls)]
     if args.data_home:
         cmd += ["--data-home", args.data_home]
@@ -117,19 +102,19 @@ def main():
     names = list(SETTINGS)
     rounds = {s: [] for s in names}
     for rep in range(args.repeats):
-        for s in names[rep % len(names):] + names[:rep % len(names)]:
+        for s in (names if rep % 2 == 0 else names[::-1]):
             rounds[s].append(_round(s, args))
     print(f"\nper call, medians of {args.calls} calls in a process, then medians over "
-          f"{args.repeats} processes of each setting (in rotating order)\n")
-    print(f"{'call':<50} {'setting':<22} {'wall s':>8} {'user s':>8} {'sys s':>8} "
-          f"{'faults':>8} {'wall vs pool off':>17}  results")
+          f"{args.repeats} processes of each setting (alternating)\n")
+    print(f"{'call':<46} {'setting':<18} {'wall s':>8} {'user s':>8} {'sys s':>8} "
+          f"{'faults':>8} {'wall vs defaults':>17}  results")
     for call in rounds[names[0]][0]:
         base = None
         digests = {r[call]["digest"] for s in names for r in rounds[s]}
         for s in names:
             wall, user, sys_, flt = np.median([r[call]["per_call"] for r in rounds[s]], axis=0)
             base = wall if base is None else base
-            print(f"{call:<50} {s:<22} {wall:8.3f} {user:8.3f} {sys_:8.4f} {flt:8.0f} "
+            print(f"{call:<46} {s:<18} {wall:8.3f} {user:8.3f} {sys_:8.4f} {flt:8.0f} "
                   f"{wall / base:16.2f}x  {'identical' if len(digests) == 1 else 'DIFFERENT'}",
                   flush=True)
     print(f"\nload average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")

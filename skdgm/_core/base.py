@@ -23,7 +23,6 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..exceptions import DivergenceError
 from .blocks import BLOCKWISE_METHODS, blockwise
 from .chains import chain_pool
-from .memory import reuse_freed_memory
 # early stopping lives in .stopping (issue 25); re-exported for the wings
 from .stopping import (EARLY_STOPPING_CONSTRAINTS, EARLY_STOPPING_READS,  # noqa: F401
                        EarlyStopping, fixed_reason, say_stopped)
@@ -358,9 +357,8 @@ def _contract(method):
             # once per call: a parameter the chosen option never reads makes a grid
             # search over it a silent no-op
             warn_unused_params(self, self._option_reads)
-            # one set of workers for every run_chains call of this fit, and the
-            # large blocks its updates free kept for the next ones (no page faults)
-            with chain_pool(getattr(self, "n_jobs", None)), reuse_freed_memory():
+            # one set of workers for every run_chains call of this fit
+            with chain_pool(getattr(self, "n_jobs", None)):
                 out = validated(self, *args, **kwargs)
             self._check_divergence()
         except BaseException:

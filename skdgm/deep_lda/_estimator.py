@@ -15,7 +15,6 @@ from sklearn.utils.validation import check_is_fitted
 from .._core.base import BaseGenerativeModel, float_dtype as _float_dtype
 from .._core.blocks import RowSelection, check_dask_rows, is_dask_array
 from .._core.interop import InferenceDataMixin
-from .._core.memory import reusing_memory
 from .._core.posterior import check_missing, check_n_sweeps
 from .._core.random import as_generator, check_seed_sequence, seed_for
 from . import _evaluate, _generate, _gibbs, _global, _train
@@ -533,7 +532,6 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
         kept = list(self.__dict__.get("_posterior") or ())
         return kept or [(self.topics_, self.r_)]
 
-    @reusing_memory
     def transform(self, X, *, all_layers=False, return_std=False):
         """Posterior mean of each document's normalised hidden units ``theta^(1)``.
 
@@ -607,7 +605,6 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
         parts = parts if all_layers else [part[0] for part in parts]
         return tuple(parts) if return_std else parts[0]
 
-    @reusing_memory
     def impute(self, X, n_sweeps=20):
         """Fill the ``NaN`` entries of ``X`` with the expected counts ``E[x_miss | x_obs]``.
 
@@ -685,7 +682,6 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
                                         n_burn=n_burn, n_collect=n_collect, seed=seed,
                                         return_parts=return_parts)
 
-    @reusing_memory
     def perplexity(self, X_observed, X_heldout, *, point=False, n_burn=None, n_samples=None):
         """Per-held-out-word perplexity (Cong et al. 2017, Sec. 5).
 
@@ -756,7 +752,6 @@ class DeepLDA(AutoStopping, LocalRuns, ClassNamePrefixFeaturesOutMixin, TopicsMi
         return self._heldout_loglik(obs, held, point=False, n_burn=burn, n_collect=coll,
                                     seed=self._eval_seed(3), return_parts=return_parts)
 
-    @reusing_memory
     def score_samples(self, X, *, return_std=False):
         """Per-document mean log-likelihood of held-out words on a seeded 80/20 token split.
 
